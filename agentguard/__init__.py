@@ -1,0 +1,1 @@
+"""agentguard: a runtime firewall and trace verifier for tool-calling LLM agents."""

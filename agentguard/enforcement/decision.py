@@ -1,0 +1,115 @@
+"""What the firewall decides about one proposed call.
+
+Leaf module: integrations import these types without pulling in the monitor.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class SeverityKind(str, enum.Enum):
+    """The four severities of AgentLTL Appendix A.5.3."""
+
+    HARD_STOP = "HARD_STOP"
+    SOFT_BLOCK = "SOFT_BLOCK"
+    BLOCK_AND_WARN = "BLOCK_AND_WARN"
+    TOLERATE = "TOLERATE"
+
+
+@dataclass(frozen=True, slots=True)
+class Severity:
+    """A severity tag; ``limit`` is SOFT_BLOCK's escalation count (None = firewall default)."""
+
+    kind: SeverityKind
+    limit: int | None = None
+
+    def __str__(self) -> str:
+        if self.kind is SeverityKind.SOFT_BLOCK and self.limit is not None:
+            return f"SOFT_BLOCK({self.limit})"
+        return self.kind.value
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        text = text.strip()
+        if text.startswith("SOFT_BLOCK(") and text.endswith(")"):
+            return cls(SeverityKind.SOFT_BLOCK, int(text[len("SOFT_BLOCK(") : -1]))
+        return cls(SeverityKind(text))
+
+
+DEFAULT_SEVERITY = Severity(SeverityKind.SOFT_BLOCK)
+"""A constraint without a ``severity`` clause is SOFT_BLOCK with the firewall's default limit."""
+
+
+class Action(str, enum.Enum):
+    """What happens to the proposed call."""
+
+    ALLOW = "allow"  # execute (possibly with TOLERATE warnings logged)
+    BLOCK = "block"  # do not execute; message goes back to the model
+    STOP = "stop"  # do not execute; the run ends (HARD_STOP or escalated SOFT_BLOCK)
+    OVERRIDE = "allow_override"  # BLOCK_AND_WARN insisted on with an identical retry: execute
+
+    @property
+    def executes(self) -> bool:
+        return self in (Action.ALLOW, Action.OVERRIDE)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One constraint definitively violated by the proposed call (or by ending now)."""
+
+    constraint: str
+    severity: Severity
+    layer: str | None = None
+    weight: float = 1.0
+    message: str = ""
+    detail: str = ""
+    hint: str = ""  # what would satisfy the constraint, when the monitor can tell
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "constraint": self.constraint,
+            "severity": str(self.severity),
+            "layer": self.layer,
+            "weight": self.weight,
+            "message": self.message,
+            "detail": self.detail,
+            "hint": self.hint,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The firewall's answer to ``propose(name, args)``."""
+
+    action: Action
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    step: int = 0
+    violations: tuple[Violation, ...] = ()
+    message: str = ""  # meant for the model: what was violated, why, what is pending
+    pending: tuple[str, ...] = ()  # constraints still undecided (deferred obligations)
+    escalated: bool = False  # a SOFT_BLOCK that reached its limit and became a STOP
+
+    @property
+    def executes(self) -> bool:
+        return self.action.executes
+
+    @property
+    def allowed(self) -> bool:
+        return self.action.executes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action.value,
+            "tool": self.tool,
+            "args": dict(self.args),
+            "step": self.step,
+            "violations": [v.to_dict() for v in self.violations],
+            "message": self.message,
+            "pending": list(self.pending),
+            "escalated": self.escalated,
+        }

@@ -1,0 +1,181 @@
+"""Every exception agentguard raises.
+
+Hierarchy::
+
+    AgentGuardError
+    ├── SpecError
+    │   ├── SpecSyntaxError (ValueError)      malformed `.ltl` text: file, line, column, caret
+    │   ├── SpecSemanticError (ValueError)    all semantic problems of a spec, collected
+    │   └── SpecImportError (ImportError)     an `import` that cannot be read, or a cycle
+    ├── TraceError (ValueError)
+    │   └── TraceRecordError                  one bad record: file and line / record index
+    ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)
+    │   └── PredicateError                    a user predicate or extractor raised
+    ├── RunStopped (BaseException too)        a HARD_STOP: escapes `except Exception`
+    └── MissingExtraError (ImportError)       an optional extra is not installed
+
+Errors are plain data: building one never logs or does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class AgentGuardError(Exception):
+    """Root of every error agentguard raises on purpose."""
+
+
+class SpecError(AgentGuardError):
+    """A specification could not be loaded."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where something is in a spec file (1-based line and column)."""
+
+    source: str
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}:{self.column}"
+
+
+def draw_caret(text: str, line: int, column: int) -> str:
+    """The offending line with a caret under the column, as lark's get_context does."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    src = lines[line - 1].expandtabs(1)
+    return f"    {src}\n    {' ' * max(column - 1, 0)}^"
+
+
+class SpecSyntaxError(SpecError, ValueError):
+    """The spec text does not follow the grammar."""
+
+    def __init__(
+        self, message: str, location: SourceLocation, context: str = "", expected: Sequence[str] = ()
+    ) -> None:
+        self.message = message
+        self.location = location
+        self.context = context
+        self.expected = tuple(expected)
+        super().__init__(str(self))
+
+    @property
+    def source(self) -> str:
+        return self.location.source
+
+    @property
+    def line(self) -> int:
+        return self.location.line
+
+    @property
+    def column(self) -> int:
+        return self.location.column
+
+    def __str__(self) -> str:
+        out = f"{self.location}: syntax error: {self.message}"
+        if self.expected:
+            out += f" (expected one of: {', '.join(sorted(self.expected)[:12])})"
+        if self.context:
+            out += "\n" + self.context
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One semantic problem with its location."""
+
+    message: str
+    location: SourceLocation | None
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}" if self.location else self.message
+
+
+class SpecSemanticError(SpecError, ValueError):
+    """One or more semantic problems, all reported together."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in spec:"
+        return head + "".join(f"\n  {p}" for p in self.problems)
+
+
+class SpecImportError(SpecError, ImportError):
+    """An imported spec cannot be found or the imports form a cycle."""
+
+
+class TraceError(AgentGuardError, ValueError):
+    """A trace or metrics record is malformed."""
+
+
+class TraceRecordError(TraceError):
+    """One record is malformed; names the file and line (or record index)."""
+
+    def __init__(self, message: str, *, source: str = "<trace>", record: int | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.record = record
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.source if self.record is None else f"{self.source}:{self.record}"
+        return f"{where}: {self.message}"
+
+
+class EvaluationError(AgentGuardError):
+    """A formula could not be evaluated."""
+
+
+class PredicateError(EvaluationError):
+    """A user predicate, domain extractor or matcher raised."""
+
+
+class RunStopped(BaseException):  # noqa: N818 - a control-flow signal, not an error
+    """Raised to end an agent run on HARD_STOP.
+
+    A BaseException so that `except Exception` in an agent's own code (or a model's
+    generated code) cannot swallow it.
+    """
+
+    def __init__(self, decision: object) -> None:
+        self.decision = decision
+        super().__init__(getattr(decision, "message", "run stopped by agentguard"))
+
+
+class MissingExtraError(AgentGuardError, ImportError):
+    """An optional dependency is missing; says which extra to install."""
+
+    def __init__(self, extra: str, module: str) -> None:
+        self.extra = extra
+        super().__init__(
+            f"{module} is not installed: pip install 'agentguard[{extra}]'"
+        )
+
+
+__all__ = [
+    "AgentGuardError",
+    "EvaluationError",
+    "MissingExtraError",
+    "PredicateError",
+    "Problem",
+    "RunStopped",
+    "SourceLocation",
+    "SpecError",
+    "SpecImportError",
+    "SpecSemanticError",
+    "SpecSyntaxError",
+    "TraceError",
+    "TraceRecordError",
+    "draw_caret",
+]

@@ -1,0 +1,226 @@
+"""The trace model of AgentLTL Appendix A.1: calls ``c_i = (name, args, result, i)``.
+
+A proposed call (checked by the firewall before it runs) has no result yet; its
+result is the :data:`UNKNOWN` sentinel, and every test on it is undecided.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from agentguard.errors import TraceRecordError
+
+
+class Unknown:
+    """Type of :data:`UNKNOWN`: the result of a call that has not run yet."""
+
+    _instance: Unknown | None = None
+
+    def __new__(cls) -> Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Final = Unknown()
+
+
+def decode_result(value: Any) -> Any:
+    """Decode a JSON-encoded tool result (the paper's records store results as JSON text).
+
+    Text that is not JSON, or JSON that is a bare string, stays the original text.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "[") or text in ("true", "false", "null") or _looks_numeric(text):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return value
+    return value
+
+
+def _looks_numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call: name, argument mapping, result (or UNKNOWN), position.
+
+    ``args`` is never mutated by agentguard; treat it as read-only.
+    """
+
+    name: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    result: Any = UNKNOWN
+    position: int = 0
+
+    @property
+    def has_result(self) -> bool:
+        return self.result is not UNKNOWN
+
+    def at(self, position: int) -> Call:
+        return Call(self.name, self.args, self.result, position)
+
+    def with_result(self, result: Any) -> Call:
+        return Call(self.name, self.args, result, self.position)
+
+    def to_record(self) -> dict[str, Any]:
+        """The Appendix A.1.2 record (`tool_result` omitted while unknown)."""
+        out: dict[str, Any] = {"tool_name": self.name, "arguments": dict(self.args)}
+        if self.has_result:
+            out["tool_result"] = self.result
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Trace(Sequence[Call]):
+    """A finite sequence of calls plus the metrics record ``μ`` that rides along."""
+
+    calls: tuple[Call, ...] = ()
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        fixed = tuple(c if c.position == i else c.at(i) for i, c in enumerate(self.calls))
+        object.__setattr__(self, "calls", fixed)
+
+    # Sequence protocol -------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.calls[index]
+
+    def __iter__(self) -> Iterator[Call]:
+        return iter(self.calls)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tool sequence ``⟨c_0.name, …⟩``."""
+        return tuple(c.name for c in self.calls)
+
+    def append(self, call: Call) -> Trace:
+        return Trace((*self.calls, call.at(len(self.calls))), self.metrics)
+
+    # constructors ------------------------------------------------------------------
+    @classmethod
+    def of(cls, *names_or_calls: str | Call, metrics: Mapping[str, Any] | None = None) -> Trace:
+        """A trace from tool names (no args, unknown results) or ready calls; handy in tests."""
+        calls = [c if isinstance(c, Call) else Call(c) for c in names_or_calls]
+        return cls(tuple(calls), dict(metrics or {}))
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        metrics: Mapping[str, Any] | None = None,
+        source: str = "<records>",
+    ) -> Trace:
+        """From ``{tool_name, arguments, tool_result}`` records (Appendix A.1.2).
+
+        Also accepts the common spellings ``name``/``tool``, ``args``/``input``,
+        ``result``/``output``. ``arguments`` given as JSON text is decoded.
+        """
+        calls = []
+        for index, record in enumerate(records):
+            calls.append(_call_from_record(record, index, source))
+        return cls(tuple(calls), dict(metrics or {}))
+
+    @classmethod
+    def from_metrics(cls, record: Mapping[str, Any], *, source: str = "<metrics>") -> Trace:
+        """From the paper's metrics record ``μ`` (its ``tool_calls`` list is the trace)."""
+        if not isinstance(record, Mapping):
+            raise TraceRecordError(
+                f"a metrics record must be a JSON object, got {type(record).__name__}", source=source
+            )
+        if "tool_calls" not in record:
+            raise TraceRecordError("metrics record has no 'tool_calls' list", source=source)
+        tool_calls = record["tool_calls"]
+        if not isinstance(tool_calls, list):
+            raise TraceRecordError(
+                f"'tool_calls' must be a list, got {type(tool_calls).__name__}", source=source
+            )
+        metrics = {k: v for k, v in record.items()}
+        return cls.from_records(tool_calls, metrics=metrics, source=source)
+
+    @classmethod
+    def from_openai_messages(
+        cls, messages: Sequence[Mapping[str, Any]], *, source: str = "<messages>"
+    ) -> Trace:
+        """From OpenAI-style chat messages: assistant ``tool_calls`` joined with ``tool`` replies."""
+        calls: list[Call] = []
+        pending: dict[str, int] = {}
+        for index, msg in enumerate(messages):
+            if not isinstance(msg, Mapping):
+                raise TraceRecordError(f"message {index} is not an object", source=source)
+            role = msg.get("role")
+            if role == "assistant":
+                for tc in msg.get("tool_calls") or ():
+                    fn = tc.get("function", tc) if isinstance(tc, Mapping) else None
+                    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+                        raise TraceRecordError(
+                            f"message {index}: tool call without a function name", source=source
+                        )
+                    args = _decode_args(fn.get("arguments", {}), index, source)
+                    pending[str(tc.get("id", len(calls)))] = len(calls)
+                    calls.append(Call(fn["name"], args, UNKNOWN, len(calls)))
+            elif role == "tool":
+                ref = str(msg.get("tool_call_id", ""))
+                slot = pending.pop(ref, None)
+                if slot is None and pending:
+                    slot = pending.pop(next(iter(pending)))
+                if slot is not None:
+                    calls[slot] = calls[slot].with_result(decode_result(msg.get("content")))
+        return cls(tuple(calls), {"num_tool_calls": len(calls)})
+
+
+def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            raise TraceRecordError(f"record {index}: arguments are not valid JSON ({exc})", source=source) from None
+    if not isinstance(raw, Mapping):
+        raise TraceRecordError(
+            f"record {index}: arguments must be an object, got {type(raw).__name__}", source=source
+        )
+    return dict(raw)
+
+
+_NAME_KEYS = ("tool_name", "name", "tool")
+_ARG_KEYS = ("arguments", "args", "input", "tool_input")
+_RESULT_KEYS = ("tool_result", "result", "output", "observation")
+
+
+def _call_from_record(record: Any, index: int, source: str) -> Call:
+    if not isinstance(record, Mapping):
+        raise TraceRecordError(
+            f"tool call {index} must be an object, got {type(record).__name__}", source=source
+        )
+    name = next((record[k] for k in _NAME_KEYS if k in record), None)
+    if not isinstance(name, str) or not name:
+        raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
+    raw_args = next((record[k] for k in _ARG_KEYS if k in record), {})
+    args = _decode_args(raw_args, index, source)
+    result: Any = UNKNOWN
+    for key in _RESULT_KEYS:
+        if key in record:
+            result = decode_result(record[key])
+            break
+    return Call(name, args, result, index)
