@@ -509,8 +509,6 @@ class Resolver:
                 raise self._problem("a test must start with an argument name or `result`", arg, src)
             head, rest = _ref_parts(left)
             path: tuple[str | int, ...] = (head, *rest)
-            if path[0] == "args" and len(path) > 1:
-                path = path[1:]
             field_ref = A.FieldRef(path, self._span(left, src))
             op = _cmp(arg.children[1])
             value = self._term(arg.children[2], env, in_event=True)
@@ -656,7 +654,7 @@ def _ref_parts(node: Tree[Any]) -> tuple[str, tuple[str | int, ...]]:
         if isinstance(seg, Token) and seg.type == "INT":
             path.append(int(str(seg)))
         else:
-            path.append(str(seg))
+            path.append(_name(seg))
     return head, tuple(path)
 
 

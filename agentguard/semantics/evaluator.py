@@ -1,0 +1,485 @@
+"""The offline evaluator: exact LTLf semantics of AgentLTL (Appendix A) on a whole trace.
+
+Every subformula is evaluated at *all* positions at once as a boolean vector, bottom-up:
+future operators by reverse scans, past operators by forward scans, each O(n) with numpy.
+A whole trace therefore costs O(n · |φ|) instead of the O(n² · |φ|) of re-scanning
+suffixes per position (the paper's Algorithm 1). Position-independent subformulas
+(trace predicates, comparisons of variables and metrics) are computed once as scalars.
+
+Conventions (documented in docs/language.md):
+
+* positions are 0-indexed; ``holds`` evaluates at position 0;
+* ``X`` is the strong next (false at the last position), ``N`` the weak next;
+  ``Y`` is false at position 0, ``Z`` true there;
+* the empty trace: event atoms false, ``X`` false, ``N`` true, ``F``/``U``/``O``/``S``/``Y``
+  false, ``G``/``W``/``R``/``H``/``Z`` true; position-independent predicates keep their value;
+* quantifiers are instantiated eagerly over the domain extracted from the trace; an
+  empty domain makes ``forall`` true and ``exists`` false; inner bindings shadow outer ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from agentguard.errors import EvaluationError, PredicateError
+from agentguard.language import ast as A
+from agentguard.semantics import predicates as P
+from agentguard.semantics.registry import Matcher, Registry, default_registry
+from agentguard.semantics.trace_index import TraceIndex
+from agentguard.semantics.values import (
+    MISSING,
+    call_field,
+    compare,
+    compile_regex,
+    flatten_values,
+    freeze,
+    get_path,
+    unwrap_result,
+)
+from agentguard.trace.model import Trace
+
+BoolVec = npt.NDArray[np.bool_]
+Value = Union[bool, BoolVec]  # a scalar means "the same at every position"
+Env = Mapping[str, Any]
+
+
+class Evaluator:
+    """Evaluates formulas on one trace; caches closed subformulas across constraints."""
+
+    def __init__(
+        self,
+        trace: Trace | TraceIndex,
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+    ) -> None:
+        self.idx = trace if isinstance(trace, TraceIndex) else TraceIndex(trace)
+        self.n = self.idx.n
+        self.registry = registry or default_registry
+        self.match: Matcher = match or self.registry.matcher or P.values_match
+        self._arange = np.arange(self.n, dtype=np.int64)
+        self._cache: dict[Any, Value] = {}
+        self._free: dict[int, frozenset[str]] = {}
+
+    # ---------------------------------------------------------------- public
+    def holds(self, formula: A.Formula, position: int = 0, env: Env | None = None) -> bool:
+        """Truth of ``formula`` at ``position`` (0 by default)."""
+        if self.n == 0:
+            return self.empty_value(formula, env or {})
+        value = self.value(formula, env or {})
+        if isinstance(value, bool):
+            return value
+        if not 0 <= position < self.n:
+            raise EvaluationError(f"position {position} is outside a trace of length {self.n}")
+        return bool(value[position])
+
+    def vector(self, formula: A.Formula, env: Env | None = None) -> BoolVec:
+        """Truth of ``formula`` at every position."""
+        return self._vec(self.value(formula, env or {}))
+
+    # ---------------------------------------------------------------- core
+    def value(self, f: A.Formula, env: Env) -> Value:
+        closed = not self.free_vars(f)
+        if closed:
+            key: Any = f if isinstance(f, (A.Event, A.TracePredicate)) else id(f)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+        out = self._compute(f, env)
+        if closed:
+            self._cache[key] = out
+        return out
+
+    def _vec(self, v: Value) -> BoolVec:
+        if isinstance(v, bool):
+            return np.full(self.n, v, dtype=bool)
+        return v
+
+    def _compute(self, f: A.Formula, env: Env) -> Value:  # noqa: C901 - one dispatch table
+        n = self.n
+        if isinstance(f, A.Const):
+            return f.value
+        if isinstance(f, A.Event):
+            return self._event(f, env)
+        if isinstance(f, A.Not):
+            v = self.value(f.operand, env)
+            return (not v) if isinstance(v, bool) else ~v
+        if isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
+            return self._boolean(f, env)
+        if isinstance(f, A.Next):
+            a = self._vec(self.value(f.operand, env))
+            out = np.empty(n, dtype=bool)
+            out[:-1] = a[1:]
+            out[-1] = not f.strong
+            return out
+        if isinstance(f, A.Yesterday):
+            a = self._vec(self.value(f.operand, env))
+            out = np.empty(n, dtype=bool)
+            out[1:] = a[:-1]
+            out[0] = not f.strong
+            return out
+        if isinstance(f, A.Eventually):
+            a = self._vec(self.value(f.operand, env))
+            if f.bound is None:
+                return np.logical_or.accumulate(a[::-1])[::-1]
+            nxt = _next_true(a)
+            return (nxt < n) & (nxt - self._arange <= f.bound)
+        if isinstance(f, A.Always):
+            a = self._vec(self.value(f.operand, env))
+            if f.bound is None:
+                return np.logical_and.accumulate(a[::-1])[::-1]
+            nxt_bad = _next_true(~a)
+            return (nxt_bad == n) | (nxt_bad - self._arange > f.bound)
+        if isinstance(f, A.Once):
+            a = self._vec(self.value(f.operand, env))
+            if f.bound is None:
+                return np.logical_or.accumulate(a)
+            prev = _prev_true(a)
+            return (prev >= 0) & (self._arange - prev <= f.bound)
+        if isinstance(f, A.Historically):
+            a = self._vec(self.value(f.operand, env))
+            if f.bound is None:
+                return np.logical_and.accumulate(a)
+            prev_bad = _prev_true(~a)
+            return (prev_bad < 0) | (self._arange - prev_bad > f.bound)
+        if isinstance(f, (A.Until, A.WeakUntil, A.Release)):
+            left = self._vec(self.value(f.left, env))
+            right = self._vec(self.value(f.right, env))
+            if isinstance(f, A.Release):  # φ R ψ ≡ ¬(¬φ U ¬ψ)
+                return ~_until(~left, ~right, n)
+            out = _until(left, right, n)
+            if isinstance(f, A.WeakUntil):
+                out = out | (_next_true(~left) == n)
+            return out
+        if isinstance(f, A.Since):
+            left = self._vec(self.value(f.left, env))
+            right = self._vec(self.value(f.right, env))
+            last_right = _prev_true(right)
+            last_bad = _prev_true(~left)
+            return (last_right >= 0) & (last_bad <= last_right)
+        if isinstance(f, A.Quantified):
+            return self._quantified(f, env)
+        if isinstance(f, A.TracePredicate):
+            return self._trace_predicate(f, env)
+        if isinstance(f, A.Compare):
+            return self._compare(f, env)
+        if isinstance(f, A.UserPredicate):
+            return self._user_predicate(f, env)
+        raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
+
+    def _boolean(self, f: A.And | A.Or | A.Implies | A.Iff, env: Env) -> Value:
+        left = self.value(f.left, env)
+        # short-circuit on scalars: a constant left side often decides the result
+        if isinstance(left, bool):
+            if isinstance(f, A.And) and not left:
+                return False
+            if isinstance(f, A.Or) and left:
+                return True
+            if isinstance(f, A.Implies) and not left:
+                return True
+        right = self.value(f.right, env)
+        if isinstance(left, bool) and isinstance(right, bool):
+            if isinstance(f, A.And):
+                return left and right
+            if isinstance(f, A.Or):
+                return left or right
+            if isinstance(f, A.Implies):
+                return (not left) or right
+            return left == right
+        lv, rv = self._vec(left), self._vec(right)
+        if isinstance(f, A.And):
+            return lv & rv
+        if isinstance(f, A.Or):
+            return lv | rv
+        if isinstance(f, A.Implies):
+            return ~lv | rv
+        return lv == rv
+
+    # ---------------------------------------------------------------- atoms
+    def _event(self, f: A.Event, env: Env) -> Value:
+        mask = self.idx.mask(f.tool) if f.tool is not None else np.ones(self.n, dtype=bool)
+        if not f.tests:
+            return mask
+        out = mask.copy()
+        calls = self.idx.trace.calls
+        expected = [(t, self._test_operand(t, env)) for t in f.tests]
+        for i in np.flatnonzero(mask):
+            call = calls[i]
+            for test, value in expected:
+                if not _run_test(call_field(call, test.field.path), test, value):
+                    out[i] = False
+                    break
+        return out
+
+    def _test_operand(self, test: A.Test, env: Env) -> Any:
+        if isinstance(test.value, A.Regex):
+            return compile_regex(test.value.pattern, test.value.flags)
+        return self.term(test.value, env)
+
+    def term(self, t: A.Term, env: Env) -> Any:
+        """The plain value of a term under ``env``."""
+        if isinstance(t, A.Literal):
+            return t.value
+        if isinstance(t, A.Var):
+            if t.name not in env:
+                raise EvaluationError(f"unbound variable {t.name!r}")
+            return get_path(env[t.name], t.path)
+        if isinstance(t, A.MetricRef):
+            return get_path(self.idx.metrics, t.path)
+        if isinstance(t, A.ListLiteral):
+            return [self.term(x, env) for x in t.items]
+        if isinstance(t, A.MapLiteral):
+            return {k: self.term(v, env) for k, v in t.items}
+        if isinstance(t, A.Regex):
+            return compile_regex(t.pattern, t.flags)
+        if isinstance(t, A.Domain):
+            return self.domain(t, env)
+        raise EvaluationError(f"{type(t).__name__} is not a value here")
+
+    def _compare(self, f: A.Compare, env: Env) -> bool:
+        return compare(self.term(f.left, env), f.op, self.term(f.right, env))
+
+    def _user_predicate(self, f: A.UserPredicate, env: Env) -> bool:
+        entry = self.registry.predicates.get(f.name)
+        if entry is None:
+            raise PredicateError(f"predicate {f.name!r} is declared but not registered")
+        args = [self.term(a, env) for a in f.args]
+        if any(a is MISSING for a in args):
+            return False
+        try:
+            return bool(entry[0](*args))
+        except Exception as exc:
+            raise PredicateError(f"predicate {f.name!r} raised {type(exc).__name__}: {exc}") from exc
+
+    def _trace_predicate(self, f: A.TracePredicate, env: Env) -> Value:
+        if f.name == "Predicate":
+            return self._context_predicate(f.args[0])
+        return P.evaluate(f, self.idx, lambda t: self.term(t, env), self.match, self._context_scalar)
+
+    def _context_scalar(self, name: str) -> bool:  # pragma: no cover - Predicate is vectorised above
+        return bool(self._vec(self._context_predicate(name))[0]) if self.n else False
+
+    def _context_predicate(self, name: str) -> Value:
+        fn = self.registry.context_predicates.get(name)
+        if fn is None:
+            raise PredicateError(f"Predicate({name}) is declared but not registered")
+        trace, metrics = self.idx.trace, self.idx.metrics
+        try:
+            if self.n == 0:
+                return bool(fn(trace, 0, metrics))
+            return np.fromiter((bool(fn(trace, i, metrics)) for i in range(self.n)), dtype=bool, count=self.n)
+        except Exception as exc:
+            raise PredicateError(f"Predicate({name}) raised {type(exc).__name__}: {exc}") from exc
+
+    # ---------------------------------------------------------------- quantifiers
+    def _quantified(self, f: A.Quantified, env: Env) -> Value:
+        values = self.parametric_domain(f) if f.domain is None else self.domain(f.domain, env)
+        forall = f.kind == "forall"
+        acc: Value = forall
+        for v in values:
+            inner = {**env, f.var: v}
+            val = self._instance(f.body, inner)
+            if isinstance(val, bool):
+                if val != forall:  # a counterexample / witness decides everywhere
+                    return val
+                continue
+            acc = (self._vec(acc) & val) if forall else (self._vec(acc) | val)
+        return acc
+
+    def _instance(self, body: A.Formula, env: Env) -> Value:
+        return self.value(body, env) if self.n else self.empty_value(body, env)
+
+    def domain(self, d: A.Domain | A.ListLiteral, env: Env) -> list[Any]:
+        """The elements of a domain on this trace (deduplicated, first-seen order)."""
+        if isinstance(d, A.ListLiteral):
+            return flatten_values([self.term(x, env) for x in d.items])
+        calls = self.idx.trace.calls
+        if d.extractor in ("args", "results"):
+            chosen = calls if d.tool is None else [calls[i] for i in self.idx.positions.get(d.tool, ())]
+            if d.extractor == "args":
+                return flatten_values(call_field(c, d.path) if d.path else list(c.args.values()) for c in chosen)
+            return flatten_values(call_field(c, ("result", *d.path)) for c in chosen)
+        if d.extractor == "tools":
+            return list(dict.fromkeys(self.idx.names))
+        fn = self.registry.extractors.get(d.extractor)
+        if fn is None:
+            raise PredicateError(f"domain extractor {d.extractor!r} is declared but not registered")
+        try:
+            return flatten_values(fn(self.idx.trace, d.tool, d.path, *d.extra))
+        except Exception as exc:
+            raise PredicateError(f"extractor {d.extractor!r} raised {type(exc).__name__}: {exc}") from exc
+
+    def parametric_domain(self, f: A.Quantified) -> list[Any]:
+        """The active domain of ``forall x: body``: values at the fields ``x`` is tested against."""
+        sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
+        _collect_sites(f.body, f.var, sites)
+        calls = self.idx.trace.calls
+        values: list[Any] = []
+        for tool, path, elements in sites:
+            chosen = calls if tool is None else [calls[i] for i in self.idx.positions.get(tool, ())]
+            for c in chosen:
+                v = call_field(c, path)
+                if v is MISSING:
+                    continue
+                if elements and isinstance(v, (list, tuple)):
+                    values.extend(v)
+                else:
+                    values.append(v)
+                inner = unwrap_result(v) if path == ("result",) else MISSING
+                if inner is not MISSING:
+                    values.append(inner)
+        seen: set[Any] = set()
+        out = []
+        for v in values:
+            key = freeze(v)
+            if key not in seen:
+                seen.add(key)
+                out.append(v)
+        return out
+
+    # ---------------------------------------------------------------- empty trace
+    def empty_value(self, f: A.Formula, env: Env) -> bool:  # noqa: C901 - one dispatch table
+        """Truth at position 0 of the empty trace (see the module docstring)."""
+        if isinstance(f, A.Const):
+            return f.value
+        if isinstance(f, A.Event):
+            return False
+        if isinstance(f, A.Not):
+            return not self.empty_value(f.operand, env)
+        if isinstance(f, A.And):
+            return self.empty_value(f.left, env) and self.empty_value(f.right, env)
+        if isinstance(f, A.Or):
+            return self.empty_value(f.left, env) or self.empty_value(f.right, env)
+        if isinstance(f, A.Implies):
+            return (not self.empty_value(f.left, env)) or self.empty_value(f.right, env)
+        if isinstance(f, A.Iff):
+            return self.empty_value(f.left, env) == self.empty_value(f.right, env)
+        if isinstance(f, (A.Next, A.Yesterday)):
+            return not f.strong
+        if isinstance(f, (A.Eventually, A.Once, A.Until, A.Since)):
+            return False
+        if isinstance(f, (A.Always, A.Historically, A.WeakUntil, A.Release)):
+            return True
+        if isinstance(f, A.Quantified):
+            return bool(self._quantified(f, env))
+        if isinstance(f, A.TracePredicate):
+            return bool(self._trace_predicate(f, env))
+        if isinstance(f, A.Compare):
+            return self._compare(f, env)
+        if isinstance(f, A.UserPredicate):
+            return self._user_predicate(f, env)
+        raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
+
+    # ---------------------------------------------------------------- free variables
+    def free_vars(self, f: Any) -> frozenset[str]:
+        key = id(f)
+        hit = self._free.get(key)
+        if hit is None:
+            hit = free_variables(f)
+            self._free[key] = hit
+        return hit
+
+
+def free_variables(node: Any) -> frozenset[str]:
+    """Variables a node uses that no quantifier inside it binds."""
+    if isinstance(node, A.Var):
+        return frozenset({node.name})
+    if isinstance(node, A.Quantified):
+        inner = free_variables(node.body) - {node.var}
+        return inner | (free_variables(node.domain) if node.domain is not None else frozenset())
+    if isinstance(node, (A.Literal, A.Regex, A.MetricRef, A.FieldRef, A.Const, str, int, float, type(None))):
+        return frozenset()
+    if isinstance(node, tuple):
+        out: frozenset[str] = frozenset()
+        for x in node:
+            out |= free_variables(x)
+        return out
+    if hasattr(node, "__dataclass_fields__"):
+        out = frozenset()
+        for name in node.__dataclass_fields__:
+            if name != "span":
+                out |= free_variables(getattr(node, name))
+        return out
+    return frozenset()
+
+
+def _collect_sites(node: Any, var: str, out: list[tuple[str | None, tuple[str | int, ...], bool]]) -> None:
+    if isinstance(node, A.Quantified):
+        if node.var != var:  # an inner binding of the same name shadows ours
+            _collect_sites(node.body, var, out)
+        return
+    if isinstance(node, A.Event):
+        for t in node.tests:
+            if isinstance(t.value, A.Var) and t.value.name == var and not t.value.path:
+                out.append((node.tool, t.field.path, t.op == "contains"))
+        return
+    if isinstance(node, A.TracePredicate) and node.name in ("CalledWith", "CalledWithResult"):
+        amap = node.args[1] if node.name == "CalledWith" else (node.args[2] if len(node.args) > 2 else None)
+        if isinstance(amap, A.MapLiteral):
+            for key, term in amap.items:
+                if isinstance(term, A.Var) and term.name == var and not term.path:
+                    out.append((node.args[0], (key,), False))
+        if node.name == "CalledWithResult" and isinstance(node.args[1], A.Var) and node.args[1].name == var:
+            out.append((node.args[0], ("result",), False))
+        return
+    if hasattr(node, "__dataclass_fields__"):
+        for name in node.__dataclass_fields__:
+            if name != "span":
+                child = getattr(node, name)
+                if isinstance(child, tuple):
+                    for c in child:
+                        _collect_sites(c, var, out)
+                else:
+                    _collect_sites(child, var, out)
+
+
+def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
+    if compare(actual, test.op, expected):
+        return True
+    # `result = 11` also matches the paper's {"result": 11} wrapper
+    if test.field.path == ("result",) and test.op not in ("!=", "!~"):
+        inner = unwrap_result(actual)
+        if inner is not MISSING and not isinstance(expected, re.Pattern | dict):
+            return compare(inner, test.op, expected)
+        if inner is not MISSING and isinstance(expected, re.Pattern):
+            return compare(inner, test.op, expected)
+    if test.field.path == ("result",) and test.op in ("!=", "!~"):
+        return False
+    return False
+
+
+def _next_true(a: BoolVec) -> npt.NDArray[np.int64]:
+    """For each i, the first j >= i with a[j], or n."""
+    n = a.shape[0]
+    idx = np.where(a, np.arange(n, dtype=np.int64), n)
+    return np.minimum.accumulate(idx[::-1])[::-1]
+
+
+def _prev_true(a: BoolVec) -> npt.NDArray[np.int64]:
+    """For each i, the last j <= i with a[j], or -1."""
+    n = a.shape[0]
+    idx = np.where(a, np.arange(n, dtype=np.int64), -1)
+    return np.maximum.accumulate(idx)
+
+
+def _until(left: BoolVec, right: BoolVec, n: int) -> BoolVec:
+    nxt_right = _next_true(right)
+    nxt_bad = _next_true(~left)
+    return (nxt_right < n) & (nxt_right <= nxt_bad)
+
+
+def holds(
+    formula: A.Formula,
+    trace: Trace,
+    *,
+    registry: Registry | None = None,
+    match: Matcher | None = None,
+    position: int = 0,
+) -> bool:
+    """Does ``trace`` satisfy ``formula`` (at ``position``, 0 by default)?"""
+    return Evaluator(trace, registry=registry, match=match).holds(formula, position)

@@ -1,0 +1,188 @@
+"""Value access and comparison for tests on calls, variables and metrics.
+
+Undefined values (a missing key, an unknown result, a type mismatch) are ``⊥``; every
+comparison involving ``⊥`` is false, as in AgentLTL Appendix A.1.4.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Final
+
+from agentguard.trace.model import UNKNOWN, Call
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "⊥"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+"""``⊥``: a value that does not exist."""
+
+
+def get_path(value: Any, path: Sequence[str | int]) -> Any:
+    """Follow keys / indices into nested mappings and lists; ⊥ when any step is missing."""
+    for seg in path:
+        if value is MISSING or value is UNKNOWN:
+            return MISSING
+        if isinstance(value, Mapping):
+            if seg in value:
+                value = value[seg]
+            elif isinstance(seg, int) and str(seg) in value:
+                value = value[str(seg)]
+            else:
+                return MISSING
+        elif isinstance(value, (list, tuple)) and isinstance(seg, int):
+            if -len(value) <= seg < len(value):
+                value = value[seg]
+            else:
+                return MISSING
+        else:
+            return MISSING
+    return value
+
+
+def call_field(call: Call, path: Sequence[str | int]) -> Any:
+    """The value a FieldRef names on a call: ``result...``, ``args.key...`` or ``key...``."""
+    if len(path) > 1 and path[0] == "args":
+        return get_path(call.args, path[1:])
+    if path and path[0] == "result":
+        if call.result is UNKNOWN:
+            return MISSING
+        return get_path(call.result, path[1:])
+    return get_path(call.args, path)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def values_equal(a: Any, b: Any) -> bool:
+    """Structural equality on JSON values: 1 == 1.0, but true != 1, and lists equal tuples."""
+    if a is MISSING or b is MISSING or a is UNKNOWN or b is UNKNOWN:
+        return False
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return bool(a == b)
+
+
+def is_submapping(expected: Mapping[str, Any], actual: Any) -> bool:
+    """``a ⊑ c.args``: every key of ``expected`` is in ``actual`` with an equal value."""
+    if not isinstance(actual, Mapping):
+        return False
+    return all(k in actual and values_equal(v, actual[k]) for k, v in expected.items())
+
+
+@lru_cache(maxsize=1024)
+def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+    value = 0
+    for ch in flags:
+        value |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}[ch]
+    return re.compile(pattern, value)
+
+
+def _order(a: Any, b: Any, op: Callable[[Any, Any], bool]) -> bool:
+    if _is_number(a) and _is_number(b):
+        return op(a, b)
+    if isinstance(a, str) and isinstance(b, str):
+        return op(a, b)
+    return False
+
+
+_ORDERING: Mapping[str, Callable[[Any, Any], bool]] = {
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
+}
+
+
+def member(item: Any, container: Any) -> bool:
+    """``item in container`` with JSON equality; substring for text; key for mappings."""
+    if item is MISSING or container is MISSING or container is UNKNOWN:
+        return False
+    if isinstance(container, str):
+        return isinstance(item, str) and item in container
+    if isinstance(container, Mapping):
+        return isinstance(item, str) and item in container
+    if isinstance(container, (list, tuple, set, frozenset)):
+        return any(values_equal(item, x) for x in container)
+    return False
+
+
+def compare(left: Any, op: str, right: Any) -> bool:
+    """``left op right``; ``right`` is a compiled regex for ``~`` and ``!~``."""
+    if left is MISSING or left is UNKNOWN or right is MISSING:
+        return False
+    if op == "=":
+        return values_equal(left, right)
+    if op == "!=":
+        return not values_equal(left, right)
+    if op in _ORDERING:
+        return _order(left, right, _ORDERING[op])
+    if op in ("~", "!~"):
+        if not isinstance(left, str):
+            return False
+        pattern = right if isinstance(right, re.Pattern) else compile_regex(str(right))
+        found = pattern.search(left) is not None
+        return found if op == "~" else not found
+    if op == "contains":
+        return member(right, left)
+    if op == "in":
+        return member(left, right)
+    raise ValueError(f"unknown comparison operator {op!r}")
+
+
+def unwrap_result(value: Any) -> Any:
+    """``{"result": v}`` -> ``v``: the paper's tools wrap scalar results this way."""
+    if isinstance(value, Mapping) and len(value) == 1 and "result" in value:
+        return value["result"]
+    return MISSING
+
+
+def flatten_values(values: Iterable[Any]) -> list[Any]:
+    """Domain elements: list values contribute their items; duplicates dropped, order kept."""
+    out: list[Any] = []
+    seen: set[Any] = set()
+    for v in values:
+        items = v if isinstance(v, (list, tuple)) else (v,)
+        for item in items:
+            if item is MISSING or item is UNKNOWN:
+                continue
+            key = _freeze(item)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return ("__map__", tuple(sorted((str(k), _freeze(x)) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return ("__list__", tuple(_freeze(x) for x in v))
+    if isinstance(v, bool):
+        return ("__bool__", v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+freeze = _freeze
