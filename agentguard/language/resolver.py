@@ -90,6 +90,7 @@ class Resolver:
         self.declared_predicates: dict[str, int] = {}
         self.declared_extractors: set[str] = set()
         self.constraints: list[A.Constraint] = []
+        self._constraint_names: set[str] = set()
         self.spec_name: str | None = None
         self._loading: list[Path] = []
         self._loaded: set[Path] = set()
@@ -294,9 +295,10 @@ class Resolver:
                     severity = sev
             elif clause.data == "message_clause":
                 message = _string_value(clause.children[0])
-        if any(c.name == name for c in self.constraints):
+        if name in self._constraint_names:
             self._problem(f"constraint {name!r} is defined twice", item, source)
             return
+        self._constraint_names.add(name)
         formula = self._try_formula(item.children[-1], _Env(source=source))
         if formula is None:
             return

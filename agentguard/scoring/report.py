@@ -87,7 +87,8 @@ def score_of(results: tuple[ConstraintResult, ...]) -> float:
     if total <= 0:
         return 1.0
     violated = sum(c.weight for c in results if not c.passed)
-    return max(0.0, min(1.0, 1.0 - violated / total))
+    # rounded like agentltl so that equal reports print equally (0.2, not 0.19999999999999996)
+    return round(max(0.0, min(1.0, 1.0 - violated / total)), 6)
 
 
 def label_of(score: float) -> str:

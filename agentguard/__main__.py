@@ -1,0 +1,1 @@
+from agentguard.cli.main import main; raise SystemExit(main())

@@ -1,0 +1,211 @@
+"""The ``agentguard`` command line.
+
+Exit codes (``check``): 0 every trace fully compliant; 1 some trace violates a
+constraint; 2 the spec is invalid or the command is misused; 3 some trace records
+could not be read (the readable ones are still scored and shown). When several apply,
+the highest-priority one is returned: 2, then 3, then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from agentguard import __version__
+from agentguard.errors import AgentGuardError, SpecError, TraceError
+from agentguard.language import load_spec
+from agentguard.language.ast import Spec
+from agentguard.language.printer import format_spec
+from agentguard.scoring import verify_trace
+from agentguard.trace.loaders import iter_trace_file
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+
+# Sub-commands contributed by other parts of the package: module -> `add_parser` function.
+_PLUGINS = ("agentguard.pec.cli", "agentguard.bench.cli", "agentguard.demo.cli")
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=False, width=120)
+
+
+def _err(message: str) -> None:
+    print(f"agentguard: {message}", file=sys.stderr)
+
+
+def _load(path: str) -> Spec | None:
+    try:
+        return load_spec(path)
+    except SpecError as exc:
+        _err(str(exc))
+        return None
+
+
+# ------------------------------------------------------------------------- check
+def cmd_check(args: argparse.Namespace) -> int:
+    spec = _load(args.spec)
+    if spec is None:
+        return EXIT_USAGE
+    console = _console()
+    results: list[dict[str, Any]] = []
+    worst = EXIT_OK
+    for path in args.traces:
+        try:
+            records = list(iter_trace_file(path))
+        except TraceError as exc:
+            _err(str(exc))
+            worst = max(worst, EXIT_INPUT)
+            results.append({"source": path, "record": None, "error": str(exc)})
+            continue
+        for rec in records:
+            if rec.error is not None or rec.trace is None:
+                _err(str(rec.error))
+                worst = max(worst, EXIT_INPUT)
+                results.append({"source": rec.source, "record": rec.record, "error": str(rec.error)})
+                continue
+            report = verify_trace(rec.trace, spec)
+            if not report.passed and worst == EXIT_OK:
+                worst = EXIT_VIOLATION
+            results.append({"source": rec.source, "record": rec.record, "report": report})
+    if args.json:
+        out = [
+            {"source": r["source"], "record": r["record"], "error": r["error"]}
+            if "error" in r
+            else {"source": r["source"], "record": r["record"], **r["report"].to_dict(extended=args.extended)}
+            for r in results
+        ]
+        print(json.dumps(out if len(out) != 1 else out[0], indent=2, ensure_ascii=False))
+        return worst
+    for r in results:
+        if "error" in r:
+            continue
+        rep = r["report"]
+        colour = {"FULL": "green", "PARTIAL": "yellow", "NONE": "red"}[rep.label]
+        table = Table(
+            title=f"{r['source']}:{r['record']}  score [bold {colour}]{rep.score:.3f} {rep.label}[/]",
+            title_justify="left",
+        )
+        for col in ("constraint", "layer", "weight", "result", "detail"):
+            table.add_column(col, overflow="fold")
+        for c in rep.constraints:
+            mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
+            table.add_row(c.name, c.layer or "-", f"{c.weight:g}", mark, c.detail)
+        console.print(table)
+        console.print(f"tool sequence: {' -> '.join(rep.tool_sequence) or '(empty)'}\n")
+    return worst
+
+
+# -------------------------------------------------------------------------- lint
+def _classify(spec: Spec) -> dict[str, str]:
+    try:
+        monitor = importlib.import_module("agentguard.monitor")
+        classify = getattr(monitor, "classify")
+    except (ImportError, AttributeError):
+        return {}
+    out: dict[str, str] = {}
+    for c in spec.constraints:
+        try:
+            value = classify(c.formula)
+        except Exception:  # noqa: BLE001 - lint must not crash on a classifier gap
+            value = "unknown"
+        out[c.name] = str(getattr(value, "value", value))
+    return out
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    spec = _load(args.spec)
+    if spec is None:
+        return EXIT_USAGE
+    classes = _classify(spec)
+    if args.json:
+        print(json.dumps({
+            "spec": spec.name,
+            "tools": [t.name for t in spec.tools],
+            "total_weight": spec.total_weight,
+            "constraints": [
+                {"name": c.name, "layer": c.layer, "weight": c.weight, "severity": str(c.severity),
+                 "class": classes.get(c.name)}
+                for c in spec.constraints
+            ],
+        }, indent=2))
+        return EXIT_OK
+    console = _console()
+    table = Table(title=f"{args.spec}: spec {spec.name or '(unnamed)'} — OK", title_justify="left")
+    for col in ("constraint", "layer", "weight", "severity", "class"):
+        table.add_column(col)
+    for c in spec.constraints:
+        table.add_row(c.name, c.layer or "-", f"{c.weight:g}", str(c.severity), classes.get(c.name, "-"))
+    console.print(table)
+    console.print(
+        f"{len(spec.constraints)} constraint(s), total weight {spec.total_weight:g}, "
+        f"{len(spec.tools)} declared tool(s)"
+    )
+    return EXIT_OK
+
+
+def cmd_fmt(args: argparse.Namespace) -> int:
+    spec = _load(args.spec)
+    if spec is None:
+        return EXIT_USAGE
+    sys.stdout.write(format_spec(spec))
+    return EXIT_OK
+
+
+# -------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentguard", description="Runtime firewall and trace verifier for tool-calling agents."
+    )
+    parser.add_argument("--version", action="version", version=f"agentguard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="score trace files against a spec")
+    check.add_argument("spec", help="the .ltl spec")
+    check.add_argument("traces", nargs="+", help="trace files (.json metrics records, .jsonl, chat logs)")
+    check.add_argument("--json", action="store_true", help="print the Appendix B JSON report(s)")
+    check.add_argument("--extended", action="store_true", help="with --json: add severity, message, error")
+    check.set_defaults(func=cmd_check)
+
+    lint = sub.add_parser("lint", help="parse and check a spec; summarise its constraints")
+    lint.add_argument("spec")
+    lint.add_argument("--json", action="store_true")
+    lint.set_defaults(func=cmd_lint)
+
+    fmt = sub.add_parser("fmt", help="print a spec in canonical form (macros expanded, imports inlined)")
+    fmt.add_argument("spec")
+    fmt.set_defaults(func=cmd_fmt)
+
+    for module in _PLUGINS:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except AgentGuardError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except BrokenPipeError:  # pragma: no cover - `agentguard ... | head`
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

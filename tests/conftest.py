@@ -1,0 +1,19 @@
+"""Shared fixtures: the repository root and the shipped specs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def specs_dir() -> Path:
+    return ROOT / "specs"
