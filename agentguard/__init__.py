@@ -66,7 +66,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "UNKNOWN",
     "Action",
     "AgentGuardError",
     "Call",
@@ -94,6 +93,7 @@ __all__ = [
     "Trace",
     "TraceError",
     "TraceRecordError",
+    "UNKNOWN",
     "Verdict",
     "Violation",
     "__version__",

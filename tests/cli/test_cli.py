@@ -1,0 +1,73 @@
+"""The real `agentguard` CLI through its entry point: check, lint, fmt and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentguard.cli.main import EXIT_INPUT, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
+
+
+def test_check_passing_trace_exits_zero(specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fully compliant trace prints its table and exits 0."""
+    code = main(["check", str(specs_dir / "refund.ltl"), str(specs_dir / "traces/refund.pass.json")])
+    out = capsys.readouterr().out
+    assert code == EXIT_OK
+    assert "1.000 FULL" in out and "identity_first" in out
+
+
+def test_check_json_is_appendix_b_shape(specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json prints the report with the paper's keys; a violation exits 1."""
+    code = main(["check", "--json", str(specs_dir / "refund.ltl"), str(specs_dir / "traces/refund.fail.json")])
+    report = json.loads(capsys.readouterr().out)
+    assert code == EXIT_VIOLATION
+    assert report["compliance_label"] == "PARTIAL"
+    assert {c["name"] for c in report["constraints"] if not c["passed"]} == {
+        "identity_first", "refund_only_known_orders", "refund_cap", "one_refund_per_order",
+    }
+
+
+def test_bad_records_are_reported_and_others_scored(tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A broken record is named by file and line on stderr; the good ones are still scored."""
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"tool_calls": [{"tool_name": "lookup_order"}]}\n{broken\n')
+    code = main(["check", "--json", str(specs_dir / "refund.ltl"), str(runs)])
+    captured = capsys.readouterr()
+    assert code == EXIT_INPUT
+    assert f"{runs}:2: invalid JSON" in captured.err
+    results = json.loads(captured.out)
+    assert results[0]["compliance_label"] in ("PARTIAL", "FULL", "NONE")
+    assert "error" in results[1]
+
+
+def test_bad_spec_exits_two_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An invalid spec prints file:line:column and a caret, exit 2."""
+    spec = tmp_path / "bad.ltl"
+    spec.write_text("constraint a := G(b ->\n")
+    code = main(["lint", str(spec)])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE
+    assert f"{spec}:1:" in err and "^" in err
+
+
+def test_lint_and_fmt(specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """lint summarises constraints; fmt prints canonical text."""
+    assert main(["lint", "--json", str(specs_dir / "filesystem_safety.ltl")]) == EXIT_OK
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["spec"] == "filesystem_safety" and len(summary["constraints"]) == 6
+    assert main(["fmt", str(specs_dir / "filesystem_safety.ltl")]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("spec filesystem_safety")
+
+
+def test_console_script_runs(specs_dir: Path) -> None:
+    """`python -m agentguard` runs the same CLI in a subprocess."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentguard", "lint", str(specs_dir / "appendix_b_fanout.ltl")],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tool_b_before_tool_d" in proc.stdout
