@@ -1,1 +1,63 @@
-"""agentguard.pec."""
+"""Prefix executability: how long a run stayed executable, where it first broke, and recovery.
+
+Episodes (:mod:`.episode`, :mod:`.loaders`) are judged call by call by an
+:class:`~agentguard.pec.oracle.Oracle` (schema -> dependency -> precondition ->
+state-consistency -> information), giving FED and one primary failure label per
+episode; :mod:`.metrics` computes PEC(k), n_k, PEC_elig(k), TER, AUC-PEC, mean FED,
+RR and the Eq. 12 decomposition; :mod:`.stats` the paired task bootstrap and
+Wilson intervals; :mod:`.report` and :mod:`.cli` the tables. The BFCL-v3 adapter
+lives in :mod:`agentguard.pec.bfcl` (extra ``[bfcl]``), the plot in
+:mod:`agentguard.pec.plot` (extra ``[plot]``); neither is imported here.
+"""
+
+from agentguard.pec.environment import Environment, Execution, is_error_result
+from agentguard.pec.episode import NO_TOOL, Episode, Scored, episode_from_trace
+from agentguard.pec.errors import PecError, ReplayError
+from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
+from agentguard.pec.loaders import LoadedEpisode, episode_from_json, load_episodes
+from agentguard.pec.metrics import EpisodeArrays, Summary, summarize
+from agentguard.pec.oracle import CallContext, Check, Oracle, Replay
+from agentguard.pec.report import Report, build_report
+from agentguard.pec.schema import (
+    ParamSchema,
+    ToolSchema,
+    schemas_from_json_schema,
+    schemas_from_params,
+    schemas_from_spec,
+)
+from agentguard.pec.stats import Interval, paired_bootstrap, wilson
+
+__all__ = [
+    "LABEL_ORDER",
+    "NO_TOOL",
+    "CallContext",
+    "Check",
+    "Environment",
+    "Episode",
+    "EpisodeArrays",
+    "Execution",
+    "Failure",
+    "FailureLabel",
+    "Interval",
+    "LoadedEpisode",
+    "Oracle",
+    "ParamSchema",
+    "PecError",
+    "Replay",
+    "ReplayError",
+    "Report",
+    "Scored",
+    "Summary",
+    "ToolSchema",
+    "build_report",
+    "episode_from_json",
+    "episode_from_trace",
+    "is_error_result",
+    "load_episodes",
+    "paired_bootstrap",
+    "schemas_from_json_schema",
+    "schemas_from_params",
+    "schemas_from_spec",
+    "summarize",
+    "wilson",
+]
