@@ -20,7 +20,7 @@ Conventions (documented in docs/language.md):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any, Union
 
 import numpy as np
@@ -310,7 +310,10 @@ class Evaluator:
         if fn is None:
             raise PredicateError(f"domain extractor {d.extractor!r} is declared but not registered")
         try:
-            return flatten_values(fn(self.idx.trace, d.tool, d.path, *d.extra))
+            found = fn(self.idx.trace, d.tool, d.path, *d.extra)
+            if isinstance(found, Container) and not isinstance(found, (list, tuple, set, frozenset, str, Mapping)):
+                return found  # type: ignore[return-value]  # a membership domain (e.g. `outputs`)
+            return flatten_values(found)
         except Exception as exc:
             raise PredicateError(f"extractor {d.extractor!r} raised {type(exc).__name__}: {exc}") from exc
 

@@ -61,8 +61,16 @@ class Registry:
 BUILTIN_EXTRACTORS = ("args", "results", "tools")
 """Extractors every spec can use: argument values, result values, tool names called."""
 
-default_registry = Registry()
-"""The process-wide registry used when none is passed."""
+def _with_builtins() -> Registry:
+    from agentguard.semantics.builtins import install
+
+    registry = Registry()
+    install(registry)
+    return registry
+
+
+default_registry = _with_builtins()
+"""The process-wide registry used when none is passed (built-ins already installed)."""
 
 
 def register_predicate(name: str, fn: PredicateFn, *, arity: int | None = None) -> None:

@@ -7,7 +7,7 @@ comparison involving ``⊥`` is false, as in AgentLTL Appendix A.1.4.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
@@ -123,6 +123,8 @@ def member(item: Any, container: Any) -> bool:
         return isinstance(item, str) and item in container
     if isinstance(container, (list, tuple, set, frozenset)):
         return any(values_equal(item, x) for x in container)
+    if isinstance(container, Container):  # a membership domain with its own matching rules
+        return item in container
     return False
 
 

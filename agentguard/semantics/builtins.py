@@ -1,0 +1,78 @@
+"""Built-in extension points every spec can use without registering anything.
+
+Trace grounding (AgentLTL Section 4.4, Appendix H.3) is exposed to specs as
+
+* ``entities(final_answer.answer)``: the referential entities an answer cites;
+* ``outputs``: everything the trace's tool results showed, as a domain whose membership
+  follows the grounding matching rules (exact paths and signatures, identifier prefixes);
+* ``ungrounded(final_answer.answer)``: the cited entities nothing grounds;
+* ``Predicate(grounded)``: the grounding predicate over the whole trace.
+
+so that ``forall e in entities(final_answer.answer): e in outputs`` is the paper's
+``∀e ∈ ent(a). e ∈ out(τ)``. The grounding code loads on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from agentguard.semantics.registry import Registry
+from agentguard.trace.model import Trace
+
+
+class SeenOutputs:
+    """``out(τ)`` as a container: ``e in outputs`` applies the grounding match rules."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self, trace: Trace) -> None:
+        from agentguard.bench.grounding import seen_entities
+
+        self._seen = seen_entities(trace)
+
+    def __contains__(self, item: object) -> bool:
+        from agentguard.bench.grounding import Entity, extract_entities
+
+        if not isinstance(item, str) or not item:
+            return False
+        found = extract_entities(item)
+        kinds = [e.kind for e in found if e.text == item] or ["file_path", "function_signature", "identifier"]
+        return any(self._seen.grounds(Entity(kind, item)) for kind in kinds)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from sorted(self._seen.paths | self._seen.signatures | self._seen.identifiers)
+
+    def __len__(self) -> int:
+        return len(self._seen.paths | self._seen.signatures | self._seen.identifiers)
+
+
+def _outputs(trace: Trace, tool: str | None = None, path: Any = (), *extra: Any) -> SeenOutputs:
+    del tool, path, extra
+    return SeenOutputs(trace)
+
+
+def _entities(trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any) -> list[str]:
+    from agentguard.bench.grounding import entities_extractor
+
+    return entities_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
+
+
+def _ungrounded(trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any) -> list[str]:
+    from agentguard.bench.grounding import ungrounded_extractor
+
+    return ungrounded_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
+
+
+def _grounded(trace: Trace, position: int, metrics: Mapping[str, Any]) -> bool:
+    from agentguard.bench.grounding import grounded_context_predicate
+
+    return grounded_context_predicate(trace, position, metrics)
+
+
+def install(registry: Registry) -> None:
+    """Register the built-ins (a user registration of the same name replaces them)."""
+    registry.register_extractor("entities", _entities)
+    registry.register_extractor("outputs", _outputs)
+    registry.register_extractor("ungrounded", _ungrounded)
+    registry.register_context_predicate("grounded", _grounded)
