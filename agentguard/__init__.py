@@ -66,6 +66,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "UNKNOWN",
     "Action",
     "AgentGuardError",
     "Call",
@@ -93,7 +94,6 @@ __all__ = [
     "Trace",
     "TraceError",
     "TraceRecordError",
-    "UNKNOWN",
     "Verdict",
     "Violation",
     "__version__",

@@ -1,1 +1,3 @@
-from agentguard.cli.main import main; raise SystemExit(main())
+from agentguard.cli.main import main
+
+raise SystemExit(main())

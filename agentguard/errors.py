@@ -58,7 +58,11 @@ class SpecSyntaxError(SpecError, ValueError):
     """The spec text does not follow the grammar."""
 
     def __init__(
-        self, message: str, location: SourceLocation, context: str = "", expected: Sequence[str] = ()
+        self,
+        message: str,
+        location: SourceLocation,
+        context: str = "",
+        expected: Sequence[str] = (),
     ) -> None:
         self.message = message
         self.location = location
@@ -141,7 +145,7 @@ class PredicateError(EvaluationError):
     """A user predicate, domain extractor or matcher raised."""
 
 
-class RunStopped(BaseException):  # noqa: N818 - a control-flow signal, not an error
+class RunStopped(BaseException):
     """Raised to end an agent run on HARD_STOP.
 
     A BaseException so that `except Exception` in an agent's own code (or a model's
@@ -158,9 +162,7 @@ class MissingExtraError(AgentGuardError, ImportError):
 
     def __init__(self, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(
-            f"{module} is not installed: pip install 'agentguard[{extra}]'"
-        )
+        super().__init__(f"{module} is not installed: pip install 'agentguard[{extra}]'")
 
 
 __all__ = [

@@ -31,25 +31,30 @@ def constraint_texts(count: int) -> list[str]:
     for k in range(count):
         a, b, c = rng.sample(TOOLS, 3)
         kind = k % 7
-        out.append([
-            f"Called({a})",
-            f"Before({a}, {b})",
-            f"CalledN({a}, 3, >=)",
-            f"G({b} -> O {a})",
-            f"F {c}",
-            f"InOrder([{a}, {b}, {c}])",
-            f"G !{a}(x > 1000)",
-        ][kind])
+        out.append(
+            [
+                f"Called({a})",
+                f"Before({a}, {b})",
+                f"CalledN({a}, 3, >=)",
+                f"G({b} -> O {a})",
+                f"F {c}",
+                f"InOrder([{a}, {b}, {c}])",
+                f"G !{a}(x > 1000)",
+            ][kind]
+        )
     return out
 
 
 def make_trace(n: int, seed: int = 1) -> Trace:
     rng = random.Random(seed)
-    records = [{"tool_name": rng.choice(TOOLS), "arguments": {"x": rng.randint(0, 999)}, "tool_result": 1} for _ in range(n)]
+    records = [
+        {"tool_name": rng.choice(TOOLS), "arguments": {"x": rng.randint(0, 999)}, "tool_result": 1}
+        for _ in range(n)
+    ]
     return Trace.from_records(records)
 
 
-def naive_holds(f: A.Formula, trace: Trace, i: int = 0) -> bool:  # noqa: C901 - Algorithm 1
+def naive_holds(f: A.Formula, trace: Trace, i: int = 0) -> bool:
     n = len(trace)
     if isinstance(f, A.Event):
         if i >= n or (f.tool is not None and trace[i].name != f.tool):
@@ -64,7 +69,7 @@ def naive_holds(f: A.Formula, trace: Trace, i: int = 0) -> bool:  # noqa: C901 -
     if isinstance(f, A.Eventually):
         return any(naive_holds(f.operand, trace, j) for j in range(i, n))
     if isinstance(f, A.Once):
-        return any(naive_holds(f.operand, trace, j) for j in range(0, i + 1))
+        return any(naive_holds(f.operand, trace, j) for j in range(i + 1))
     if isinstance(f, A.TracePredicate):
         names = trace.names
         if f.name == "Called":
@@ -90,7 +95,7 @@ def agentltl_constraints(texts: list[str]) -> Any:
     return out
 
 
-def _to_agentltl(f: A.Formula, L: Any) -> Any:  # noqa: N803 - module alias
+def _to_agentltl(f: A.Formula, L: Any) -> Any:
     if isinstance(f, A.Event):  # the peer has no argument tests on Now; the name test is kept
         return L.Now(f.tool)
     if isinstance(f, A.Not):
@@ -130,13 +135,15 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     try:
-        import agentltl  # noqa: F401
+        import agentltl
 
         have_peer = True
     except ImportError:
         have_peer = False
-    print(f"{'constraints':>11} {'calls':>8} {'agentguard ev/s':>16} {'naive ev/s':>12} {'ratio':>7} "
-          f"{'agentltl ev/s':>14} {'ratio':>7}")
+    print(
+        f"{'constraints':>11} {'calls':>8} {'agentguard ev/s':>16} {'naive ev/s':>12} {'ratio':>7} "
+        f"{'agentltl ev/s':>14} {'ratio':>7}"
+    )
     for count in (10, 50):
         texts = constraint_texts(count)
         spec = parse_spec("\n".join(f"constraint c{k} := {t}" for k, t in enumerate(texts)))
@@ -160,11 +167,15 @@ def main() -> int:
                 ratio_peer = ours_rate / peer_rate
             fmt = lambda v: f"{v:,.0f}" if v is not None else "skipped"  # noqa: E731
             fr = lambda v: f"{v:.0f}x" if v is not None else "-"  # noqa: E731
-            print(f"{count:>11} {n:>8,} {ours_rate:>16,.0f} {fmt(naive_rate):>12} {fr(ratio_naive):>7} "
-                  f"{fmt(peer_rate):>14} {fr(ratio_peer):>7}")
+            print(
+                f"{count:>11} {n:>8,} {ours_rate:>16,.0f} {fmt(naive_rate):>12} {fr(ratio_naive):>7} "
+                f"{fmt(peer_rate):>14} {fr(ratio_peer):>7}"
+            )
             sys.stdout.flush()
-    print("\nnaive = the paper's Algorithm 1 (skipped at sizes where it takes minutes); "
-          "agentltl skipped above 10k calls for the same reason.")
+    print(
+        "\nnaive = the paper's Algorithm 1 (skipped at sizes where it takes minutes); "
+        "agentltl skipped above 10k calls for the same reason."
+    )
     return 0
 
 

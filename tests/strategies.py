@@ -10,9 +10,13 @@ from agentguard.trace import Call, Trace
 TOOLS = ("a", "b", "c")
 
 
-def propositional(tools: tuple[str, ...] = TOOLS, *, past: bool = True, max_leaves: int = 12) -> st.SearchStrategy[A.Formula]:
+def propositional(
+    tools: tuple[str, ...] = TOOLS, *, past: bool = True, max_leaves: int = 12
+) -> st.SearchStrategy[A.Formula]:
     """Formulas whose atoms test only the tool name."""
-    leaves = st.one_of(st.sampled_from([A.Event(t) for t in tools]), st.builds(A.Const, st.booleans()))
+    leaves = st.one_of(
+        st.sampled_from([A.Event(t) for t in tools]), st.builds(A.Const, st.booleans())
+    )
 
     def extend(child: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
         bound = st.one_of(st.none(), st.integers(0, 3))
@@ -38,10 +42,15 @@ def propositional(tools: tuple[str, ...] = TOOLS, *, past: bool = True, max_leav
 
 
 _values = st.one_of(
-    st.integers(-5, 5), st.booleans(), st.none(), st.text("abc /.-", max_size=4),
+    st.integers(-5, 5),
+    st.booleans(),
+    st.none(),
+    st.text("abc /.-", max_size=4),
     st.floats(-10, 10, allow_nan=False).map(lambda x: round(x, 2)),
 )
-_paths = st.sampled_from([("k",), ("result",), ("result", "x"), ("args", "result"), ("k", 0), ("odd-key",)])
+_paths = st.sampled_from(
+    [("k",), ("result",), ("result", "x"), ("args", "result"), ("k", 0), ("odd-key",)]
+)
 _ops = st.sampled_from(["=", "!=", "<", "<=", ">", ">=", "contains", "in"])
 
 
@@ -49,8 +58,13 @@ def _test(var: str | None) -> st.SearchStrategy[A.Test]:
     value: st.SearchStrategy[A.Term] = st.builds(A.Literal, _values)
     if var is not None:
         value = st.one_of(value, st.just(A.Var(var)))
-    regex = st.builds(lambda p: A.Test(A.FieldRef(("k",)), "~", A.Regex(p, "i")), st.sampled_from(["^a", "x/y", r"\.env$"]))
-    return st.one_of(st.builds(lambda p, o, v: A.Test(A.FieldRef(p), o, v), _paths, _ops, value), regex)
+    regex = st.builds(
+        lambda p: A.Test(A.FieldRef(("k",)), "~", A.Regex(p, "i")),
+        st.sampled_from(["^a", "x/y", r"\.env$"]),
+    )
+    return st.one_of(
+        st.builds(lambda p, o, v: A.Test(A.FieldRef(p), o, v), _paths, _ops, value), regex
+    )
 
 
 def data_formulas(var: str | None = None) -> st.SearchStrategy[A.Formula]:
@@ -62,13 +76,37 @@ def data_formulas(var: str | None = None) -> st.SearchStrategy[A.Formula]:
     )
     preds = st.one_of(
         st.builds(lambda t: A.TracePredicate("Called", (t,)), st.sampled_from(TOOLS)),
-        st.builds(lambda t, n, o: A.TracePredicate("CalledN", (t, n, o)), st.sampled_from(TOOLS), st.integers(0, 3), st.sampled_from(["=", ">=", "<=", ">", "<"])),
-        st.builds(lambda a, b: A.TracePredicate("Before", (a, b)), st.sampled_from(TOOLS), st.sampled_from(TOOLS)),
-        st.builds(lambda ts: A.TracePredicate("InOrder", (tuple(ts),)), st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3)),
-        st.builds(lambda a, n, b, m: A.TracePredicate("InstanceBefore", (a, n, b, m)), st.sampled_from(TOOLS), st.integers(0, 2), st.sampled_from(TOOLS), st.integers(0, 2)),
-        st.builds(lambda t, v: A.TracePredicate("CalledWith", (t, A.MapLiteral((("k", A.Literal(v)),)))), st.sampled_from(TOOLS), _values),
+        st.builds(
+            lambda t, n, o: A.TracePredicate("CalledN", (t, n, o)),
+            st.sampled_from(TOOLS),
+            st.integers(0, 3),
+            st.sampled_from(["=", ">=", "<=", ">", "<"]),
+        ),
+        st.builds(
+            lambda a, b: A.TracePredicate("Before", (a, b)),
+            st.sampled_from(TOOLS),
+            st.sampled_from(TOOLS),
+        ),
+        st.builds(
+            lambda ts: A.TracePredicate("InOrder", (tuple(ts),)),
+            st.lists(st.sampled_from(TOOLS), min_size=1, max_size=3),
+        ),
+        st.builds(
+            lambda a, n, b, m: A.TracePredicate("InstanceBefore", (a, n, b, m)),
+            st.sampled_from(TOOLS),
+            st.integers(0, 2),
+            st.sampled_from(TOOLS),
+            st.integers(0, 2),
+        ),
+        st.builds(
+            lambda t, v: A.TracePredicate("CalledWith", (t, A.MapLiteral((("k", A.Literal(v)),)))),
+            st.sampled_from(TOOLS),
+            _values,
+        ),
     )
-    compare = st.builds(lambda v: A.Compare(A.MetricRef(("n",)), "<=", A.Literal(v)), st.integers(0, 5))
+    compare = st.builds(
+        lambda v: A.Compare(A.MetricRef(("n",)), "<=", A.Literal(v)), st.integers(0, 5)
+    )
     leaves = st.one_of(events, preds, compare)
 
     def extend(child: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
@@ -102,7 +140,15 @@ def traces(tools: tuple[str, ...] = TOOLS, max_size: int = 8) -> st.SearchStrate
     calls = st.builds(
         lambda name, k, r: Call(name, {"k": k, "result": k}, r),
         st.sampled_from(tools),
-        st.one_of(st.integers(0, 3), st.sampled_from(["a", "x/y.env"]), st.lists(st.integers(0, 3), max_size=2)),
+        st.one_of(
+            st.integers(0, 3),
+            st.sampled_from(["a", "x/y.env"]),
+            st.lists(st.integers(0, 3), max_size=2),
+        ),
         st.one_of(st.integers(0, 3), st.builds(lambda v: {"result": v, "x": v}, st.integers(0, 3))),
     )
-    return st.builds(lambda cs, n: Trace(tuple(cs), {"n": n}), st.lists(calls, max_size=max_size), st.integers(0, 8))
+    return st.builds(
+        lambda cs, n: Trace(tuple(cs), {"n": n}),
+        st.lists(calls, max_size=max_size),
+        st.integers(0, 8),
+    )

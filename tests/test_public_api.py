@@ -4,15 +4,55 @@ from __future__ import annotations
 
 import agentguard
 
-EXPECTED = sorted([
-    "UNKNOWN", "Action", "AgentGuardError", "Call", "ComplianceReport", "Constraint", "ConstraintResult",
-    "Decision", "EvaluationError", "Firewall", "FirewallReport", "Formula", "MissingExtraError", "Monitor",
-    "PredicateError", "Registry", "RunStopped", "Severity", "SeverityKind", "Spec", "SpecError",
-    "SpecImportError", "SpecSemanticError", "SpecSyntaxError", "ToolDecl", "Trace", "TraceError",
-    "TraceRecordError", "Verdict", "Violation", "__version__", "default_registry", "format_formula",
-    "format_spec", "guard", "holds", "load_spec", "load_traces", "parse_formula", "parse_spec", "predicate",
-    "register_context_predicate", "register_extractor", "register_predicate", "verify_trace",
-])
+EXPECTED = sorted(
+    [
+        "UNKNOWN",
+        "Action",
+        "AgentGuardError",
+        "Call",
+        "ComplianceReport",
+        "Constraint",
+        "ConstraintResult",
+        "Decision",
+        "EvaluationError",
+        "Firewall",
+        "FirewallReport",
+        "Formula",
+        "MissingExtraError",
+        "Monitor",
+        "PredicateError",
+        "Registry",
+        "RunStopped",
+        "Severity",
+        "SeverityKind",
+        "Spec",
+        "SpecError",
+        "SpecImportError",
+        "SpecSemanticError",
+        "SpecSyntaxError",
+        "ToolDecl",
+        "Trace",
+        "TraceError",
+        "TraceRecordError",
+        "Verdict",
+        "Violation",
+        "__version__",
+        "default_registry",
+        "format_formula",
+        "format_spec",
+        "guard",
+        "holds",
+        "load_spec",
+        "load_traces",
+        "parse_formula",
+        "parse_spec",
+        "predicate",
+        "register_context_predicate",
+        "register_extractor",
+        "register_predicate",
+        "verify_trace",
+    ]
+)
 
 
 def test_all_is_pinned_and_sorted() -> None:
@@ -29,7 +69,15 @@ def test_every_name_resolves() -> None:
 
 def test_errors_share_one_root() -> None:
     """Every error type derives from AgentGuardError, with builtin bases where they fit."""
-    for name in ("SpecSyntaxError", "SpecSemanticError", "TraceRecordError", "PredicateError", "MissingExtraError"):
+    for name in (
+        "SpecSyntaxError",
+        "SpecSemanticError",
+        "TraceRecordError",
+        "PredicateError",
+        "MissingExtraError",
+    ):
         assert issubclass(getattr(agentguard, name), agentguard.AgentGuardError)
     assert issubclass(agentguard.SpecSyntaxError, ValueError)
-    assert issubclass(agentguard.RunStopped, BaseException) and not issubclass(agentguard.RunStopped, Exception)
+    assert issubclass(agentguard.RunStopped, BaseException) and not issubclass(
+        agentguard.RunStopped, Exception
+    )

@@ -13,7 +13,6 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -69,7 +68,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             if rec.error is not None or rec.trace is None:
                 _err(str(rec.error))
                 worst = max(worst, EXIT_INPUT)
-                results.append({"source": rec.source, "record": rec.record, "error": str(rec.error)})
+                results.append(
+                    {"source": rec.source, "record": rec.record, "error": str(rec.error)}
+                )
                 continue
             report = verify_trace(rec.trace, spec)
             if not report.passed and worst == EXIT_OK:
@@ -79,7 +80,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         out = [
             {"source": r["source"], "record": r["record"], "error": r["error"]}
             if "error" in r
-            else {"source": r["source"], "record": r["record"], **r["report"].to_dict(extended=args.extended)}
+            else {
+                "source": r["source"],
+                "record": r["record"],
+                **r["report"].to_dict(extended=args.extended),
+            }
             for r in results
         ]
         print(json.dumps(out if len(out) != 1 else out[0], indent=2, ensure_ascii=False))
@@ -107,14 +112,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _classify(spec: Spec) -> dict[str, str]:
     try:
         monitor = importlib.import_module("agentguard.monitor")
-        classify = getattr(monitor, "classify")
+        classify = monitor.classify
     except (ImportError, AttributeError):
         return {}
     out: dict[str, str] = {}
     for c in spec.constraints:
         try:
             value = classify(c.formula)
-        except Exception:  # noqa: BLE001 - lint must not crash on a classifier gap
+        except Exception:
             value = "unknown"
         out[c.name] = str(getattr(value, "value", value))
     return out
@@ -126,23 +131,35 @@ def cmd_lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     classes = _classify(spec)
     if args.json:
-        print(json.dumps({
-            "spec": spec.name,
-            "tools": [t.name for t in spec.tools],
-            "total_weight": spec.total_weight,
-            "constraints": [
-                {"name": c.name, "layer": c.layer, "weight": c.weight, "severity": str(c.severity),
-                 "class": classes.get(c.name)}
-                for c in spec.constraints
-            ],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "spec": spec.name,
+                    "tools": [t.name for t in spec.tools],
+                    "total_weight": spec.total_weight,
+                    "constraints": [
+                        {
+                            "name": c.name,
+                            "layer": c.layer,
+                            "weight": c.weight,
+                            "severity": str(c.severity),
+                            "class": classes.get(c.name),
+                        }
+                        for c in spec.constraints
+                    ],
+                },
+                indent=2,
+            )
+        )
         return EXIT_OK
     console = _console()
     table = Table(title=f"{args.spec}: spec {spec.name or '(unnamed)'} — OK", title_justify="left")
     for col in ("constraint", "layer", "weight", "severity", "class"):
         table.add_column(col)
     for c in spec.constraints:
-        table.add_row(c.name, c.layer or "-", f"{c.weight:g}", str(c.severity), classes.get(c.name, "-"))
+        table.add_row(
+            c.name, c.layer or "-", f"{c.weight:g}", str(c.severity), classes.get(c.name, "-")
+        )
     console.print(table)
     console.print(
         f"{len(spec.constraints)} constraint(s), total weight {spec.total_weight:g}, "
@@ -162,16 +179,21 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 # -------------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="agentguard", description="Runtime firewall and trace verifier for tool-calling agents."
+        prog="agentguard",
+        description="Runtime firewall and trace verifier for tool-calling agents.",
     )
     parser.add_argument("--version", action="version", version=f"agentguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="score trace files against a spec")
     check.add_argument("spec", help="the .ltl spec")
-    check.add_argument("traces", nargs="+", help="trace files (.json metrics records, .jsonl, chat logs)")
+    check.add_argument(
+        "traces", nargs="+", help="trace files (.json metrics records, .jsonl, chat logs)"
+    )
     check.add_argument("--json", action="store_true", help="print the Appendix B JSON report(s)")
-    check.add_argument("--extended", action="store_true", help="with --json: add severity, message, error")
+    check.add_argument(
+        "--extended", action="store_true", help="with --json: add severity, message, error"
+    )
     check.set_defaults(func=cmd_check)
 
     lint = sub.add_parser("lint", help="parse and check a spec; summarise its constraints")
@@ -179,7 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--json", action="store_true")
     lint.set_defaults(func=cmd_lint)
 
-    fmt = sub.add_parser("fmt", help="print a spec in canonical form (macros expanded, imports inlined)")
+    fmt = sub.add_parser(
+        "fmt", help="print a spec in canonical form (macros expanded, imports inlined)"
+    )
     fmt.add_argument("spec")
     fmt.set_defaults(func=cmd_fmt)
 

@@ -12,10 +12,18 @@ from agentguard.semantics.registry import Registry
 
 
 def parse_spec(
-    text: str, source: str = "<string>", *, registry: Registry | None = None, base_dir: str | Path | None = None
+    text: str,
+    source: str = "<string>",
+    *,
+    registry: Registry | None = None,
+    base_dir: str | Path | None = None,
 ) -> ast.Spec:
     """Parse and resolve a spec; imports are read relative to ``base_dir`` (or the source's folder)."""
-    base = Path(base_dir) if base_dir is not None else (Path(source).parent if source != "<string>" else None)
+    base = (
+        Path(base_dir)
+        if base_dir is not None
+        else (Path(source).parent if source != "<string>" else None)
+    )
     return Resolver(registry).resolve_spec(text, source, base)
 
 

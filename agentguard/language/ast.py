@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 from agentguard.enforcement.decision import DEFAULT_SEVERITY, Severity
 
@@ -113,7 +113,7 @@ class Domain:
     span: Span | None = _span()
 
 
-Term: TypeAlias = Union[Literal, MapLiteral, ListLiteral, Regex, Var, FieldRef, MetricRef, Domain]
+Term: TypeAlias = Literal | MapLiteral | ListLiteral | Regex | Var | FieldRef | MetricRef | Domain
 
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=", "~", "!~", "contains", "in")
 
@@ -333,11 +333,29 @@ class UserPredicate:
     span: Span | None = _span()
 
 
-Formula: TypeAlias = Union[
-    Const, Event, Compare, Not, And, Or, Implies, Iff, Next, Eventually, Always, Until,
-    WeakUntil, Release, Yesterday, Once, Historically, Since, Quantified, TracePredicate,
-    UserPredicate,
-]
+Formula: TypeAlias = (
+    Const
+    | Event
+    | Compare
+    | Not
+    | And
+    | Or
+    | Implies
+    | Iff
+    | Next
+    | Eventually
+    | Always
+    | Until
+    | WeakUntil
+    | Release
+    | Yesterday
+    | Once
+    | Historically
+    | Since
+    | Quantified
+    | TracePredicate
+    | UserPredicate
+)
 
 
 # ----------------------------------------------------------------------- spec items

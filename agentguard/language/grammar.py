@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from lark import Lark, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from agentguard.errors import SourceLocation, SpecSyntaxError, draw_caret
 
 _TOKEN_TEXT = {
-    "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "LBRACE": "{", "RBRACE": "}",
-    "COMMA": ",", "COLON": ":", "DOT": ".", "NAME": "a name", "QNAME": "`quoted name`",
-    "STRING": "a string", "SIGNED_NUMBER": "a number", "INT": "an integer", "REGEX": "/regex/",
-    "TRUE": "true", "FALSE": "false", "NULL": "null", "$END": "end of input",
+    "LPAR": "(",
+    "RPAR": ")",
+    "LSQB": "[",
+    "RSQB": "]",
+    "LBRACE": "{",
+    "RBRACE": "}",
+    "COMMA": ",",
+    "COLON": ":",
+    "DOT": ".",
+    "NAME": "a name",
+    "QNAME": "`quoted name`",
+    "STRING": "a string",
+    "SIGNED_NUMBER": "a number",
+    "INT": "an integer",
+    "REGEX": "/regex/",
+    "TRUE": "true",
+    "FALSE": "false",
+    "NULL": "null",
+    "$END": "end of input",
 }
 
 
@@ -41,7 +57,7 @@ def _describe(name: str) -> str:
     return name
 
 
-def parse_tree(text: str, source: str = "<string>", *, start: str = "start") -> Tree[object]:
+def parse_tree(text: str, source: str = "<string>", *, start: str = "start") -> Tree[Any]:
     """Parse text to lark's raw tree, or raise SpecSyntaxError with a caret."""
     try:
         return parser().parse(text, start=start)
@@ -64,12 +80,16 @@ def _syntax_error(exc: UnexpectedInput, text: str, source: str) -> SpecSyntaxErr
             lines = text.splitlines() or [""]
             line, column = len(lines), len(lines[-1]) + 1
     elif isinstance(exc, UnexpectedCharacters):
-        message = f"unexpected character {text[exc.pos_in_stream]!r}"
+        pos = exc.pos_in_stream or 0
+        message = f"unexpected character {text[pos : pos + 1]!r}"
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses today
         message = str(exc).splitlines()[0]
     expected: set[str] = set()
     for name in getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ():
         expected.add(_describe(name))
     return SpecSyntaxError(
-        message, SourceLocation(source, line, column), draw_caret(text, line, column), sorted(expected)
+        message,
+        SourceLocation(source, line, column),
+        draw_caret(text, line, column),
+        sorted(expected),
     )

@@ -14,8 +14,45 @@ from typing import Any
 from agentguard.language import ast as A
 
 KEYWORDS = frozenset(
-    "X N F G U W R S Y Z O H true false null forall exists in contains not and or implies iff "
-    "spec import tool def constraint layer weight severity message requires from predicate extractor".split()
+    [
+        "X",
+        "N",
+        "F",
+        "G",
+        "U",
+        "W",
+        "R",
+        "S",
+        "Y",
+        "Z",
+        "O",
+        "H",
+        "true",
+        "false",
+        "null",
+        "forall",
+        "exists",
+        "in",
+        "contains",
+        "not",
+        "and",
+        "or",
+        "implies",
+        "iff",
+        "spec",
+        "import",
+        "tool",
+        "def",
+        "constraint",
+        "layer",
+        "weight",
+        "severity",
+        "message",
+        "requires",
+        "from",
+        "predicate",
+        "extractor",
+    ]
 )
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -92,8 +129,16 @@ def domain(d: A.Domain | A.ListLiteral) -> str:
     return f"{name(d.extractor)}({', '.join(args)})"
 
 
-_BINARY = {A.And: "&", A.Or: "|", A.Implies: "->", A.Iff: "<->", A.Until: "U", A.WeakUntil: "W",
-           A.Release: "R", A.Since: "S"}
+_BINARY = {
+    A.And: "&",
+    A.Or: "|",
+    A.Implies: "->",
+    A.Iff: "<->",
+    A.Until: "U",
+    A.WeakUntil: "W",
+    A.Release: "R",
+    A.Since: "S",
+}
 
 
 def _operand(f: A.Formula) -> str:
@@ -246,7 +291,10 @@ def spec(s: A.Spec) -> str:
     parts: list[str] = []
     if s.name:
         parts.append(f"spec {name(s.name)}")
-    parts.extend(f"predicate {name(n)}({', '.join(f'x{i}' for i in range(arity))})" for n, arity in s.predicates)
+    parts.extend(
+        f"predicate {name(n)}({', '.join(f'x{i}' for i in range(arity))})"
+        for n, arity in s.predicates
+    )
     parts.extend(f"extractor {name(e)}" for e in s.extractors)
     parts.extend(tool(t) for t in s.tools)
     parts.extend(constraint(c) for c in s.constraints)

@@ -9,6 +9,7 @@ collected and raised together as one :class:`SpecSemanticError`.
 from __future__ import annotations
 
 import ast as pyast
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,9 +25,19 @@ from agentguard.language.grammar import parse_tree
 from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
 
 _PARAM_TYPES = {
-    "str": "str", "string": "str", "number": "number", "float": "number", "int": "int",
-    "integer": "int", "bool": "bool", "boolean": "bool", "list": "list", "array": "list",
-    "dict": "dict", "object": "dict", "any": "any",
+    "str": "str",
+    "string": "str",
+    "number": "number",
+    "float": "number",
+    "int": "int",
+    "integer": "int",
+    "bool": "bool",
+    "boolean": "bool",
+    "list": "list",
+    "array": "list",
+    "dict": "dict",
+    "object": "dict",
+    "any": "any",
 }
 IMPLICIT_TOOLS = frozenset({"final_answer"})
 """Tools every spec may mention without declaring them."""
@@ -42,11 +53,24 @@ _UNOPS: dict[str, Callable[[A.Formula], A.Formula]] = {
     "H": lambda f: A.Historically(f),
 }
 _BOUNDED: dict[str, Callable[[A.Formula, int], A.Formula]] = {
-    "F": A.Eventually, "G": A.Always, "O": A.Once, "H": A.Historically,
+    "F": A.Eventually,
+    "G": A.Always,
+    "O": A.Once,
+    "H": A.Historically,
 }
 _BINOPS: dict[str, Callable[[A.Formula, A.Formula], A.Formula]] = {
-    "&": A.And, "and": A.And, "|": A.Or, "or": A.Or, "->": A.Implies, "implies": A.Implies,
-    "<->": A.Iff, "iff": A.Iff, "U": A.Until, "W": A.WeakUntil, "R": A.Release, "S": A.Since,
+    "&": A.And,
+    "and": A.And,
+    "|": A.Or,
+    "or": A.Or,
+    "->": A.Implies,
+    "implies": A.Implies,
+    "<->": A.Iff,
+    "iff": A.Iff,
+    "U": A.Until,
+    "W": A.WeakUntil,
+    "R": A.Release,
+    "S": A.Since,
 }
 _CMP_CANON = {"==": "="}
 _MAX_MACRO_DEPTH = 64
@@ -117,11 +141,16 @@ class Resolver:
             text=text,
         )
 
-    def resolve_formula(self, text: str, source: str, tools: Mapping[str, A.ToolDecl] | None) -> A.Formula:
+    def resolve_formula(
+        self, text: str, source: str, tools: Mapping[str, A.ToolDecl] | None
+    ) -> A.Formula:
         tree = parse_tree(text, source, start="formula_only")
         if tools:
             self.tools = dict(tools)
-        formula = self._try_formula(tree.children[0], _Env(source=source))
+        root = tree.children[0]
+        if not isinstance(root, (Tree, Token)):  # pragma: no cover - the grammar guarantees it
+            raise SpecSemanticError([Problem("expected a formula", None)])
+        formula = self._try_formula(root, _Env(source=source))
         if self.problems or formula is None:
             raise SpecSemanticError(self.problems)
         return formula
@@ -131,8 +160,13 @@ class Resolver:
         if isinstance(node, Token):
             if node.line is None:
                 return None
-            return A.Span(source, node.line, node.column or 1, node.end_line or node.line,
-                          node.end_column or node.column or 1)
+            return A.Span(
+                source,
+                node.line,
+                node.column or 1,
+                node.end_line or node.line,
+                node.end_column or node.column or 1,
+            )
         meta = node.meta
         if getattr(meta, "empty", True):
             return None
@@ -140,7 +174,9 @@ class Resolver:
 
     def _problem(self, message: str, node: Tree[Any] | Token | None, source: str) -> _Skip:
         span = self._span(node, source) if node is not None else None
-        loc = SourceLocation(source, span.line, span.column) if span else SourceLocation(source, 1, 1)
+        loc = (
+            SourceLocation(source, span.line, span.column) if span else SourceLocation(source, 1, 1)
+        )
         self.problems.append(Problem(message, loc))
         return _Skip()
 
@@ -157,19 +193,29 @@ class Resolver:
             elif kind == "def_decl":
                 name = str(item.children[0])
                 params_node = item.children[1]
-                params = tuple(str(p) for p in params_node.children if p is not None) if params_node else ()
+                params = (
+                    tuple(str(p) for p in params_node.children if p is not None)
+                    if params_node
+                    else ()
+                )
                 if name in self.macros:
                     self._problem(f"macro {name!r} is defined twice", item, source)
                     continue
                 if name in A.TRACE_PREDICATES:
-                    self._problem(f"macro {name!r} shadows a built-in trace predicate", item, source)
+                    self._problem(
+                        f"macro {name!r} shadows a built-in trace predicate", item, source
+                    )
                     continue
                 if len(set(params)) != len(params):
                     self._problem(f"macro {name!r} repeats a parameter name", item, source)
-                self.macros[name] = _Macro(name, params, item.children[2], source, self._span(item, source))
+                self.macros[name] = _Macro(
+                    name, params, item.children[2], source, self._span(item, source)
+                )
             elif kind == "predicate_decl":
                 name = str(item.children[0])
-                self.declared_predicates[name] = len([p for p in item.children[1:] if p is not None])
+                self.declared_predicates[name] = len(
+                    [p for p in item.children[1:] if p is not None]
+                )
             elif kind == "extractor_decl":
                 self.declared_extractors.add(str(item.children[0]))
             elif kind == "tool_decl":
@@ -250,7 +296,8 @@ class Resolver:
         if ptype is None:
             self._problem(
                 f"unknown parameter type {str(type_tok)!r} (use one of: {', '.join(sorted(set(_PARAM_TYPES)))})",
-                type_tok, source,
+                type_tok,
+                source,
             )
             return None
         src: A.Domain | None = None
@@ -262,7 +309,9 @@ class Resolver:
                 if extra.data == "param_from":
                     dom = self._domain(extra.children[0], _Env(source=source))
                     if not isinstance(dom, A.Domain):
-                        raise self._problem("`from` needs a domain such as results(tool)", extra, source)
+                        raise self._problem(
+                            "`from` needs a domain such as results(tool)", extra, source
+                        )
                     src = dom
                 elif extra.data == "param_bound":
                     op = _cmp(extra.children[0])
@@ -288,7 +337,9 @@ class Resolver:
             elif clause.data == "weight_clause":
                 weight = float(str(clause.children[0]))
                 if not weight > 0:
-                    self._problem(f"constraint {name!r}: weight must be > 0, got {weight:g}", clause, source)
+                    self._problem(
+                        f"constraint {name!r}: weight must be > 0, got {weight:g}", clause, source
+                    )
             elif clause.data == "severity_clause":
                 sev = self._severity(clause, source, name)
                 if sev is not None:
@@ -314,7 +365,9 @@ class Resolver:
         except ValueError:
             self._problem(
                 f"constraint {cname!r}: unknown severity {word!r} "
-                "(HARD_STOP, SOFT_BLOCK(n), BLOCK_AND_WARN, TOLERATE)", clause, source,
+                "(HARD_STOP, SOFT_BLOCK(n), BLOCK_AND_WARN, TOLERATE)",
+                clause,
+                source,
             )
             return None
         if arg is None:
@@ -324,7 +377,9 @@ class Resolver:
             return None
         text = str(arg)
         if not text.isdigit() or int(text) < 1:
-            self._problem(f"constraint {cname!r}: SOFT_BLOCK count must be a positive integer", clause, source)
+            self._problem(
+                f"constraint {cname!r}: SOFT_BLOCK count must be a positive integer", clause, source
+            )
             return None
         return Severity(kind, int(text))
 
@@ -358,7 +413,9 @@ class Resolver:
             op_text = str(node.children[0].children[0])
             bound = int(str(node.children[1]))
             if op_text not in _BOUNDED:
-                raise self._problem(f"{op_text}[<=k] is not defined; bounds apply to F, G, O, H", node, src)
+                raise self._problem(
+                    f"{op_text}[<=k] is not defined; bounds apply to F, G, O, H", node, src
+                )
             return _with_span(_BOUNDED[op_text](self._formula(node.children[2], env), bound), span)
         if kind == "true":
             return A.Const(True, span)
@@ -385,28 +442,38 @@ class Resolver:
         if dom_node is not None:
             domain = self._domain(dom_node, env)
         inner = env.bind(var)
-        return A.Quantified(kind, var, domain, self._formula(body, inner), self._span(node, env.source))
+        return A.Quantified(
+            kind, var, domain, self._formula(body, inner), self._span(node, env.source)
+        )
 
     def _domain(self, node: Tree[Any] | Token, env: _Env) -> A.Domain | A.ListLiteral:
         src = env.source
         if isinstance(node, Tree) and node.data == "list":
-            items = tuple(self._term(c, env, in_event=False) for c in node.children if c is not None)
+            items = tuple(
+                self._term(c, env, in_event=False) for c in node.children if c is not None
+            )
             return A.ListLiteral(items, self._span(node, src))
         if isinstance(node, Tree) and node.data == "ref":
             name, path = _ref_parts(node)
             if not path and self._is_extractor(name):
                 return A.Domain(name, span=self._span(node, src))
-            raise self._problem(f"{name!r} is not a domain (expected e.g. args(tool.key) or results(tool))", node, src)
+            raise self._problem(
+                f"{name!r} is not a domain (expected e.g. args(tool.key) or results(tool))",
+                node,
+                src,
+            )
         if isinstance(node, Tree) and node.data == "call":
             name = _name(node.children[0])
             if not self._is_extractor(name):
                 raise self._problem(
                     f"unknown domain extractor {name!r} (built in: {', '.join(BUILTIN_EXTRACTORS)}; "
-                    "declare others with `extractor NAME` and register them)", node, src,
+                    "declare others with `extractor NAME` and register them)",
+                    node,
+                    src,
                 )
             args = [a for a in node.children[1:] if a is not None]
             tool: str | None = None
-            path: tuple[str | int, ...] = ()
+            path = ()
             extra: list[Any] = []
             for i, arg in enumerate(args):
                 if i == 0 and isinstance(arg, Tree) and arg.data == "ref":
@@ -418,7 +485,9 @@ class Resolver:
                 else:
                     term = self._term(arg, env, in_event=False)
                     if not isinstance(term, A.Literal):
-                        raise self._problem("extractor arguments after the first must be constants", arg, src)
+                        raise self._problem(
+                            "extractor arguments after the first must be constants", arg, src
+                        )
                     extra.append(term.value)
             return A.Domain(name, tool, path, tuple(extra), self._span(node, src))
         raise self._problem(f"{_describe_node(node)} is not a domain", node, src)
@@ -434,9 +503,16 @@ class Resolver:
         return name in self.declared_predicates or name in self.registry.predicates
 
     def _check_tool(self, tool: str, node: Tree[Any] | Token, src: str) -> None:
-        if self.check_tools and self.tools and tool not in self.tools and tool not in IMPLICIT_TOOLS:
+        if (
+            self.check_tools
+            and self.tools
+            and tool not in self.tools
+            and tool not in IMPLICIT_TOOLS
+        ):
             raise self._problem(
-                f"unknown tool {tool!r} (this spec declares: {', '.join(sorted(self.tools))})", node, src
+                f"unknown tool {tool!r} (this spec declares: {', '.join(sorted(self.tools))})",
+                node,
+                src,
             )
 
     def _ref_formula(self, node: Tree[Any], env: _Env) -> A.Formula:
@@ -444,7 +520,11 @@ class Resolver:
         src = env.source
         span = self._span(node, src)
         if path:
-            raise self._problem(f"{_ref_text(name, path)} is a value, not a formula (compare it: `... = v`)", node, src)
+            raise self._problem(
+                f"{_ref_text(name, path)} is a value, not a formula (compare it: `... = v`)",
+                node,
+                src,
+            )
         if name in env.macro_args:
             arg, arg_env = env.macro_args[name]
             return self._macro_arg_formula(arg, arg_env)
@@ -460,11 +540,21 @@ class Resolver:
         return A.Event(name, (), span)
 
     def _macro_arg_formula(self, arg: Tree[Any] | Token, arg_env: _Env) -> A.Formula:
-        if isinstance(arg, Tree) and arg.data in ("op_arg", "string", "number", "list", "map", "regex", "null"):
+        if isinstance(arg, Tree) and arg.data in (
+            "op_arg",
+            "string",
+            "number",
+            "list",
+            "map",
+            "regex",
+            "null",
+        ):
             raise self._problem("macro argument is not a formula here", arg, arg_env.source)
         return self._formula(arg, arg_env)
 
-    def _expand(self, name: str, args: list[Tree[Any] | Token], node: Tree[Any], env: _Env) -> A.Formula:
+    def _expand(
+        self, name: str, args: list[Tree[Any] | Token], node: Tree[Any], env: _Env
+    ) -> A.Formula:
         macro = self.macros[name]
         src = env.source
         if len(args) != len(macro.params):
@@ -473,7 +563,7 @@ class Resolver:
             )
         if env.depth >= _MAX_MACRO_DEPTH:
             raise self._problem(f"macro {name!r} expands recursively", node, src)
-        bindings = {p: (a, env) for p, a in zip(macro.params, args)}
+        bindings = {p: (a, env) for p, a in zip(macro.params, args, strict=True)}
         inner = _Env((), bindings, env.depth + 1, macro.source)
         return self._formula(macro.body, inner)
 
@@ -493,18 +583,30 @@ class Resolver:
             if arity is None and name in self.registry.predicates:
                 arity = self.registry.predicates[name][1]
             if arity is not None and arity != len(args):
-                raise self._problem(f"predicate {name!r} takes {arity} argument(s), got {len(args)}", node, src)
-            return A.UserPredicate(name, tuple(self._term(a, env, in_event=False) for a in args), span)
+                raise self._problem(
+                    f"predicate {name!r} takes {arity} argument(s), got {len(args)}", node, src
+                )
+            return A.UserPredicate(
+                name, tuple(self._term(a, env, in_event=False) for a in args), span
+            )
         if self._is_extractor(name):
-            raise self._problem(f"{name!r} is a domain extractor, not a formula (use `x in {name}(...)`)", node, src)
+            raise self._problem(
+                f"{name!r} is a domain extractor, not a formula (use `x in {name}(...)`)", node, src
+            )
         # an event atom: tool(tests...)
         tool = None if name == "any" else name
         tests: list[A.Test] = []
         for arg in args:
             if not (isinstance(arg, Tree) and arg.data == "comparison"):
-                hint = "" if name[:1].isupper() else f"; if {name!r} is a predicate, declare it: `predicate {name}(...)`"
+                hint = (
+                    ""
+                    if name[:1].isupper()
+                    else f"; if {name!r} is a predicate, declare it: `predicate {name}(...)`"
+                )
                 raise self._problem(
-                    f"arguments of tool atom {name!r} must be tests such as `key = value`{hint}", arg, src
+                    f"arguments of tool atom {name!r} must be tests such as `key = value`{hint}",
+                    arg,
+                    src,
                 )
             left = arg.children[0]
             if not (isinstance(left, Tree) and left.data == "ref"):
@@ -526,18 +628,26 @@ class Resolver:
         src = env.source
         optional_last = name == "CalledWithResult"
         if len(args) != len(kinds) and not (optional_last and len(args) == len(kinds) - 1):
-            raise self._problem(f"{name} takes {len(kinds)} argument(s), got {len(args)}", node, src)
+            raise self._problem(
+                f"{name} takes {len(kinds)} argument(s), got {len(args)}", node, src
+            )
         out: list[Any] = []
-        for kind, arg in zip(kinds, args):
+        for kind, arg in zip(kinds, args, strict=False):  # CalledWithResult may omit its map
             if kind == "t":
                 out.append(self._tool_name_arg(arg, env, name))
             elif kind == "[t]":
                 if not (isinstance(arg, Tree) and arg.data == "list"):
                     raise self._problem(f"{name} expects a list of tools like [a, b]", arg, src)
-                out.append(tuple(self._tool_name_arg(c, env, name) for c in arg.children if c is not None))
+                out.append(
+                    tuple(self._tool_name_arg(c, env, name) for c in arg.children if c is not None)
+                )
             elif kind == "n":
                 value = self._term(arg, env, in_event=False)
-                if not isinstance(value, A.Literal) or not isinstance(value.value, int) or isinstance(value.value, bool):
+                if (
+                    not isinstance(value, A.Literal)
+                    or not isinstance(value.value, int)
+                    or isinstance(value.value, bool)
+                ):
                     raise self._problem(f"{name} expects an integer here", arg, src)
                 if value.value < 0:
                     raise self._problem(f"{name} expects a non-negative integer here", arg, src)
@@ -555,21 +665,30 @@ class Resolver:
             elif kind == "{}":
                 term = self._term(arg, env, in_event=False)
                 if not isinstance(term, A.MapLiteral):
-                    raise self._problem(f"{name} expects an argument map like {{key: value}}", arg, src)
+                    raise self._problem(
+                        f"{name} expects an argument map like {{key: value}}", arg, src
+                    )
                 out.append(term)
             elif kind == "v":
                 out.append(self._term(arg, env, in_event=False))
             elif kind == "f":
                 fname = self._tool_name_arg(arg, env, name, check=False)
-                if fname not in self.registry.context_predicates and fname not in self.declared_predicates:
+                if (
+                    fname not in self.registry.context_predicates
+                    and fname not in self.declared_predicates
+                ):
                     raise self._problem(
                         f"Predicate({fname}): no such registered predicate "
-                        "(register it with agentguard.register_context_predicate or declare it)", arg, src,
+                        "(register it with agentguard.register_context_predicate or declare it)",
+                        arg,
+                        src,
                     )
                 out.append(fname)
         return tuple(out)
 
-    def _tool_name_arg(self, arg: Tree[Any] | Token, env: _Env, pred: str, *, check: bool = True) -> str:
+    def _tool_name_arg(
+        self, arg: Tree[Any] | Token, env: _Env, pred: str, *, check: bool = True
+    ) -> str:
         src = env.source
         if isinstance(arg, Tree) and arg.data == "ref":
             name, path = _ref_parts(arg)
@@ -607,7 +726,10 @@ class Resolver:
             return A.Regex(text[1:end].replace("\\/", "/"), text[end + 1 :], span)
         if kind == "list":
             return A.ListLiteral(
-                tuple(self._term(c, env, in_event=in_event) for c in node.children if c is not None), span
+                tuple(
+                    self._term(c, env, in_event=in_event) for c in node.children if c is not None
+                ),
+                span,
             )
         if kind == "map":
             items: list[tuple[str, A.Term]] = []
@@ -615,7 +737,8 @@ class Resolver:
                 if pair is None:
                     continue
                 key_tok = pair.children[0]
-                key = _string_value(key_tok) if key_tok.type == "STRING" else str(key_tok)
+                is_string = isinstance(key_tok, Token) and key_tok.type == "STRING"
+                key = _string_value(key_tok) if is_string else str(key_tok)
                 items.append((key, self._term(pair.children[1], env, in_event=in_event)))
             return A.MapLiteral(tuple(items), span)
         if kind == "ref":
@@ -640,7 +763,7 @@ class Resolver:
 
 # --------------------------------------------------------------------------- utils
 def _with_span(node: A.Formula, span: A.Span | None) -> A.Formula:
-    return type(node)(*[getattr(node, f) for f in node.__dataclass_fields__ if f != "span"], span=span)  # type: ignore[call-arg]
+    return dataclasses.replace(node, span=span)
 
 
 def _name(node: Tree[Any] | Token) -> str:
@@ -693,6 +816,12 @@ def _describe_node(node: Tree[Any] | Token) -> str:
     if isinstance(node, Token):
         return repr(str(node))
     return {
-        "string": "a string", "number": "a number", "list": "a list", "map": "a map",
-        "regex": "a regex", "null": "null", "op_arg": "an operator", "ref": "a name",
+        "string": "a string",
+        "number": "a number",
+        "list": "a list",
+        "map": "a map",
+        "regex": "a regex",
+        "null": "null",
+        "op_arg": "an operator",
+        "ref": "a name",
     }.get(str(node.data), str(node.data))

@@ -42,14 +42,16 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
     if isinstance(f, A.Quantified):
         values = ev.parametric_domain(f) if f.domain is None else ev.domain(f.domain, env)
         if not values:
-            return f"Empty domain: {f.kind} is vacuously {'true' if f.kind == 'forall' else 'false'}."
+            return (
+                f"Empty domain: {f.kind} is vacuously {'true' if f.kind == 'forall' else 'false'}."
+            )
         for v in values:
-            inner = {**env, f.var: v}
-            ok = ev.holds(f.body, 0, inner)
+            bound = {**env, f.var: v}
+            ok = ev.holds(f.body, 0, bound)
             if f.kind == "forall" and not ok:
-                return f"Fails for {f.var} = {v!r}: {explain(f.body, ev, False, inner)}"
+                return f"Fails for {f.var} = {v!r}: {explain(f.body, ev, False, bound)}"
             if f.kind == "exists" and ok:
-                return f"Holds for {f.var} = {v!r}: {explain(f.body, ev, True, inner)}"
+                return f"Holds for {f.var} = {v!r}: {explain(f.body, ev, True, bound)}"
         if f.kind == "forall":
             return f"Holds for all {len(values)} value(s) of {f.var}."
         return f"No value of {f.var} among {len(values)} satisfies the body."

@@ -49,7 +49,9 @@ def verify_trace(
             passed, error = False, str(exc)
             detail = f"Evaluation error: {exc}"
         results.append(
-            ConstraintResult(c.name, c.layer, c.weight, passed, detail, str(c.severity), c.message, error)
+            ConstraintResult(
+                c.name, c.layer, c.weight, passed, detail, str(c.severity), c.message, error
+            )
         )
     out = tuple(results)
     score = score_of(out)
@@ -63,7 +65,9 @@ def verify_trace(
     )
 
 
-def _details(results: tuple[ConstraintResult, ...], constraints: Sequence[A.Constraint], trace: Trace) -> str:
+def _details(
+    results: tuple[ConstraintResult, ...], constraints: Sequence[A.Constraint], trace: Trace
+) -> str:
     violated = [r.name for r in results if not r.passed]
     if not violated:
         return ALL_SATISFIED

@@ -37,7 +37,11 @@ class SeenOutputs:
         if not isinstance(item, str) or not item:
             return False
         found = extract_entities(item)
-        kinds = [e.kind for e in found if e.text == item] or ["file_path", "function_signature", "identifier"]
+        kinds = [e.kind for e in found if e.text == item] or [
+            "file_path",
+            "function_signature",
+            "identifier",
+        ]
         return any(self._seen.grounds(Entity(kind, item)) for kind in kinds)
 
     def __iter__(self) -> Iterator[str]:
@@ -52,13 +56,17 @@ def _outputs(trace: Trace, tool: str | None = None, path: Any = (), *extra: Any)
     return SeenOutputs(trace)
 
 
-def _entities(trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any) -> list[str]:
+def _entities(
+    trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any
+) -> list[str]:
     from agentguard.bench.grounding import entities_extractor
 
     return entities_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
 
 
-def _ungrounded(trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any) -> list[str]:
+def _ungrounded(
+    trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any
+) -> list[str]:
     from agentguard.bench.grounding import ungrounded_extractor
 
     return ungrounded_extractor(trace, tool or "final_answer", path or ("answer",), *extra)

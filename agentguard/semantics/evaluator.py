@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Mapping
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +44,7 @@ from agentguard.semantics.values import (
 from agentguard.trace.model import Trace
 
 BoolVec = npt.NDArray[np.bool_]
-Value = Union[bool, BoolVec]  # a scalar means "the same at every position"
+Value = bool | BoolVec  # a scalar means "the same at every position"
 Env = Mapping[str, Any]
 
 
@@ -100,7 +100,7 @@ class Evaluator:
             return np.full(self.n, v, dtype=bool)
         return v
 
-    def _compute(self, f: A.Formula, env: Env) -> Value:  # noqa: C901 - one dispatch table
+    def _compute(self, f: A.Formula, env: Env) -> Value:
         n = self.n
         if isinstance(f, A.Const):
             return f.value
@@ -134,7 +134,7 @@ class Evaluator:
             if f.bound is None:
                 return np.logical_and.accumulate(a[::-1])[::-1]
             nxt_bad = _next_true(~a)
-            return (nxt_bad == n) | (nxt_bad - self._arange > f.bound)
+            return _as_vec((nxt_bad == n) | (nxt_bad - self._arange > f.bound))
         if isinstance(f, A.Once):
             a = self._vec(self.value(f.operand, env))
             if f.bound is None:
@@ -198,7 +198,7 @@ class Evaluator:
             return lv | rv
         if isinstance(f, A.Implies):
             return ~lv | rv
-        return lv == rv
+        return _as_vec(lv == rv)
 
     # ---------------------------------------------------------------- atoms
     def _event(self, f: A.Event, env: Env) -> Value:
@@ -214,7 +214,7 @@ class Evaluator:
                 if not _run_test(call_field(call, test.field.path), test, value):
                     out[i] = False
                     break
-        return out
+        return _as_vec(out)
 
     def _test_operand(self, test: A.Test, env: Env) -> Any:
         if isinstance(test.value, A.Regex):
@@ -254,14 +254,20 @@ class Evaluator:
         try:
             return bool(entry[0](*args))
         except Exception as exc:
-            raise PredicateError(f"predicate {f.name!r} raised {type(exc).__name__}: {exc}") from exc
+            raise PredicateError(
+                f"predicate {f.name!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _trace_predicate(self, f: A.TracePredicate, env: Env) -> Value:
         if f.name == "Predicate":
             return self._context_predicate(f.args[0])
-        return P.evaluate(f, self.idx, lambda t: self.term(t, env), self.match, self._context_scalar)
+        return P.evaluate(
+            f, self.idx, lambda t: self.term(t, env), self.match, self._context_scalar
+        )
 
-    def _context_scalar(self, name: str) -> bool:  # pragma: no cover - Predicate is vectorised above
+    def _context_scalar(
+        self, name: str
+    ) -> bool:  # pragma: no cover - Predicate is vectorised above
         return bool(self._vec(self._context_predicate(name))[0]) if self.n else False
 
     def _context_predicate(self, name: str) -> Value:
@@ -272,7 +278,9 @@ class Evaluator:
         try:
             if self.n == 0:
                 return bool(fn(trace, 0, metrics))
-            return np.fromiter((bool(fn(trace, i, metrics)) for i in range(self.n)), dtype=bool, count=self.n)
+            return np.fromiter(
+                (bool(fn(trace, i, metrics)) for i in range(self.n)), dtype=bool, count=self.n
+            )
         except Exception as exc:
             raise PredicateError(f"Predicate({name}) raised {type(exc).__name__}: {exc}") from exc
 
@@ -300,9 +308,13 @@ class Evaluator:
             return flatten_values([self.term(x, env) for x in d.items])
         calls = self.idx.trace.calls
         if d.extractor in ("args", "results"):
-            chosen = calls if d.tool is None else [calls[i] for i in self.idx.positions.get(d.tool, ())]
+            chosen = (
+                calls if d.tool is None else [calls[i] for i in self.idx.positions.get(d.tool, ())]
+            )
             if d.extractor == "args":
-                return flatten_values(call_field(c, d.path) if d.path else list(c.args.values()) for c in chosen)
+                return flatten_values(
+                    call_field(c, d.path) if d.path else list(c.args.values()) for c in chosen
+                )
             return flatten_values(call_field(c, ("result", *d.path)) for c in chosen)
         if d.extractor == "tools":
             return list(dict.fromkeys(self.idx.names))
@@ -311,11 +323,15 @@ class Evaluator:
             raise PredicateError(f"domain extractor {d.extractor!r} is declared but not registered")
         try:
             found = fn(self.idx.trace, d.tool, d.path, *d.extra)
-            if isinstance(found, Container) and not isinstance(found, (list, tuple, set, frozenset, str, Mapping)):
+            if isinstance(found, Container) and not isinstance(
+                found, (list, tuple, set, frozenset, str, Mapping)
+            ):
                 return found  # type: ignore[return-value]  # a membership domain (e.g. `outputs`)
             return flatten_values(found)
         except Exception as exc:
-            raise PredicateError(f"extractor {d.extractor!r} raised {type(exc).__name__}: {exc}") from exc
+            raise PredicateError(
+                f"extractor {d.extractor!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     def parametric_domain(self, f: A.Quantified) -> list[Any]:
         """The active domain of ``forall x: body``: values at the fields ``x`` is tested against."""
@@ -346,7 +362,7 @@ class Evaluator:
         return out
 
     # ---------------------------------------------------------------- empty trace
-    def empty_value(self, f: A.Formula, env: Env) -> bool:  # noqa: C901 - one dispatch table
+    def empty_value(self, f: A.Formula, env: Env) -> bool:
         """Truth at position 0 of the empty trace (see the module docstring)."""
         if isinstance(f, A.Const):
             return f.value
@@ -395,7 +411,9 @@ def free_variables(node: Any) -> frozenset[str]:
     if isinstance(node, A.Quantified):
         inner = free_variables(node.body) - {node.var}
         return inner | (free_variables(node.domain) if node.domain is not None else frozenset())
-    if isinstance(node, (A.Literal, A.Regex, A.MetricRef, A.FieldRef, A.Const, str, int, float, type(None))):
+    if isinstance(
+        node, (A.Literal, A.Regex, A.MetricRef, A.FieldRef, A.Const, str, int, float, type(None))
+    ):
         return frozenset()
     if isinstance(node, tuple):
         out: frozenset[str] = frozenset()
@@ -411,7 +429,9 @@ def free_variables(node: Any) -> frozenset[str]:
     return frozenset()
 
 
-def _collect_sites(node: Any, var: str, out: list[tuple[str | None, tuple[str | int, ...], bool]]) -> None:
+def _collect_sites(
+    node: Any, var: str, out: list[tuple[str | None, tuple[str | int, ...], bool]]
+) -> None:
     if isinstance(node, A.Quantified):
         if node.var != var:  # an inner binding of the same name shadows ours
             _collect_sites(node.body, var, out)
@@ -422,12 +442,20 @@ def _collect_sites(node: Any, var: str, out: list[tuple[str | None, tuple[str | 
                 out.append((node.tool, t.field.path, t.op == "contains"))
         return
     if isinstance(node, A.TracePredicate) and node.name in ("CalledWith", "CalledWithResult"):
-        amap = node.args[1] if node.name == "CalledWith" else (node.args[2] if len(node.args) > 2 else None)
+        amap = (
+            node.args[1]
+            if node.name == "CalledWith"
+            else (node.args[2] if len(node.args) > 2 else None)
+        )
         if isinstance(amap, A.MapLiteral):
             for key, term in amap.items:
                 if isinstance(term, A.Var) and term.name == var and not term.path:
                     out.append((node.args[0], (key,), False))
-        if node.name == "CalledWithResult" and isinstance(node.args[1], A.Var) and node.args[1].name == var:
+        if (
+            node.name == "CalledWithResult"
+            and isinstance(node.args[1], A.Var)
+            and node.args[1].name == var
+        ):
             out.append((node.args[0], ("result",), False))
         return
     if hasattr(node, "__dataclass_fields__"):
@@ -454,6 +482,11 @@ def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
     if test.field.path == ("result",) and test.op in ("!=", "!~"):
         return False
     return False
+
+
+def _as_vec(value: Any) -> BoolVec:
+    """numpy's accumulate and comparisons are typed loosely; this pins the type for mypy."""
+    return value  # type: ignore[no-any-return]
 
 
 def _next_true(a: BoolVec) -> npt.NDArray[np.int64]:

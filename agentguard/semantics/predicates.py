@@ -14,7 +14,11 @@ from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import is_submapping, values_equal
 
 COUNT_OPS: Mapping[str, Callable[[int, int], bool]] = {
-    "=": operator.eq, ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
+    "=": operator.eq,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
 }
 
 Resolve = Callable[[A.Term], Any]
@@ -45,7 +49,9 @@ def within_steps_distance(idx: TraceIndex, t1: str, t2: str) -> int | None:
     return None if b is None else b - a
 
 
-def matching_call(idx: TraceIndex, tool: str, expected: Mapping[str, Any], result: Any, match: Match | None) -> int | None:
+def matching_call(
+    idx: TraceIndex, tool: str, expected: Mapping[str, Any], result: Any, match: Match | None
+) -> int | None:
     """First position of ``tool`` whose args contain ``expected`` (and whose result matches)."""
     for i in idx.positions.get(tool, ()):
         call = idx.trace.calls[i]
@@ -56,7 +62,13 @@ def matching_call(idx: TraceIndex, tool: str, expected: Mapping[str, Any], resul
     return None
 
 
-def evaluate(pred: A.TracePredicate, idx: TraceIndex, resolve: Resolve, match: Match, context: Callable[[str], bool]) -> bool:
+def evaluate(
+    pred: A.TracePredicate,
+    idx: TraceIndex,
+    resolve: Resolve,
+    match: Match,
+    context: Callable[[str], bool],
+) -> bool:
     """The truth value of ``pred`` on the whole trace."""
     name, args = pred.name, pred.args
     if name == "Called":
@@ -86,7 +98,9 @@ def evaluate(pred: A.TracePredicate, idx: TraceIndex, resolve: Resolve, match: M
         return idx.count(args[0]) > 0 and idx.count(args[1]) == 0
     if name == "Predicate":
         return context(args[0])
-    raise ValueError(f"unknown trace predicate {name}")  # pragma: no cover - the resolver rejects it
+    raise ValueError(
+        f"unknown trace predicate {name}"
+    )  # pragma: no cover - the resolver rejects it
 
 
 def _q(t: str) -> str:
@@ -97,12 +111,18 @@ def _at(i: int | None) -> str:
     return f"call #{i + 1}" if i is not None else "never"
 
 
-def explain(pred: A.TracePredicate, idx: TraceIndex, resolve: Resolve, match: Match, passed: bool) -> str:
+def explain(
+    pred: A.TracePredicate, idx: TraceIndex, resolve: Resolve, match: Match, passed: bool
+) -> str:
     """A human detail in the style of the paper's Appendix B report."""
     name, args = pred.name, pred.args
     if name == "Called":
         i = idx.first(args[0])
-        return f"{_q(args[0])} was called ({_at(i)})." if i is not None else f"{_q(args[0])} was never called."
+        return (
+            f"{_q(args[0])} was called ({_at(i)})."
+            if i is not None
+            else f"{_q(args[0])} was never called."
+        )
     if name == "CalledN":
         return f"{_q(args[0])} called {idx.count(args[0])} time(s); expected {args[2]} {args[1]}."
     if name in ("Before", "After"):
@@ -122,7 +142,9 @@ def explain(pred: A.TracePredicate, idx: TraceIndex, resolve: Resolve, match: Ma
         if g is None:
             return f"{_q(args[1])} was never called."
         bad = [
-            f"{_q(t)} not called" if idx.first(t) is None else f"{_q(t)} ({_at(idx.first(t))}) not before {_q(args[1])} ({_at(g)})"
+            f"{_q(t)} not called"
+            if idx.first(t) is None
+            else f"{_q(t)} ({_at(idx.first(t))}) not before {_q(args[1])} ({_at(g)})"
             for t in args[0]
             if not _lt(idx.first(t), g)
         ]
@@ -157,7 +179,11 @@ def explain(pred: A.TracePredicate, idx: TraceIndex, resolve: Resolve, match: Ma
         tool = args[0]
         if idx.count(tool) == 0:
             return f"{_q(tool)} was never called."
-        expected = resolve(args[1]) if name == "CalledWith" else (resolve(args[2]) if len(args) > 2 else {})
+        expected = (
+            resolve(args[1])
+            if name == "CalledWith"
+            else (resolve(args[2]) if len(args) > 2 else {})
+        )
         if name == "CalledWith":
             i = matching_call(idx, tool, expected, None, None)
             if i is not None:

@@ -54,12 +54,16 @@ class Registry:
     def child(self) -> Registry:
         """A copy that can be extended without touching this one."""
         return Registry(
-            dict(self.predicates), dict(self.context_predicates), dict(self.extractors), self.matcher
+            dict(self.predicates),
+            dict(self.context_predicates),
+            dict(self.extractors),
+            self.matcher,
         )
 
 
 BUILTIN_EXTRACTORS = ("args", "results", "tools")
 """Extractors every spec can use: argument values, result values, tool names called."""
+
 
 def _with_builtins() -> Registry:
     from agentguard.semantics.builtins import install
@@ -88,7 +92,9 @@ def register_extractor(name: str, fn: ExtractorFn) -> None:
     default_registry.register_extractor(name, fn)
 
 
-def predicate(name: str | None = None, *, arity: int | None = None) -> Callable[[PredicateFn], PredicateFn]:
+def predicate(
+    name: str | None = None, *, arity: int | None = None
+) -> Callable[[PredicateFn], PredicateFn]:
     """Decorator form of :func:`register_predicate`."""
 
     def wrap(fn: PredicateFn) -> PredicateFn:

@@ -36,7 +36,8 @@ class TraceIndex:
         code = self._codes.get(tool)
         if code is None:
             return np.zeros(self.n, dtype=bool)
-        return self.codes == code
+        out: npt.NDArray[np.bool_] = self.codes == code
+        return out
 
     def first(self, tool: str) -> int | None:
         """``first(t)``, or None for ⊥."""

@@ -74,7 +74,7 @@ def values_equal(a: Any, b: Any) -> bool:
     if _is_number(a) and _is_number(b):
         return bool(a == b)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
     if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):

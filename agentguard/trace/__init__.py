@@ -3,4 +3,12 @@
 from agentguard.trace.loaders import iter_trace_file, load_traces, trace_from_json
 from agentguard.trace.model import UNKNOWN, Call, Trace, Unknown
 
-__all__ = ["UNKNOWN", "Call", "Trace", "Unknown", "iter_trace_file", "load_traces", "trace_from_json"]
+__all__ = [
+    "UNKNOWN",
+    "Call",
+    "Trace",
+    "Unknown",
+    "iter_trace_file",
+    "load_traces",
+    "trace_from_json",
+]

@@ -55,7 +55,9 @@ def trace_from_json(value: Any, *, source: str = "<json>") -> Trace:
         if value and all(isinstance(m, Mapping) and "role" in m for m in value):
             return Trace.from_openai_messages(value, source=source)
         return Trace.from_records(value, source=source)
-    raise TraceRecordError(f"expected a JSON object or list, got {type(value).__name__}", source=source)
+    raise TraceRecordError(
+        f"expected a JSON object or list, got {type(value).__name__}", source=source
+    )
 
 
 def _is_message(value: Mapping[str, Any]) -> bool:
@@ -86,8 +88,10 @@ def iter_trace_file(path: str | Path) -> Iterator[LoadedTrace]:
         err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=1)
         yield LoadedTrace(source, 1, None, err)
         return
-    if isinstance(value, list) and value and all(
-        isinstance(v, Mapping) and "tool_calls" in v and "role" not in v for v in value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, Mapping) and "tool_calls" in v and "role" not in v for v in value)
     ):
         for index, item in enumerate(value, start=1):
             try:
@@ -112,7 +116,10 @@ def _load_one(line: str, source: str, lineno: int) -> LoadedTrace:
         value = json.loads(line)
     except ValueError as exc:
         return LoadedTrace(
-            source, lineno, None, TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
+            source,
+            lineno,
+            None,
+            TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno),
         )
     try:
         return LoadedTrace(source, lineno, trace_from_json(value, source=source), None)

@@ -145,7 +145,8 @@ class Trace(Sequence[Call]):
         """From the paper's metrics record ``μ`` (its ``tool_calls`` list is the trace)."""
         if not isinstance(record, Mapping):
             raise TraceRecordError(
-                f"a metrics record must be a JSON object, got {type(record).__name__}", source=source
+                f"a metrics record must be a JSON object, got {type(record).__name__}",
+                source=source,
             )
         if "tool_calls" not in record:
             raise TraceRecordError("metrics record has no 'tool_calls' list", source=source)
@@ -154,7 +155,7 @@ class Trace(Sequence[Call]):
             raise TraceRecordError(
                 f"'tool_calls' must be a list, got {type(tool_calls).__name__}", source=source
             )
-        metrics = {k: v for k, v in record.items()}
+        metrics = dict(record)
         return cls.from_records(tool_calls, metrics=metrics, source=source)
 
     @classmethod
@@ -195,7 +196,9 @@ def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
         try:
             raw = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
-            raise TraceRecordError(f"record {index}: arguments are not valid JSON ({exc})", source=source) from None
+            raise TraceRecordError(
+                f"record {index}: arguments are not valid JSON ({exc})", source=source
+            ) from None
     if not isinstance(raw, Mapping):
         raise TraceRecordError(
             f"record {index}: arguments must be an object, got {type(raw).__name__}", source=source
@@ -216,7 +219,7 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
     name = next((record[k] for k in _NAME_KEYS if k in record), None)
     if not isinstance(name, str) or not name:
         raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
-    raw_args = next((record[k] for k in _ARG_KEYS if k in record), {})
+    raw_args: Any = next((record[k] for k in _ARG_KEYS if k in record), {})
     args = _decode_args(raw_args, index, source)
     result: Any = UNKNOWN
     for key in _RESULT_KEYS:

@@ -12,26 +12,44 @@ import pytest
 from agentguard.cli.main import EXIT_INPUT, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
 
 
-def test_check_passing_trace_exits_zero(specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_passing_trace_exits_zero(
+    specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A fully compliant trace prints its table and exits 0."""
-    code = main(["check", str(specs_dir / "refund.ltl"), str(specs_dir / "traces/refund.pass.json")])
+    code = main(
+        ["check", str(specs_dir / "refund.ltl"), str(specs_dir / "traces/refund.pass.json")]
+    )
     out = capsys.readouterr().out
     assert code == EXIT_OK
     assert "1.000 FULL" in out and "identity_first" in out
 
 
-def test_check_json_is_appendix_b_shape(specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_json_is_appendix_b_shape(
+    specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--json prints the report with the paper's keys; a violation exits 1."""
-    code = main(["check", "--json", str(specs_dir / "refund.ltl"), str(specs_dir / "traces/refund.fail.json")])
+    code = main(
+        [
+            "check",
+            "--json",
+            str(specs_dir / "refund.ltl"),
+            str(specs_dir / "traces/refund.fail.json"),
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == EXIT_VIOLATION
     assert report["compliance_label"] == "PARTIAL"
     assert {c["name"] for c in report["constraints"] if not c["passed"]} == {
-        "identity_first", "refund_only_known_orders", "refund_cap", "one_refund_per_order",
+        "identity_first",
+        "refund_only_known_orders",
+        "refund_cap",
+        "one_refund_per_order",
     }
 
 
-def test_bad_records_are_reported_and_others_scored(tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_records_are_reported_and_others_scored(
+    tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A broken record is named by file and line on stderr; the good ones are still scored."""
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"tool_calls": [{"tool_name": "lookup_order"}]}\n{broken\n')
@@ -44,7 +62,9 @@ def test_bad_records_are_reported_and_others_scored(tmp_path: Path, specs_dir: P
     assert "error" in results[1]
 
 
-def test_bad_spec_exits_two_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_spec_exits_two_with_location(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An invalid spec prints file:line:column and a caret, exit 2."""
     spec = tmp_path / "bad.ltl"
     spec.write_text("constraint a := G(b ->\n")
@@ -67,7 +87,9 @@ def test_console_script_runs(specs_dir: Path) -> None:
     """`python -m agentguard` runs the same CLI in a subprocess."""
     proc = subprocess.run(
         [sys.executable, "-m", "agentguard", "lint", str(specs_dir / "appendix_b_fanout.ltl")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "tool_b_before_tool_d" in proc.stdout

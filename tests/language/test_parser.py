@@ -11,7 +11,7 @@ from agentguard.enforcement.decision import Severity, SeverityKind
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
 
-SKETCH = '''
+SKETCH = """
 spec refund_policy
 
 tool lookup_order(order_id: str)
@@ -34,7 +34,7 @@ constraint one_refund  severity HARD_STOP := CalledN(issue_refund, 1, <=)
 constraint look_first  weight 2 := Before(lookup_order, final_answer)
 constraint budget  severity HARD_STOP := metrics.num_tool_calls <= 40
 constraint ordered := precedence(lookup_order, issue_refund)
-'''
+"""
 
 
 class TestSketch:
@@ -43,10 +43,16 @@ class TestSketch:
         spec = parse_spec(SKETCH)
         assert spec.name == "refund_policy"
         first = spec.constraint("identity_first")
-        assert (first.layer, first.weight, first.severity) == ("L3", 4.0, Severity(SeverityKind.SOFT_BLOCK, 3))
+        assert (first.layer, first.weight, first.severity) == (
+            "L3",
+            4.0,
+            Severity(SeverityKind.SOFT_BLOCK, 3),
+        )
         assert first.message.startswith("Verify")
         assert spec.constraint("cap").severity.kind is SeverityKind.BLOCK_AND_WARN
-        assert spec.constraint("budget").formula == A.Compare(A.MetricRef(("num_tool_calls",)), "<=", A.Literal(40))
+        assert spec.constraint("budget").formula == A.Compare(
+            A.MetricRef(("num_tool_calls",)), "<=", A.Literal(40)
+        )
 
     def test_tool_declarations_keep_types_sources_and_requires(self) -> None:
         """Tool declarations keep typed params, `from` sources, bounds and `requires`."""
@@ -171,7 +177,9 @@ constraint c6 severity HARD_STOP(2) := a
 class TestImports:
     def test_import_inlines_other_files(self, tmp_path: Path) -> None:
         """`import` brings in another file's tools, macros and constraints."""
-        (tmp_path / "common.ltl").write_text("def prec(a, b) := !b W a\nconstraint base := F done\n")
+        (tmp_path / "common.ltl").write_text(
+            "def prec(a, b) := !b W a\nconstraint base := F done\n"
+        )
         main = tmp_path / "main.ltl"
         main.write_text('import "common.ltl"\nconstraint ordered := prec(a, b)\n')
         spec = load_spec(main)
@@ -181,7 +189,7 @@ class TestImports:
         """A cycle of imports is a semantic error naming the chain."""
         (tmp_path / "a.ltl").write_text('import "b.ltl"\nconstraint ca := x\n')
         (tmp_path / "b.ltl").write_text('import "a.ltl"\nconstraint cb := y\n')
-        with pytest.raises(SpecSemanticError, match="cyclic import: a.ltl -> b.ltl -> a.ltl"):
+        with pytest.raises(SpecSemanticError, match=r"cyclic import: a\.ltl -> b\.ltl -> a\.ltl"):
             load_spec(tmp_path / "a.ltl")
 
     def test_missing_import_is_reported_with_location(self, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from agentguard.semantics.evaluator import Evaluator
 from agentguard.trace import Trace
 
 
-def ref_holds(f: A.Formula, trace: Trace, i: int = 0, env: dict[str, Any] | None = None) -> bool:  # noqa: C901
+def ref_holds(f: A.Formula, trace: Trace, i: int = 0, env: dict[str, Any] | None = None) -> bool:
     env = env or {}
     n = len(trace)
     r = lambda g, j=i, e=env: ref_holds(g, trace, j, e)  # noqa: E731
@@ -52,7 +52,9 @@ def ref_holds(f: A.Formula, trace: Trace, i: int = 0, env: dict[str, Any] | None
     if isinstance(f, A.Release):
         return all(r(f.right, j) or any(r(f.left, k) for k in range(i, j)) for j in range(i, n))
     if isinstance(f, A.Since):
-        return i < n and any(r(f.right, j) and all(r(f.left, k) for k in range(j + 1, i + 1)) for j in range(0, i + 1))
+        return i < n and any(
+            r(f.right, j) and all(r(f.left, k) for k in range(j + 1, i + 1)) for j in range(i + 1)
+        )
     if isinstance(f, A.Quantified):
         ev = Evaluator(trace)  # domains only: extraction is specified separately
         values = ev.parametric_domain(f) if f.domain is None else ev.domain(f.domain, env)

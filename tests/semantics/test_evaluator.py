@@ -24,13 +24,30 @@ class TestTemporal:
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("X X b", False), ("X X c", True), ("X X X c", False), ("N N N c", True),
-            ("F c", True), ("G !d", True), ("a U c", False), ("(a | b) U c", True),
-            ("a W d", False), ("(a | b | c) W d", True), ("c R (a | b | c)", True),
-            ("F(c & Y b)", True), ("F(a & Z false)", True), ("F(a & Y true)", False),
-            ("F(c & O a)", True), ("F(c & H !d)", True), ("F(c & (b S a))", False),
-            ("F(c & ((b | c) S a))", True), ("F[<=1] c", False), ("F[<=2] c", True),
-            ("G[<=1] !c", True), ("G[<=2] !c", False), ("F(c & O[<=1] a)", False), ("F(c & O[<=2] a)", True),
+            ("X X b", False),
+            ("X X c", True),
+            ("X X X c", False),
+            ("N N N c", True),
+            ("F c", True),
+            ("G !d", True),
+            ("a U c", False),
+            ("(a | b) U c", True),
+            ("a W d", False),
+            ("(a | b | c) W d", True),
+            ("c R (a | b | c)", True),
+            ("F(c & Y b)", True),
+            ("F(a & Z false)", True),
+            ("F(a & Y true)", False),
+            ("F(c & O a)", True),
+            ("F(c & H !d)", True),
+            ("F(c & (b S a))", False),
+            ("F(c & ((b | c) S a))", True),
+            ("F[<=1] c", False),
+            ("F[<=2] c", True),
+            ("G[<=1] !c", True),
+            ("G[<=2] !c", False),
+            ("F(c & O[<=1] a)", False),
+            ("F(c & O[<=2] a)", True),
             ("F(c & H[<=1] !a)", True),
         ],
     )
@@ -45,10 +62,26 @@ class TestTemporal:
 
     @pytest.mark.parametrize(
         ("text", "expected"),
-        [("a", False), ("X a", False), ("N a", True), ("F a", False), ("G a", True), ("a U b", False),
-         ("a W b", True), ("a R b", True), ("Y a", False), ("Z a", True), ("O a", False), ("H a", True),
-         ("a S b", False), ("!a", True), ("Called(a)", False), ("CalledN(a, 0, =)", True),
-         ("forall x: a(k = x)", True), ("exists x: a(k = x)", False)],
+        [
+            ("a", False),
+            ("X a", False),
+            ("N a", True),
+            ("F a", False),
+            ("G a", True),
+            ("a U b", False),
+            ("a W b", True),
+            ("a R b", True),
+            ("Y a", False),
+            ("Z a", True),
+            ("O a", False),
+            ("H a", True),
+            ("a S b", False),
+            ("!a", True),
+            ("Called(a)", False),
+            ("CalledN(a, 0, =)", True),
+            ("forall x: a(k = x)", True),
+            ("exists x: a(k = x)", False),
+        ],
     )
     def test_empty_trace_convention(self, text: str, expected: bool) -> None:
         """The documented empty-trace rule."""
@@ -56,24 +89,48 @@ class TestTemporal:
 
 
 class TestAtoms:
-    TRACE = Trace.from_records([
-        {"tool_name": "tool_a", "arguments": {"seed": 42}, "tool_result": '{"numbers": [8, 2, 46]}'},
-        {"tool_name": "tool_b", "arguments": {"i": 8, "j": 0}, "tool_result": '{"result": 11}'},
-        {"tool_name": "read_file", "arguments": {"path": "conf/.env", "opts": {"n": [1, 2]}}, "tool_result": "x"},
-    ], metrics={"num_tool_calls": 3, "tokens": {"in": 10}})
+    TRACE = Trace.from_records(
+        [
+            {
+                "tool_name": "tool_a",
+                "arguments": {"seed": 42},
+                "tool_result": '{"numbers": [8, 2, 46]}',
+            },
+            {"tool_name": "tool_b", "arguments": {"i": 8, "j": 0}, "tool_result": '{"result": 11}'},
+            {
+                "tool_name": "read_file",
+                "arguments": {"path": "conf/.env", "opts": {"n": [1, 2]}},
+                "tool_result": "x",
+            },
+        ],
+        metrics={"num_tool_calls": 3, "tokens": {"in": 10}},
+    )
 
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("tool_a(seed = 42)", True), ("tool_a(seed = 42.0)", True), ("tool_a(seed = true)", False),
-            ("tool_a(seed != 41)", True), ("tool_a(missing != 1)", False), ("tool_a(seed > 40, seed < 43)", True),
-            ("tool_a(seed >= \"4\")", False), ("tool_a(result.numbers contains 8)", True),
-            ("tool_a(result.numbers[2] = 46)", True), ("F tool_b(i = 8, result = 11)", True),
-            ("F tool_b(result.result = 11)", True), ("F tool_b(result = {result: 11})", True),
-            ("F read_file(path ~ /\\.env$/)", True), ("F read_file(path !~ /\\.env$/)", False),
-            ("F read_file(path ~ /CONF/i)", True), ("F read_file(opts.n contains 2)", True),
-            ("F any(path ~ /env/)", True), ("F any", True), ("F read_file(path in [\"conf/.env\", \"x\"])", True),
-            ("metrics.num_tool_calls <= 3", True), ("metrics.tokens.in > 10", False), ("metrics.nope = 1", False),
+            ("tool_a(seed = 42)", True),
+            ("tool_a(seed = 42.0)", True),
+            ("tool_a(seed = true)", False),
+            ("tool_a(seed != 41)", True),
+            ("tool_a(missing != 1)", False),
+            ("tool_a(seed > 40, seed < 43)", True),
+            ('tool_a(seed >= "4")', False),
+            ("tool_a(result.numbers contains 8)", True),
+            ("tool_a(result.numbers[2] = 46)", True),
+            ("F tool_b(i = 8, result = 11)", True),
+            ("F tool_b(result.result = 11)", True),
+            ("F tool_b(result = {result: 11})", True),
+            ("F read_file(path ~ /\\.env$/)", True),
+            ("F read_file(path !~ /\\.env$/)", False),
+            ("F read_file(path ~ /CONF/i)", True),
+            ("F read_file(opts.n contains 2)", True),
+            ("F any(path ~ /env/)", True),
+            ("F any", True),
+            ('F read_file(path in ["conf/.env", "x"])', True),
+            ("metrics.num_tool_calls <= 3", True),
+            ("metrics.tokens.in > 10", False),
+            ("metrics.nope = 1", False),
         ],
     )
     def test_event_tests(self, text: str, expected: bool) -> None:
@@ -93,15 +150,36 @@ class TestTracePredicates:
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("Called(a)", True), ("Called(d)", False), ("CalledN(a, 2, =)", True), ("CalledN(a, 2, >)", False),
-            ("CalledN(d, 0, =)", True), ("Before(a, b)", True), ("Before(b, a)", False), ("Before(a, d)", False),
-            ("Before(d, a)", False), ("After(b, a)", True), ("After(a, d)", False), ("AllBefore([a, b], c)", True),
-            ("AllBefore([a, d], c)", False), ("AllBefore([a], d)", False), ("InstanceBefore(a, 1, c, 0)", True),
-            ("InstanceBefore(a, 1, b, 0)", False), ("InstanceBefore(a, 2, c, 0)", False), ("InOrder([a, b, a, c])", True),
-            ("InOrder([b, a, c])", True), ("InOrder([c, a])", False), ("InOrder([a, a, a])", False),
-            ("WithinSteps(a, c, 3)", True), ("WithinSteps(a, c, 2)", False), ("WithinSteps(c, a, 9)", False),
-            ("WithinSteps(a, a, 0)", True), ("BranchCalled(a, d)", True), ("BranchCalled(a, b)", False),
-            ("BranchCalled(d, a)", False), ("G Called(c)", True), ("X Before(a, b)", True),
+            ("Called(a)", True),
+            ("Called(d)", False),
+            ("CalledN(a, 2, =)", True),
+            ("CalledN(a, 2, >)", False),
+            ("CalledN(d, 0, =)", True),
+            ("Before(a, b)", True),
+            ("Before(b, a)", False),
+            ("Before(a, d)", False),
+            ("Before(d, a)", False),
+            ("After(b, a)", True),
+            ("After(a, d)", False),
+            ("AllBefore([a, b], c)", True),
+            ("AllBefore([a, d], c)", False),
+            ("AllBefore([a], d)", False),
+            ("InstanceBefore(a, 1, c, 0)", True),
+            ("InstanceBefore(a, 1, b, 0)", False),
+            ("InstanceBefore(a, 2, c, 0)", False),
+            ("InOrder([a, b, a, c])", True),
+            ("InOrder([b, a, c])", True),
+            ("InOrder([c, a])", False),
+            ("InOrder([a, a, a])", False),
+            ("WithinSteps(a, c, 3)", True),
+            ("WithinSteps(a, c, 2)", False),
+            ("WithinSteps(c, a, 9)", False),
+            ("WithinSteps(a, a, 0)", True),
+            ("BranchCalled(a, d)", True),
+            ("BranchCalled(a, b)", False),
+            ("BranchCalled(d, a)", False),
+            ("G Called(c)", True),
+            ("X Before(a, b)", True),
         ],
     )
     def test_appendix_a_meaning(self, text: str, expected: bool) -> None:
@@ -110,13 +188,15 @@ class TestTracePredicates:
 
     def test_called_with_and_result_with_pluggable_match(self) -> None:
         """CalledWith is a sub-mapping test; CalledWithResult uses the pluggable match."""
-        t = Trace.from_records([
-            {"tool_name": "s", "arguments": {"q": "x", "n": 1}, "tool_result": {"hits": 3}},
-        ])
-        assert h("CalledWith(s, {q: \"x\"})", t) and not h("CalledWith(s, {q: \"y\"})", t)
-        assert h("CalledWithResult(s, {hits: 3}, {q: \"x\"})", t)
-        assert not h("CalledWithResult(s, 3, {q: \"x\"})", t)
-        f = parse_formula("CalledWithResult(s, 3, {q: \"x\"})")
+        t = Trace.from_records(
+            [
+                {"tool_name": "s", "arguments": {"q": "x", "n": 1}, "tool_result": {"hits": 3}},
+            ]
+        )
+        assert h('CalledWith(s, {q: "x"})', t) and not h('CalledWith(s, {q: "y"})', t)
+        assert h('CalledWithResult(s, {hits: 3}, {q: "x"})', t)
+        assert not h('CalledWithResult(s, 3, {q: "x"})', t)
+        f = parse_formula('CalledWithResult(s, 3, {q: "x"})')
         assert holds(f, t, match=lambda result, r: result.get("hits") == r)
 
     def test_context_predicate_gets_trace_position_metrics(self) -> None:
@@ -131,11 +211,13 @@ class TestTracePredicates:
 
 
 class TestQuantifiers:
-    T = Trace.from_records([
-        {"tool_name": "tool_a", "arguments": {}, "tool_result": {"numbers": [8, 2]}},
-        {"tool_name": "tool_b", "arguments": {"i": 8}, "tool_result": 1},
-        {"tool_name": "tool_c", "arguments": {"x": 8}, "tool_result": 2},
-    ])
+    T = Trace.from_records(
+        [
+            {"tool_name": "tool_a", "arguments": {}, "tool_result": {"numbers": [8, 2]}},
+            {"tool_name": "tool_b", "arguments": {"i": 8}, "tool_result": 1},
+            {"tool_name": "tool_c", "arguments": {"x": 8}, "tool_result": 2},
+        ]
+    )
 
     def test_domains_and_empty_domain_rule(self) -> None:
         """forall/exists range over extracted values; an empty domain: forall true, exists false."""
@@ -144,16 +226,18 @@ class TestQuantifiers:
         assert h("forall x in args(tool_b.i): CalledWith(tool_c, {x: x})", self.T)
         assert h("forall x in args(tool_z.i): false", self.T)
         assert not h("exists x in args(tool_z.i): true", self.T)
-        assert h("forall t in tools: t in [\"tool_a\", \"tool_b\", \"tool_c\"]", self.T)
+        assert h('forall t in tools: t in ["tool_a", "tool_b", "tool_c"]', self.T)
         assert h("forall x in [1, 2]: x < 3", self.T)
 
     def test_parametric_binding_uses_active_domain(self) -> None:
         """`forall o:` ranges over the values at the fields o is tested against."""
-        t = Trace.from_records([
-            {"tool_name": "lookup", "arguments": {"order": "A"}},
-            {"tool_name": "refund", "arguments": {"order": "A"}},
-            {"tool_name": "refund", "arguments": {"order": "B"}},
-        ])
+        t = Trace.from_records(
+            [
+                {"tool_name": "lookup", "arguments": {"order": "A"}},
+                {"tool_name": "refund", "arguments": {"order": "A"}},
+                {"tool_name": "refund", "arguments": {"order": "B"}},
+            ]
+        )
         f = "forall o: G(refund(order = o) -> O lookup(order = o))"
         assert not h(f, t)
         assert h(f, Trace(t.calls[:2]))

@@ -13,11 +13,13 @@ from agentguard.trace.model import UNKNOWN
 
 def test_json_results_are_decoded() -> None:
     """Results recorded as JSON text are decoded; plain text stays text."""
-    t = Trace.from_records([
-        {"tool_name": "a", "arguments": {}, "tool_result": "{\"numbers\": [1]}"},
-        {"tool_name": "b", "arguments": "{\"x\": 1}", "tool_result": "plain words"},
-        {"tool_name": "c"},
-    ])
+    t = Trace.from_records(
+        [
+            {"tool_name": "a", "arguments": {}, "tool_result": '{"numbers": [1]}'},
+            {"tool_name": "b", "arguments": '{"x": 1}', "tool_result": "plain words"},
+            {"tool_name": "c"},
+        ]
+    )
     assert t[0].result == {"numbers": [1]}
     assert t[1].args == {"x": 1} and t[1].result == "plain words"
     assert t[2].result is UNKNOWN and t.names == ("a", "b", "c")
@@ -41,7 +43,16 @@ def test_jsonl_keeps_good_records_and_reports_bad_lines(tmp_path: Path) -> None:
         "{not json",
         "",
         json.dumps({"tool_calls": [{"arguments": {}}]}),
-        json.dumps({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "s", "arguments": "{}"}}]}]}),
+        json.dumps(
+            {
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "tool_calls": [{"function": {"name": "s", "arguments": "{}"}}],
+                    }
+                ]
+            }
+        ),
     ]
     path.write_text("\n".join(lines) + "\n")
     loaded = load_traces(path)
