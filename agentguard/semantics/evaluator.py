@@ -20,7 +20,7 @@ Conventions (documented in docs/language.md):
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,7 @@ class Evaluator:
         self._arange = np.arange(self.n, dtype=np.int64)
         self._cache: dict[Any, Value] = {}
         self._free: dict[int, frozenset[str]] = {}
+        self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
 
     # ---------------------------------------------------------------- public
     def holds(self, formula: A.Formula, position: int = 0, env: Env | None = None) -> bool:
@@ -202,19 +203,54 @@ class Evaluator:
 
     # ---------------------------------------------------------------- atoms
     def _event(self, f: A.Event, env: Env) -> Value:
-        mask = self.idx.mask(f.tool) if f.tool is not None else np.ones(self.n, dtype=bool)
         if not f.tests:
-            return mask
-        out = mask.copy()
-        calls = self.idx.trace.calls
+            return self.idx.mask(f.tool) if f.tool is not None else np.ones(self.n, dtype=bool)
         expected = [(t, self._test_operand(t, env)) for t in f.tests]
-        for i in np.flatnonzero(mask):
+        candidates = self._candidates(f, expected)
+        out = np.zeros(self.n, dtype=bool)
+        calls = self.idx.trace.calls
+        for i in candidates:
             call = calls[i]
-            for test, value in expected:
-                if not _run_test(call_field(call, test.field.path), test, value):
-                    out[i] = False
+            if all(_run_test(call_field(call, t.field.path), t, v) for t, v in expected):
+                out[i] = True
+        return out
+
+    def _candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]:
+        """Positions worth testing: the tool's calls, narrowed by an equality index.
+
+        An argument test ``key = value`` (the shape of parametric constraints such as
+        ``issue_refund(order_id = o)``) looks its positions up in a per-(tool, path) index
+        built once per trace, so each quantifier instance costs O(matches), not O(calls).
+        """
+        for test, value in expected:
+            path = test.field.path
+            if test.op == "=" and path and path[0] != "result" and not isinstance(value, re.Pattern):
+                key = (f.tool, path)
+                index = self._eq_index.get(key)
+                if index is None:
+                    index = self._build_index(f.tool, path)
+                    self._eq_index[key] = index
+                try:
+                    return index.get(freeze(value), ())
+                except TypeError:  # an unhashable value: fall back to scanning
                     break
-        return _as_vec(out)
+        if f.tool is None:
+            return range(self.n)
+        return self.idx.positions.get(f.tool, ())
+
+    def _build_index(self, tool: str | None, path: tuple[str | int, ...]) -> dict[Any, list[int]]:
+        index: dict[Any, list[int]] = {}
+        positions = range(self.n) if tool is None else self.idx.positions.get(tool, ())
+        calls = self.idx.trace.calls
+        for i in positions:
+            v = call_field(calls[i], path)
+            if v is MISSING:
+                continue
+            try:
+                index.setdefault(freeze(v), []).append(i)
+            except TypeError:
+                continue
+        return index
 
     def _test_operand(self, test: A.Test, env: Env) -> Any:
         if isinstance(test.value, A.Regex):
@@ -472,15 +508,11 @@ def _collect_sites(
 def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
     if compare(actual, test.op, expected):
         return True
-    # `result = 11` also matches the paper's {"result": 11} wrapper
+    # `result = 11` also matches the paper's {"result": 11} wrapper (never for negated tests,
+    # which would otherwise hold for both the wrapper and its content)
     if test.field.path == ("result",) and test.op not in ("!=", "!~"):
         inner = unwrap_result(actual)
-        if inner is not MISSING and not isinstance(expected, re.Pattern | dict):
-            return compare(inner, test.op, expected)
-        if inner is not MISSING and isinstance(expected, re.Pattern):
-            return compare(inner, test.op, expected)
-    if test.field.path == ("result",) and test.op in ("!=", "!~"):
-        return False
+        return inner is not MISSING and compare(inner, test.op, expected)
     return False
 
 

@@ -10,7 +10,32 @@ from typing import Any
 
 from agentguard.language import ast as A
 from agentguard.semantics.evaluator import Evaluator
-from agentguard.trace import Trace
+from agentguard.semantics.values import MISSING, call_field, compare, compile_regex, get_path, unwrap_result
+from agentguard.trace import Call, Trace
+
+
+def ref_event(f: A.Event, call: Call, env: dict[str, Any]) -> bool:
+    """One call against an event atom, test by test (no indexes, no vectors)."""
+    if f.tool is not None and call.name != f.tool:
+        return False
+    for t in f.tests:
+        actual = call_field(call, t.field.path)
+        v = t.value
+        if isinstance(v, A.Regex):
+            expected: Any = compile_regex(v.pattern, v.flags)
+        elif isinstance(v, A.Var):
+            expected = get_path(env[v.name], v.path)
+        elif isinstance(v, A.Literal):
+            expected = v.value
+        else:
+            raise TypeError(type(v).__name__)
+        ok = compare(actual, t.op, expected)
+        if not ok and t.field.path == ("result",) and t.op not in ("!=", "!~"):
+            inner = unwrap_result(actual)
+            ok = inner is not MISSING and compare(inner, t.op, expected)
+        if not ok:
+            return False
+    return True
 
 
 def ref_holds(f: A.Formula, trace: Trace, i: int = 0, env: dict[str, Any] | None = None) -> bool:
@@ -60,8 +85,8 @@ def ref_holds(f: A.Formula, trace: Trace, i: int = 0, env: dict[str, Any] | None
         values = ev.parametric_domain(f) if f.domain is None else ev.domain(f.domain, env)
         results = (ref_holds(f.body, trace, i, {**env, f.var: v}) for v in values)
         return all(results) if f.kind == "forall" else any(results)
-    if i >= n and isinstance(f, A.Event):
-        return False
+    if isinstance(f, A.Event):
+        return i < n and ref_event(f, trace[i], env)
     # atoms: position-local tests and global predicates, delegated (specified in their own tests)
     ev = Evaluator(trace)
     if n == 0:
