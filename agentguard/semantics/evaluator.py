@@ -72,6 +72,20 @@ class Evaluator:
         """Truth of ``formula`` at ``position`` (0 by default)."""
         if self.n == 0:
             return self.empty_value(formula, env or {})
+        if isinstance(formula, A.Quantified):
+            # at a single position a counterexample (forall) or witness (exists) decides:
+            # stop instantiating at the first one instead of building every instance's vector
+            env = env or {}
+            values = (
+                self.parametric_domain(formula)
+                if formula.domain is None
+                else self.domain(formula.domain, env)
+            )
+            want = formula.kind == "exists"
+            for v in values:
+                if self.holds(formula.body, position, {**env, formula.var: v}) == want:
+                    return want
+            return not want
         value = self.value(formula, env or {})
         if isinstance(value, bool):
             return value
@@ -224,7 +238,12 @@ class Evaluator:
         """
         for test, value in expected:
             path = test.field.path
-            if test.op == "=" and path and path[0] != "result" and not isinstance(value, re.Pattern):
+            if (
+                test.op == "="
+                and path
+                and path[0] != "result"
+                and not isinstance(value, re.Pattern)
+            ):
                 key = (f.tool, path)
                 index = self._eq_index.get(key)
                 if index is None:
