@@ -40,7 +40,20 @@ def _err(message: str) -> None:
     print(f"agentguard: {message}", file=sys.stderr)
 
 
-def _load(path: str) -> Spec | None:
+def _import_plugins(modules: Sequence[str]) -> bool:
+    """Import user modules that register predicates and extractors (``--load``)."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, not raised
+            _err(f"--load {name}: {type(exc).__name__}: {exc}")
+            return False
+    return True
+
+
+def _load(path: str, plugins: Sequence[str] = ()) -> Spec | None:
+    if not _import_plugins(plugins):
+        return None
     try:
         return load_spec(path)
     except SpecError as exc:
@@ -50,7 +63,7 @@ def _load(path: str) -> Spec | None:
 
 # ------------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
-    spec = _load(args.spec)
+    spec = _load(args.spec, args.load)
     if spec is None:
         return EXIT_USAGE
     console = _console()
@@ -126,7 +139,7 @@ def _classify(spec: Spec) -> dict[str, str]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    spec = _load(args.spec)
+    spec = _load(args.spec, args.load)
     if spec is None:
         return EXIT_USAGE
     classes = _classify(spec)
@@ -169,7 +182,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    spec = _load(args.spec)
+    spec = _load(args.spec, args.load)
     if spec is None:
         return EXIT_USAGE
     sys.stdout.write(format_spec(spec))
@@ -184,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    load_help = "import MODULE first (it registers the spec's predicates and extractors); repeatable"
 
     check = sub.add_parser("check", help="score trace files against a spec")
     check.add_argument("spec", help="the .ltl spec")
@@ -194,17 +208,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--extended", action="store_true", help="with --json: add severity, message, error"
     )
+    check.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     check.set_defaults(func=cmd_check)
 
     lint = sub.add_parser("lint", help="parse and check a spec; summarise its constraints")
     lint.add_argument("spec")
     lint.add_argument("--json", action="store_true")
+    lint.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     lint.set_defaults(func=cmd_lint)
 
     fmt = sub.add_parser(
         "fmt", help="print a spec in canonical form (macros expanded, imports inlined)"
     )
     fmt.add_argument("spec")
+    fmt.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     fmt.set_defaults(func=cmd_fmt)
 
     for module in _PLUGINS:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentguard import default_registry
 from agentguard.cli.main import EXIT_INPUT, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
 
 
@@ -93,3 +94,21 @@ def test_console_script_runs(specs_dir: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "tool_b_before_tool_d" in proc.stdout
+
+
+def test_load_imports_user_predicates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """--load MODULE imports user code that registers the spec's predicates."""
+    (tmp_path / "my_preds.py").write_text(
+        "import agentguard\nagentguard.register_predicate('is_even', lambda x: x % 2 == 0, arity=1)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # the module registers into the process-wide registry: restore it after the test
+    monkeypatch.setattr(default_registry, "predicates", dict(default_registry.predicates))
+    monkeypatch.delitem(sys.modules, "my_preds", raising=False)
+    spec = tmp_path / "s.ltl"
+    spec.write_text("predicate is_even(x)\nconstraint even := forall x in args(t.i): is_even(x)\n")
+    trace = tmp_path / "t.json"
+    trace.write_text('{"tool_calls": [{"tool_name": "t", "arguments": {"i": 4}}]}')
+    assert main(["check", "--load", "my_preds", str(spec), str(trace)]) == EXIT_OK
+    assert main(["check", "--load", "no_such_module_xyz", str(spec), str(trace)]) == EXIT_USAGE
+    assert "--load no_such_module_xyz" in capsys.readouterr().err
