@@ -39,9 +39,12 @@ from agentguard.semantics.registry import (
 )
 from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
+# eager, because `agentguard.guard` is also a module: importing the module later would
+# otherwise rebind the package attribute from the function to the module
+from agentguard.guard import guard
+
 if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
-    from agentguard.guard import guard
     from agentguard.monitor import Monitor, Verdict
 
 __version__ = "0.1.0"
@@ -52,7 +55,6 @@ _LAZY = {
     "FirewallReport": "agentguard.enforcement.firewall",
     "Monitor": "agentguard.monitor",
     "Verdict": "agentguard.monitor",
-    "guard": "agentguard.guard",
 }
 
 

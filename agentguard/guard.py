@@ -1,0 +1,262 @@
+"""``agentguard.guard(agent, spec)``: one line to put an agent behind the firewall.
+
+:func:`guard` dispatches on the agent's type to an adapter in ``agentguard.integrations``.
+:class:`GuardSession` is the per-agent state those adapters share: the current run's
+firewall, every attempt with its decision, and the report of the last finished run.
+Frameworks run tools in worker threads (where contextvars do not follow), so the state
+lives on the session object, behind a lock.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from agentguard.enforcement.decision import Action, Decision, SeverityKind, Violation
+from agentguard.errors import AgentGuardError, RunStopped
+
+if TYPE_CHECKING:
+    from agentguard.enforcement.firewall import Firewall, FirewallReport
+    from agentguard.trace.model import Trace
+
+FirewallFactory = Callable[[], "Firewall"]
+"""Builds a fresh firewall for a run; the adapters default to ``Firewall(spec, **kwargs)``."""
+
+DecisionListener = Callable[[Decision], None]
+"""Called with every decision as it is made (the demo prints them live)."""
+
+FINAL_TOOL = "final_answer"
+
+AgentT = TypeVar("AgentT")
+
+
+class UnsupportedAgentError(AgentGuardError, TypeError):
+    """``guard`` was given an object it has no adapter for."""
+
+
+class AlreadyGuardedError(AgentGuardError, ValueError):
+    """The agent already carries a guard; guarding twice would check every call twice."""
+
+
+SUPPORTED = (
+    "smolagents.ToolCallingAgent and smolagents.CodeAgent: agentguard.guard(agent, spec)",
+    "langchain.agents.create_agent: middleware=[AgentGuardMiddleware(spec)] "
+    "from agentguard.integrations.langchain",
+    "langgraph ToolNode: ToolNode(tools, wrap_tool_call=guard_tool_node(spec)) "
+    "from agentguard.integrations.langchain",
+)
+
+
+def guard(agent: AgentT, spec: Any, **firewall_kwargs: Any) -> AgentT:
+    """Guard ``agent`` with ``spec`` (a Spec or a path to a ``.ltl`` file); returns the agent.
+
+    The guard state is reachable afterwards as ``agent.agentguard``.
+    """
+    module = type(agent).__module__
+    if module.startswith("smolagents"):
+        adapter = importlib.import_module("agentguard.integrations.smolagents")
+        guarded: AgentT = adapter.guard_smolagents(agent, spec, **firewall_kwargs)
+        return guarded
+    if module.startswith(("langchain", "langgraph")):
+        raise UnsupportedAgentError(
+            f"{type(agent).__qualname__} is guarded with middleware, not by wrapping: "
+            "create_agent(model, tools, middleware=[AgentGuardMiddleware(spec)]) "
+            "(from agentguard.integrations.langchain import AgentGuardMiddleware), or for a "
+            "LangGraph ToolNode, ToolNode(tools, wrap_tool_call=guard_tool_node(spec))."
+        )
+    raise UnsupportedAgentError(
+        f"agentguard.guard does not know how to guard {module}.{type(agent).__qualname__}. "
+        "Supported:\n  " + "\n  ".join(SUPPORTED)
+    )
+
+
+def stop_decision(tool: str, args: Mapping[str, Any], violations: Sequence[Violation]) -> Decision:
+    """A STOP for violations only visible once a result was known (``record`` found them)."""
+    message = "; ".join(v.message or v.constraint for v in violations)
+    return Decision(Action.STOP, tool, dict(args), violations=tuple(violations), message=message)
+
+
+def blocked_text(decision: Decision) -> str:
+    """What the model is told when a call is blocked or the run is stopped.
+
+    The firewall's own message is meant for the model and is used as is; a bare
+    decision (no message) gets one built from its violations.
+    """
+    if decision.message.startswith("agentguard"):
+        return decision.message
+    reason = decision.message or "; ".join(
+        v.message or f"constraint {v.constraint} forbids it" for v in decision.violations
+    )
+    verb = "STOPPED the run at" if decision.action is Action.STOP else "BLOCKED"
+    return f"agentguard {verb} the call {decision.tool}: {reason or 'the spec forbids it'}"
+
+
+def _key(name: str, args: Mapping[str, Any]) -> tuple[str, Hashable]:
+    return name, repr(sorted(args.items(), key=lambda kv: str(kv[0])))
+
+
+class GuardSession:
+    """Per-agent guard state: one firewall per run, the attempts, the last report.
+
+    ``attempts`` lists every decision in the order it was made, allowed or not;
+    ``trace`` is the executed calls with their results; ``report`` is the last
+    finished run's :class:`FirewallReport` (compliance with deferred constraints
+    evaluated, decisions, log path).
+    """
+
+    def __init__(
+        self,
+        spec: Any,
+        *,
+        firewall_factory: FirewallFactory | None = None,
+        on_decision: DecisionListener | None = None,
+        **firewall_kwargs: Any,
+    ) -> None:
+        self.spec = spec
+        self.firewall_kwargs = dict(firewall_kwargs)
+        self._factory = firewall_factory
+        self._on_decision = on_decision
+        self._lock = threading.RLock()
+        self._firewall: Firewall | None = None
+        self._predecided: dict[tuple[str, Hashable], deque[Decision]] = {}
+        self.attempts: list[Decision] = []
+        self.late_violations: list[Violation] = []
+        self.report: FirewallReport | None = None
+        self.stop: Decision | None = None
+
+    # run lifecycle ---------------------------------------------------------------
+    def start_run(self) -> None:
+        """Begin a run with a fresh firewall (a previous unfinished run is finished first)."""
+        with self._lock:
+            if self._firewall is not None:
+                self.finish_run()
+            self._firewall = self._new_firewall()
+            self._predecided.clear()
+            self.attempts = []
+            self.late_violations = []
+            self.report = None
+            self.stop = None
+
+    def finish_run(self) -> FirewallReport | None:
+        """End the current run: deferred constraints are evaluated, the log is closed."""
+        with self._lock:
+            if self._firewall is None:
+                return self.report
+            firewall, self._firewall = self._firewall, None
+            self._predecided.clear()
+            self.report = firewall.finish()
+            return self.report
+
+    @property
+    def active(self) -> bool:
+        return self._firewall is not None
+
+    @property
+    def firewall(self) -> Firewall:
+        """The current run's firewall (started on first use)."""
+        with self._lock:
+            if self._firewall is None:
+                self.start_run()
+            firewall = self._firewall
+            if firewall is None:  # pragma: no cover - start_run always sets it
+                raise AgentGuardError("the firewall could not be started")
+            return firewall
+
+    def _new_firewall(self) -> Firewall:
+        if self._factory is not None:
+            return self._factory()
+        from agentguard.enforcement.firewall import Firewall
+
+        return Firewall(self.spec, **self.firewall_kwargs)
+
+    # checking calls ----------------------------------------------------------------
+    def propose(self, name: str, args: Mapping[str, Any]) -> Decision:
+        """The decision for one call: taken from an earlier batch check, or asked now."""
+        with self._lock:
+            queue = self._predecided.get(_key(name, args))
+            if queue:
+                return queue.popleft()
+            decision = self.firewall.propose(name, args)
+            self._note(decision)
+        return decision
+
+    def propose_batch(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Decision]:
+        """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
+        with self._lock:
+            decisions = self.firewall.propose_batch([(n, dict(a)) for n, a in calls])
+            for (name, args), decision in zip(calls, decisions, strict=True):
+                self._predecided.setdefault(_key(name, args), deque()).append(decision)
+                self._note(decision)
+        return decisions
+
+    def clear_predecided(self) -> None:
+        """Forget batch decisions no call came to collect (e.g. arguments failed validation)."""
+        with self._lock:
+            self._predecided.clear()
+
+    def record(self, name: str, args: Mapping[str, Any], result: Any) -> None:
+        """Record an executed call; raises RunStopped if its result makes the run stop."""
+        with self._lock:
+            firewall = self.firewall
+            found = list(firewall.record(name, args, result))
+            self.late_violations.extend(found)
+            if firewall.stopped and self.stop is None:
+                stops = [v for v in found if v.severity.kind is SeverityKind.HARD_STOP] or found
+                decision = stop_decision(name, args, stops)
+                self.stop = decision
+                raise RunStopped(decision)
+
+    def _note(self, decision: Decision) -> None:
+        self.attempts.append(decision)
+        if decision.action is Action.STOP and self.stop is None:
+            self.stop = decision
+        if self._on_decision is not None:
+            self._on_decision(decision)
+
+    # what a run left behind ------------------------------------------------------
+    @property
+    def trace(self) -> Trace:
+        """Executed calls with results (of the current run, or else the last finished one)."""
+        with self._lock:
+            if self._firewall is not None:
+                return self._firewall.trace
+            if self.report is not None:
+                return self.report.trace
+            from agentguard.trace.model import Trace
+
+            return Trace()
+
+    @property
+    def compliance(self) -> Any:
+        """The last finished run's ComplianceReport (None before any run finished)."""
+        return None if self.report is None else self.report.compliance
+
+    @property
+    def log_path(self) -> Path | None:
+        """Where the JSON-lines decision log was written (None if no log was asked for)."""
+        if self.report is not None and self.report.log_path is not None:
+            return Path(self.report.log_path)
+        configured = self.firewall_kwargs.get("log_path")
+        return None if configured is None else Path(configured)
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop is not None
+
+
+__all__ = [
+    "FINAL_TOOL",
+    "SUPPORTED",
+    "AlreadyGuardedError",
+    "DecisionListener",
+    "FirewallFactory",
+    "GuardSession",
+    "UnsupportedAgentError",
+    "blocked_text",
+    "guard",
+    "stop_decision",
+]

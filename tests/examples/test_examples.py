@@ -1,0 +1,77 @@
+"""Every script in examples/ runs offline and shows a block, a correction and the log."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name[:-3]}", EXAMPLES / name)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_four_examples_exist() -> None:
+    """smolagents (both agent types), LangChain create_agent and LangGraph ToolNode."""
+    assert SCRIPTS == [
+        "langchain_create_agent.py",
+        "langgraph_tool_node.py",
+        "smolagents_code_agent.py",
+        "smolagents_tool_calling.py",
+    ]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_example_blocks_then_corrects_and_reads_its_log(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """main() returns 0; the output shows a refusal, the allowed refund and the log records."""
+    assert load(name).main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "block" in out.lower()
+    assert "compliance: 1.0" in out
+    assert "read with json" in out
+    log = tmp_path / "decisions.jsonl"
+    assert log.exists()
+    assert log.read_text(encoding="utf-8").strip()
+
+
+def test_example_runs_as_a_script() -> None:
+    """`python examples/smolagents_tool_calling.py` works from a shell."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "smolagents_tool_calling.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answer: Refunded 129.90 EUR." in done.stdout
+
+
+def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/overhead.py runs both frameworks and prints JSON (no timing asserted)."""
+    import json
+
+    path = EXAMPLES.parent / "benchmarks" / "overhead.py"
+    spec = importlib.util.spec_from_file_location("overhead_benchmark", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--steps", "2", "--repeat", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["framework"] for r in result["runs"]] == ["smolagents", "langchain"]
+    assert result["firewall_us_per_call"] > 0

@@ -1,0 +1,151 @@
+"""GuardSession: the per-agent state both adapters share."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from _adapter_specs import rules
+from agentguard.integrations.smolagents import bind_arguments
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentguard.enforcement.decision import Action, Decision
+from agentguard.enforcement.firewall import Firewall
+from agentguard.errors import RunStopped
+from agentguard.guard import GuardSession, blocked_text
+
+
+def session(**kw: set[str]) -> tuple[GuardSession, list[Firewall]]:
+    """A session over a real firewall, keeping every firewall it builds."""
+    spec = rules(**kw)
+    made: list[Firewall] = []
+
+    def factory() -> Firewall:
+        made.append(Firewall(spec))
+        return made[-1]
+
+    return GuardSession(spec, firewall_factory=factory), made
+
+
+LOOKUP = ("lookup_order", {"order_id": "A1"})
+REFUND = ("issue_refund", {"order_id": "A1", "amount": 5})
+
+
+def test_batch_decisions_are_reused_not_asked_again() -> None:
+    """After propose_batch, propose of the same call returns the batch decision."""
+    s, made = session(block={"issue_refund"})
+    batch = s.propose_batch([LOOKUP, REFUND])
+    assert s.propose(*REFUND) is batch[1]
+    assert s.propose(*LOOKUP) is batch[0]
+    assert batch[1].action is Action.BLOCK
+    assert len(made[0].decisions) == 2
+    assert [d.tool for d in s.attempts] == ["lookup_order", "issue_refund"]
+
+
+def test_unclaimed_batch_decisions_are_forgotten() -> None:
+    """clear_predecided drops batch decisions no call collected."""
+    s, made = session()
+    s.propose_batch([LOOKUP, LOOKUP])
+    s.clear_predecided()
+    s.propose(*LOOKUP)
+    assert len(made[0].decisions) == 3
+
+
+def test_a_stop_found_on_record_raises_run_stopped() -> None:
+    """A result that makes the firewall stop raises RunStopped with a STOP decision."""
+    s, _ = session(stop_on_result={"lookup_order"})
+    s.propose(*LOOKUP)
+    with pytest.raises(RunStopped) as caught:
+        s.record(*LOOKUP, "fraud suspected")
+    decision = caught.value.decision
+    assert isinstance(decision, Decision)
+    assert decision.action is Action.STOP
+    assert s.stopped
+
+
+def test_runs_are_fresh_and_finish_is_idempotent() -> None:
+    """start_run builds a new firewall; finishing twice returns the same report."""
+    s, made = session()
+    s.start_run()
+    s.propose(*LOOKUP)
+    first = s.finish_run()
+    assert s.finish_run() is first
+    s.start_run()
+    assert len(made) == 2
+    assert s.attempts == []
+    assert s.report is None
+
+
+def test_trace_comes_from_the_live_run_then_the_report() -> None:
+    """trace reads the current firewall during a run and the report after it."""
+    s, _ = session()
+    assert s.trace.names == ()
+    s.propose(*LOOKUP)
+    s.record(*LOOKUP, "found")
+    assert s.trace.names == ("lookup_order",)
+    s.finish_run()
+    assert s.trace.names == ("lookup_order",)
+
+
+def test_log_path_falls_back_to_the_configured_one(tmp_path: Path) -> None:
+    """Before a report names its log, log_path is the one passed to the firewall."""
+    s = GuardSession(rules(), log_path=tmp_path / "l.jsonl")
+    assert s.log_path == tmp_path / "l.jsonl"
+    s.propose(*LOOKUP)
+    report = s.finish_run()
+    assert report is not None
+    assert s.log_path == tmp_path / "l.jsonl"
+    assert (tmp_path / "l.jsonl").read_text(encoding="utf-8").strip()
+
+
+def test_listener_sees_every_decision_once() -> None:
+    """on_decision is called once per decision, batch ones included."""
+    seen: list[str] = []
+    s = GuardSession(rules(), on_decision=lambda d: seen.append(d.tool))
+    s.propose_batch([LOOKUP, REFUND])
+    s.propose(*LOOKUP)
+    s.propose("verify_identity", {"customer_id": "C"})
+    assert seen == ["lookup_order", "issue_refund", "verify_identity"]
+
+
+def test_concurrent_proposals_are_all_recorded() -> None:
+    """Proposals from many threads are serialised: none lost, none doubled."""
+    s, made = session()
+    s.start_run()
+
+    def work(i: int) -> None:
+        for j in range(50):
+            s.propose("lookup_order", {"order_id": f"{i}-{j}"})
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(s.attempts) == 200
+    assert len(made[0].decisions) == 200
+
+
+def test_blocked_text_names_the_tool_and_reason() -> None:
+    """The model reads the tool, the verdict and the firewall's message."""
+    text = blocked_text(Decision(Action.BLOCK, "issue_refund", message="verify first"))
+    assert text == "agentguard BLOCKED the call issue_refund: verify first"
+    assert "STOPPED" in blocked_text(Decision(Action.STOP, "rm", message="never"))
+
+
+@given(
+    st.lists(st.sampled_from("abcdefgh"), unique=True, min_size=1, max_size=6),
+    st.integers(0, 6),
+    st.lists(st.integers(), min_size=6, max_size=6),
+)
+def test_bind_arguments_any_positional_split_gives_the_same_mapping(
+    names: list[str], split: int, values: list[int]
+) -> None:
+    """Passing the first k inputs by position and the rest by name yields the same args."""
+    split = min(split, len(names))
+    full = dict(zip(names, values, strict=False))
+    positional = tuple(full[n] for n in names[:split])
+    keywords = {n: full[n] for n in names[split:]}
+    assert bind_arguments("t", names, positional, keywords) == full
