@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import agentguard
 
-EXPECTED = sorted(
+EXPECTED = frozenset(
     [
         "UNKNOWN",
         "Action",
