@@ -1,1 +1,61 @@
-"""agentguard.bench."""
+"""The procedural benchmark of AgentLTL Section 4: tools, templates, instances, layered
+specs, trace grounding, the compliance reward, and runs under enforcement settings.
+
+Start with :func:`generate_instance` (one instance), :func:`generate_suite` (the paper's
+grid), :func:`run_benchmark` (an agent under baseline / block-and-warn / soft-block)
+and :func:`make_grpo_reward` (a TRL reward function).
+"""
+
+from __future__ import annotations
+
+from agentguard.bench.generate import (
+    MAX_CALLS,
+    PAPER_SEEDS,
+    generate_instance,
+    generate_suite,
+    instance_constraints,
+    instance_spec_text,
+)
+from agentguard.bench.grounding import extract_entities, grounding, register_grounding
+from agentguard.bench.instance import GoldCall, Instance
+from agentguard.bench.reward import (
+    RewardWeights,
+    compliance_reward,
+    make_grpo_reward,
+    shaped_accuracy,
+    trace_distance,
+)
+from agentguard.bench.runner import SETTINGS, run_benchmark, run_instance
+from agentguard.bench.synthesis import LAYER_WEIGHTS, synthesize
+from agentguard.bench.templates import TEMPLATE_NAMES, TEMPLATES
+from agentguard.bench.tools import TOOL_INFOS, TOOL_NAMES, Toolbox, python_tools
+
+__all__ = [
+    "LAYER_WEIGHTS",
+    "MAX_CALLS",
+    "PAPER_SEEDS",
+    "SETTINGS",
+    "TEMPLATES",
+    "TEMPLATE_NAMES",
+    "TOOL_INFOS",
+    "TOOL_NAMES",
+    "GoldCall",
+    "Instance",
+    "RewardWeights",
+    "Toolbox",
+    "compliance_reward",
+    "extract_entities",
+    "generate_instance",
+    "generate_suite",
+    "grounding",
+    "instance_constraints",
+    "instance_spec_text",
+    "make_grpo_reward",
+    "python_tools",
+    "register_grounding",
+    "run_benchmark",
+    "run_instance",
+    "shaped_accuracy",
+    "synthesize",
+    "trace_distance",
+]

@@ -1,0 +1,211 @@
+"""Layered constraint synthesis (AgentLTL Appendix A.4): gold trace -> L1-L6 `.ltl` spec.
+
+Every constraint is satisfied by the gold trace it was built from, so the gold trace
+scores exactly 1.0 on its own spec. The layers:
+
+- L1 (2.0) routing: the first and last tools are called; a branch alternative that
+  the gold trace never takes is forbidden with ``BranchCalled(taken, forbidden)``.
+- L2 (1.5) prompt-derived arguments: ``CalledWith`` over the arguments the prompt
+  states (seed, constant ``j``, loop starts), taken from each tool's first call.
+- L3 (4.0) global sequence: ``InOrder`` of the whole gold tool sequence.
+- L4 (3.0) pair / instance order: ``Before`` for consecutive tools in first-use order,
+  ``InstanceBefore`` at every boundary where the gold trace switches tool.
+- L5 (3.0) counts: ``CalledN(t, n, =)`` per template tool (``n = 0`` forbids it).
+- L6 (1.0) exact arguments: ``CalledWith`` with the full argument mapping of each
+  tool's last call (computed intermediates included).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentguard.bench.instance import GoldCall
+from agentguard.bench.tools import TOOL_INFOS
+
+LAYER_WEIGHTS: Mapping[str, float] = {
+    "L1": 2.0,
+    "L2": 1.5,
+    "L3": 4.0,
+    "L4": 3.0,
+    "L5": 3.0,
+    "L6": 1.0,
+}
+"""Table 5's per-layer weights."""
+
+LAYER_NAMES: Mapping[str, str] = {
+    "L1": "Branch",
+    "L2": "Argument extraction",
+    "L3": "Global sequence",
+    "L4": "Pair-order",
+    "L5": "Call-count",
+    "L6": "Exact args",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LayeredConstraint:
+    """One synthesized constraint: a name, its layer and weight, and AgentLTL formula text."""
+
+    name: str
+    layer: str
+    weight: float
+    formula: str
+    message: str
+
+
+def ltl_value(value: Any) -> str:
+    """An AgentLTL literal for a JSON value (ints, lists, strings, bools)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(ltl_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return ltl_mapping(value)
+    return json.dumps(value)
+
+
+def ltl_mapping(args: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}: {ltl_value(v)}" for k, v in args.items()) + "}"
+
+
+def _first_use_order(names: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def synthesize(
+    gold: Sequence[GoldCall],
+    *,
+    tools: Sequence[str],
+    alternatives: Sequence[tuple[str, str]] = (),
+    weights: Mapping[str, float] = LAYER_WEIGHTS,
+) -> list[LayeredConstraint]:
+    """The six layers for one gold trace; ``tools`` is the template's tool set."""
+    names = [c.name for c in gold]
+    used = _first_use_order(names)
+    out: list[LayeredConstraint] = []
+
+    def add(name: str, layer: str, formula: str, message: str) -> None:
+        if any(c.name == name for c in out):
+            return
+        out.append(LayeredConstraint(name, layer, weights[layer], formula, message))
+
+    # L1: routing
+    for t in _first_use_order([names[0], names[-1]] if names else []):
+        add(f"{t}_called", "L1", f"Called({t})", f"Call {t} as the procedure requires.")
+    for a, b in alternatives:
+        for taken, forbidden in ((a, b), (b, a)):
+            if taken in used and forbidden not in used:
+                add(
+                    f"{taken}_not_{forbidden}",
+                    "L1",
+                    f"BranchCalled({taken}, {forbidden})",
+                    f"This task routes to {taken}; {forbidden} is the wrong branch here.",
+                )
+            elif taken in used and forbidden in used:
+                add(
+                    f"{taken}_called",
+                    "L1",
+                    f"Called({taken})",
+                    f"Some items route to {taken}; call it for them.",
+                )
+    # L2: prompt-derived arguments of each tool's first call
+    for t in used:
+        first = next(c for c in gold if c.name == t)
+        if first.prompt_args:
+            add(
+                f"{t}_prompt_args",
+                "L2",
+                f"CalledWith({t}, {ltl_mapping(first.prompt_args)})",
+                f"Call {t} with the arguments the task states: {ltl_mapping(first.prompt_args)}.",
+            )
+    # L3: global sequence
+    if names:
+        add(
+            "global_sequence",
+            "L3",
+            f"InOrder([{', '.join(names)}])",
+            "Make the calls in the order the procedure prescribes.",
+        )
+    # L4: pair order between tools, and instance order at every switch of tool
+    for a, b in itertools.pairwise(used):
+        add(f"{a}_before_{b}", "L4", f"Before({a}, {b})", f"Call {a} before the first {b}.")
+    seen: dict[str, int] = {}
+    occurrence = []
+    for n in names:
+        occurrence.append(seen.get(n, 0))
+        seen[n] = seen.get(n, 0) + 1
+    for i in range(len(names) - 1):
+        a, b, k, m = names[i], names[i + 1], occurrence[i], occurrence[i + 1]
+        if a != b and not (k == 0 and m == 0):
+            add(
+                f"{a}_{k}_before_{b}_{m}",
+                "L4",
+                f"InstanceBefore({a}, {k}, {b}, {m})",
+                f"Call #{k + 1} of {a} comes before call #{m + 1} of {b}.",
+            )
+    # L5: counts, including forbidden tools of the template
+    for t in _first_use_order([*used, *tools]):
+        count = seen.get(t, 0)
+        msg = f"Call {t} exactly {count} time(s)." if count else f"Do not call {t} in this task."
+        add(f"{t}_count", "L5", f"CalledN({t}, {count}, =)", msg)
+    # L6: exact arguments of each tool's last call
+    for t in used:
+        last = next(c for c in reversed(gold) if c.name == t)
+        add(
+            f"{t}_exact_args",
+            "L6",
+            f"CalledWith({t}, {ltl_mapping(last.args)})",
+            f"Call {t} with exactly {ltl_mapping(last.args)} at its last use.",
+        )
+    return out
+
+
+def render_spec(
+    name: str,
+    constraints: Sequence[LayeredConstraint],
+    tools: Sequence[str],
+    *,
+    severity: str | None = None,
+    aliases: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """The `.ltl` text of a synthesized spec; ``severity`` (e.g. ``SOFT_BLOCK(3)``) tags all.
+
+    ``aliases`` (shown name -> base tool and argument renames) declares renamed tools
+    with their shown argument names.
+    """
+    lines = [f"spec {name}", ""]
+    for t in tools:
+        alias = (aliases or {}).get(t)
+        base = str(alias["tool"]) if alias else t
+        shown = {v: k for k, v in (alias or {}).get("args", {}).items()}
+        params = ", ".join(
+            f"{shown.get(p.name, p.name)}: {'int' if p.type == 'integer' else 'list'}"
+            for p in TOOL_INFOS[base].params
+        )
+        lines.append(f"tool {t}({params})")
+    lines.append("")
+    for c in constraints:
+        head = f"constraint {c.name} layer {c.layer} weight {c.weight}"
+        if severity:
+            head += f" severity {severity}"
+        lines.append(head)
+        lines.append(f"    message {json.dumps(c.message)}")
+        lines.append(f"  := {c.formula}")
+    return "\n".join(lines) + "\n"
+
+
+def layer_weight_shares(constraints: Sequence[LayeredConstraint]) -> dict[str, float]:
+    """Each layer's share of the total weight (sums to 1)."""
+    total = sum(c.weight for c in constraints) or 1.0
+    return {
+        layer: sum(c.weight for c in constraints if c.layer == layer) / total
+        for layer in LAYER_WEIGHTS
+    }

@@ -1,0 +1,91 @@
+"""Nested-loop and multi-branch templates: nested_loops, tool_condition_branching."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentguard.bench.templates._base import Params, Recorder, Template, derived_j, schedule
+
+# -- nested_loops: i = 1..N, v = tool_a(i), j = 1..v: tool_b(i, j); add results >= θ ------
+
+
+def _nested_params(difficulty: int, seed: int) -> Params:
+    return {"N": schedule((2, 3, 4, 5, 6), difficulty), "seed": seed, "threshold": seed % 50 + 25}
+
+
+def _nested_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
+    total = 0
+    for i in range(1, p["N"] + 1):
+        v = rec.value("tool_a", ("i",), i=i)
+        for j in range(1, v + 1):
+            r = rec.value("tool_b", ("i", "j"), i=i, j=j)
+            if r >= p["threshold"]:
+                total += r
+    return total
+
+
+def _nested_steps(p: Mapping[str, Any]) -> list[str]:
+    return [
+        "Set total = 0.",
+        f"For each i from 1 to {p['N']}: call tool_a with i and call its result v; "
+        "then do step 3 for this i.",
+        "For each j from 1 to v: call tool_b with i and j; call its result r. "
+        f"If r >= {p['threshold']}, add r to total; otherwise add nothing.",
+        "The answer is total.",
+    ]
+
+
+NESTED_LOOPS = Template(
+    name="nested_loops",
+    kind="Nested loops",
+    description="Outer i = 1..N: tool_a(i) -> v; inner j = 1..v: tool_b(i, j); threshold branch.",
+    tools=("tool_a", "tool_b"),
+    scaling="N",
+    params=_nested_params,
+    simulate=_nested_sim,
+    procedure=_nested_steps,
+    rules=("Finish all inner tool_b calls for one i before calling tool_a for the next i.",),
+)
+
+# -- tool_condition_branching: N = tool_iterations(seed); tool_b(i, j) routed by parity ---
+
+
+def _tcb_params(difficulty: int, seed: int) -> Params:
+    return {"d": difficulty, "seed": seed, "j": derived_j(seed)}
+
+
+def _tcb_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
+    n = rec.value("tool_iterations", ("seed",), seed=p["seed"])
+    total = 0
+    for i in range(1, n + 1):
+        r = rec.value("tool_b", ("i", "j"), i=i, j=p["j"])
+        if r % 2 == 0:
+            total += rec.value("tool_c", (), x=r)
+        else:
+            total += rec.value("tool_d", (), numbers=[r, i])
+    return total
+
+
+def _tcb_steps(p: Mapping[str, Any]) -> list[str]:
+    return [
+        f"Set total = 0. Call tool_iterations with seed = {p['seed']}; call its result N.",
+        f"For each i from 1 to N: call tool_b with i and j = {p['j']}; call its result r.",
+        "If r is even, call tool_c with x = r. If r is odd, call tool_d with "
+        "numbers = [r, i]. Add the result of that call to total.",
+        "The answer is total.",
+    ]
+
+
+TOOL_CONDITION_BRANCHING = Template(
+    name="tool_condition_branching",
+    kind="Multi-branch",
+    description="tool_iterations(seed) sets N; for i: tool_b; route to tool_c or tool_d.",
+    tools=("tool_iterations", "tool_b", "tool_c", "tool_d"),
+    scaling="d (passed to tool_iterations)",
+    params=_tcb_params,
+    simulate=_tcb_sim,
+    procedure=_tcb_steps,
+    rules=("Each iteration calls exactly one of tool_c or tool_d, chosen by the parity of r.",),
+    alternatives=(("tool_c", "tool_d"),),
+)
