@@ -24,11 +24,11 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
 from agentguard.semantics import predicates as P
+from agentguard.semantics import vectors as V
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
@@ -43,7 +43,7 @@ from agentguard.semantics.values import (
 )
 from agentguard.trace.model import Trace
 
-BoolVec = npt.NDArray[np.bool_]
+BoolVec = V.BoolVec
 Value = bool | BoolVec  # a scalar means "the same at every position"
 Env = Mapping[str, Any]
 
@@ -62,7 +62,6 @@ class Evaluator:
         self.n = self.idx.n
         self.registry = registry or default_registry
         self.match: Matcher = match or self.registry.matcher or P.values_match
-        self._arange = np.arange(self.n, dtype=np.int64)
         self._cache: dict[Any, Value] = {}
         self._free: dict[int, frozenset[str]] = {}
         self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
@@ -116,7 +115,6 @@ class Evaluator:
         return v
 
     def _compute(self, f: A.Formula, env: Env) -> Value:
-        n = self.n
         if isinstance(f, A.Const):
             return f.value
         if isinstance(f, A.Event):
@@ -126,57 +124,11 @@ class Evaluator:
             return (not v) if isinstance(v, bool) else ~v
         if isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
             return self._boolean(f, env)
-        if isinstance(f, A.Next):
-            a = self._vec(self.value(f.operand, env))
-            out = np.empty(n, dtype=bool)
-            out[:-1] = a[1:]
-            out[-1] = not f.strong
-            return out
-        if isinstance(f, A.Yesterday):
-            a = self._vec(self.value(f.operand, env))
-            out = np.empty(n, dtype=bool)
-            out[1:] = a[:-1]
-            out[0] = not f.strong
-            return out
-        if isinstance(f, A.Eventually):
-            a = self._vec(self.value(f.operand, env))
-            if f.bound is None:
-                return np.logical_or.accumulate(a[::-1])[::-1]
-            nxt = _next_true(a)
-            return (nxt < n) & (nxt - self._arange <= f.bound)
-        if isinstance(f, A.Always):
-            a = self._vec(self.value(f.operand, env))
-            if f.bound is None:
-                return np.logical_and.accumulate(a[::-1])[::-1]
-            nxt_bad = _next_true(~a)
-            return _as_vec((nxt_bad == n) | (nxt_bad - self._arange > f.bound))
-        if isinstance(f, A.Once):
-            a = self._vec(self.value(f.operand, env))
-            if f.bound is None:
-                return np.logical_or.accumulate(a)
-            prev = _prev_true(a)
-            return (prev >= 0) & (self._arange - prev <= f.bound)
-        if isinstance(f, A.Historically):
-            a = self._vec(self.value(f.operand, env))
-            if f.bound is None:
-                return np.logical_and.accumulate(a)
-            prev_bad = _prev_true(~a)
-            return (prev_bad < 0) | (self._arange - prev_bad > f.bound)
-        if isinstance(f, (A.Until, A.WeakUntil, A.Release)):
+        if isinstance(f, V.UNARY):
+            return V.unary(f, self._vec(self.value(f.operand, env)))
+        if isinstance(f, V.BINARY):
             left = self._vec(self.value(f.left, env))
-            right = self._vec(self.value(f.right, env))
-            if isinstance(f, A.Release):  # φ R ψ ≡ ¬(¬φ U ¬ψ)
-                return ~_until(~left, ~right, n)
-            out = _until(left, right, n)
-            if isinstance(f, A.WeakUntil):
-                out = out | (_next_true(~left) == n)
-            return out
-        if isinstance(f, A.Since):
-            left = self._vec(self.value(f.left, env))
-            right = self._vec(self.value(f.right, env))
-            last_right = _prev_true(right)
-            last_bad = _prev_true(~left)
-            return (last_right >= 0) & (last_bad <= last_right)
+            return V.binary(f, left, self._vec(self.value(f.right, env)))
         if isinstance(f, A.Quantified):
             return self._quantified(f, env)
         if isinstance(f, A.TracePredicate):
@@ -213,7 +165,7 @@ class Evaluator:
             return lv | rv
         if isinstance(f, A.Implies):
             return ~lv | rv
-        return _as_vec(lv == rv)
+        return V.as_vec(lv == rv)
 
     # ---------------------------------------------------------------- atoms
     def _event(self, f: A.Event, env: Env) -> Value:
@@ -533,31 +485,6 @@ def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
         inner = unwrap_result(actual)
         return inner is not MISSING and compare(inner, test.op, expected)
     return False
-
-
-def _as_vec(value: Any) -> BoolVec:
-    """numpy's accumulate and comparisons are typed loosely; this pins the type for mypy."""
-    return value  # type: ignore[no-any-return]
-
-
-def _next_true(a: BoolVec) -> npt.NDArray[np.int64]:
-    """For each i, the first j >= i with a[j], or n."""
-    n = a.shape[0]
-    idx = np.where(a, np.arange(n, dtype=np.int64), n)
-    return np.minimum.accumulate(idx[::-1])[::-1]
-
-
-def _prev_true(a: BoolVec) -> npt.NDArray[np.int64]:
-    """For each i, the last j <= i with a[j], or -1."""
-    n = a.shape[0]
-    idx = np.where(a, np.arange(n, dtype=np.int64), -1)
-    return np.maximum.accumulate(idx)
-
-
-def _until(left: BoolVec, right: BoolVec, n: int) -> BoolVec:
-    nxt_right = _next_true(right)
-    nxt_bad = _next_true(~left)
-    return (nxt_right < n) & (nxt_right <= nxt_bad)
 
 
 def holds(
