@@ -42,19 +42,17 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
     if isinstance(f, A.Quantified):
         values = ev.parametric_domain(f) if f.domain is None else ev.domain(f.domain, env)
         if not values:
-            return (
-                f"Empty domain: {f.kind} is vacuously {'true' if f.kind == 'forall' else 'false'}."
-            )
-        for v in values:
-            bound = {**env, f.var: v}
-            ok = ev.holds(f.body, 0, bound)
-            if f.kind == "forall" and not ok:
-                return f"Fails for {f.var} = {v!r}: {explain(f.body, ev, False, bound)}"
-            if f.kind == "exists" and ok:
-                return f"Holds for {f.var} = {v!r}: {explain(f.body, ev, True, bound)}"
+            truth = "true" if f.kind == "forall" else "false"
+            return f"Empty domain: {f.kind} is vacuously {truth}."
+        decisive = ev.decisive_value(f, 0, env)
+        if decisive is None:
+            if f.kind == "forall":
+                return f"Holds for all {len(values)} value(s) of {f.var}."
+            return f"No value of {f.var} among {len(values)} satisfies the body."
+        bound = {**env, f.var: decisive[0]}
         if f.kind == "forall":
-            return f"Holds for all {len(values)} value(s) of {f.var}."
-        return f"No value of {f.var} among {len(values)} satisfies the body."
+            return f"Fails for {f.var} = {decisive[0]!r}: {explain(f.body, ev, False, bound)}"
+        return f"Holds for {f.var} = {decisive[0]!r}: {explain(f.body, ev, True, bound)}"
     if isinstance(f, A.And) and not passed:
         for part in (f.left, f.right):
             if not ev.holds(part, 0, env):

@@ -24,11 +24,13 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
 from agentguard.semantics import predicates as P
 from agentguard.semantics import vectors as V
+from agentguard.semantics.compressed import Compressed
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
@@ -64,6 +66,7 @@ class Evaluator:
         self.match: Matcher = match or self.registry.matcher or P.values_match
         self._cache: dict[Any, Value] = {}
         self._free: dict[int, frozenset[str]] = {}
+        self._compressed = Compressed(self)
         self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
 
     # ---------------------------------------------------------------- public
@@ -74,23 +77,33 @@ class Evaluator:
         if isinstance(formula, A.Quantified):
             # at a single position a counterexample (forall) or witness (exists) decides:
             # stop instantiating at the first one instead of building every instance's vector
-            env = env or {}
-            values = (
-                self.parametric_domain(formula)
-                if formula.domain is None
-                else self.domain(formula.domain, env)
-            )
             want = formula.kind == "exists"
-            for v in values:
-                if self.holds(formula.body, position, {**env, formula.var: v}) == want:
-                    return want
-            return not want
+            return (self.decisive_value(formula, position, env or {}) is not None) == want
         value = self.value(formula, env or {})
         if isinstance(value, bool):
             return value
         if not 0 <= position < self.n:
             raise EvaluationError(f"position {position} is outside a trace of length {self.n}")
         return bool(value[position])
+
+    def decisive_value(
+        self, f: A.Quantified, position: int = 0, env: Env | None = None
+    ) -> tuple[Any] | None:
+        """The first domain value that decides ``f`` at ``position``: a counterexample of a
+        ``forall`` or a witness of an ``exists`` (wrapped in a 1-tuple), else None."""
+        env = env or {}
+        values = self.parametric_domain(f) if f.domain is None else self.domain(f.domain, env)
+        want = f.kind == "exists"
+        compressed = position == 0 and self.n > 0 and self._compressed.applies(f.body)
+        for v in values:
+            inner = {**env, f.var: v}
+            if compressed:
+                got = self._compressed.holds_at_start(f.body, inner)
+            else:
+                got = self.holds(f.body, position, inner)
+            if got == want:
+                return (v,)
+        return None
 
     def vector(self, formula: A.Formula, env: Env | None = None) -> BoolVec:
         """Truth of ``formula`` at every position."""
@@ -171,15 +184,27 @@ class Evaluator:
     def _event(self, f: A.Event, env: Env) -> Value:
         if not f.tests:
             return self.idx.mask(f.tool) if f.tool is not None else np.ones(self.n, dtype=bool)
-        expected = [(t, self._test_operand(t, env)) for t in f.tests]
-        candidates = self._candidates(f, expected)
         out = np.zeros(self.n, dtype=bool)
-        calls = self.idx.trace.calls
-        for i in candidates:
-            call = calls[i]
-            if all(_run_test(call_field(call, t.field.path), t, v) for t, v in expected):
-                out[i] = True
+        out[self.event_positions(f, env)] = True
         return out
+
+    def event_positions(self, f: A.Event, env: Env) -> npt.NDArray[np.int64]:
+        """The positions (ascending) where the event atom holds under ``env``."""
+        return np.asarray(self.event_hits(f, env), dtype=np.int64)
+
+    def event_hits(self, f: A.Event, env: Env) -> Sequence[int]:
+        """Like :meth:`event_positions`, as a plain ascending sequence (cheap when sparse)."""
+        if not f.tests:
+            if f.tool is None:
+                return range(self.n)
+            return self.idx.positions.get(f.tool, ())
+        expected = [(t, self._test_operand(t, env)) for t in f.tests]
+        calls = self.idx.trace.calls
+        return [
+            i
+            for i in self._candidates(f, expected)
+            if all(_run_test(call_field(calls[i], t.field.path), t, v) for t, v in expected)
+        ]
 
     def _candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]:
         """Positions worth testing: the tool's calls, narrowed by an equality index.

@@ -10,7 +10,14 @@ from typing import Any
 
 from agentguard.language import ast as A
 from agentguard.semantics.evaluator import Evaluator
-from agentguard.semantics.values import MISSING, call_field, compare, compile_regex, get_path, unwrap_result
+from agentguard.semantics.values import (
+    MISSING,
+    call_field,
+    compare,
+    compile_regex,
+    get_path,
+    unwrap_result,
+)
 from agentguard.trace import Call, Trace
 
 

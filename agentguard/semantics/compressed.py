@@ -1,0 +1,221 @@
+"""Evaluate one quantifier instance on a compressed timeline (stutter reduction).
+
+An instance such as ``G(refund(order = "A7") -> O lookup(order = "A7"))`` has atoms that
+hold at a handful of positions in a long trace. Between two positions where some atom
+changes value, every atom is constant; operators that cannot count steps (boolean ones,
+unbounded ``F G U W R O H S``) are invariant under repeating a letter, so the formula
+has the same value at every position of such a segment, and its value at a segment's
+start equals its value on the trace of segment starts. Evaluating on that short trace
+makes an instance cost O(changes) instead of O(n).
+
+Subformulas without the quantified variable are evaluated once on the full trace
+(cached by the evaluator) and may use any operator; only the part that mentions the
+variable must be step-free. Anything else falls back to the dense evaluation. Short
+compressed traces are evaluated on Python lists, which beats numpy's per-call overhead.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentguard.language import ast as A
+from agentguard.semantics import vectors as V
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentguard.semantics.evaluator import Env, Evaluator
+
+IntVec = npt.NDArray[np.int64]
+_STEP_FREE_UNARY = (A.Eventually, A.Always, A.Once, A.Historically)
+_SCALAR = (A.Compare, A.UserPredicate, A.TracePredicate, A.Const)
+_LIST_LIMIT = 96  # compressed length up to which Python lists beat numpy
+
+
+class Compressed:
+    """Stutter-reduced evaluation of open formulas, sharing one evaluator's caches."""
+
+    def __init__(self, ev: Evaluator) -> None:
+        self.ev = ev
+        self._safe: dict[int, bool] = {}
+        self._changes: dict[int, list[int]] = {}
+
+    def applies(self, f: A.Formula) -> bool:
+        """Can ``f`` (with its free variables bound) be evaluated compressed?"""
+        key = id(f)
+        hit = self._safe.get(key)
+        if hit is None:
+            hit = self._is_safe(f)
+            self._safe[key] = hit
+        return hit
+
+    def _is_safe(self, f: A.Formula) -> bool:
+        if not self.ev.free_vars(f) or isinstance(f, (A.Event, *_SCALAR)):
+            return True
+        if isinstance(f, A.Not):
+            return self.applies(f.operand)
+        if isinstance(f, _STEP_FREE_UNARY):
+            return f.bound is None and self.applies(f.operand)
+        if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, *V.BINARY)):
+            return self.applies(f.left) and self.applies(f.right)
+        return False  # X, Y, bounded operators or a nested quantifier over the variable
+
+    def holds_at_start(self, f: A.Formula, env: Env) -> bool:
+        """Truth of ``f`` at position 0 under ``env`` (``applies(f)`` must hold)."""
+        n = self.ev.n
+        events: dict[int, Sequence[int]] = {}
+        points: set[int] = {0}
+        self._collect(f, env, events, points)
+        starts = sorted(p for p in points if p < n)
+        if len(starts) <= _LIST_LIMIT:
+            value: Any = self._eval_list(f, env, starts, events)
+        else:
+            value = self._eval_array(f, env, np.asarray(starts, dtype=np.int64), events)
+        return bool(value) if isinstance(value, bool) else bool(value[0])
+
+    def _collect(
+        self, f: A.Formula, env: Env, events: dict[int, Sequence[int]], points: set[int]
+    ) -> None:
+        if not self.ev.free_vars(f):
+            points.update(self._change_points(f))
+            return
+        if isinstance(f, A.Event):
+            hits = self.ev.event_hits(f, env)
+            events[id(f)] = hits
+            points.update(hits)
+            points.update(i + 1 for i in hits)
+            return
+        if isinstance(f, _SCALAR):
+            return
+        for child in _children(f):
+            self._collect(child, env, events, points)
+
+    def _change_points(self, f: A.Formula) -> list[int]:
+        key = id(f)
+        hit = self._changes.get(key)
+        if hit is None:
+            value = self.ev.value(f, {})
+            if isinstance(value, bool):
+                hit = []
+            else:
+                hit = (np.flatnonzero(value[1:] != value[:-1]) + 1).tolist()
+            self._changes[key] = hit
+        return hit
+
+    # ------------------------------------------------------------------ numpy
+    def _eval_array(
+        self, f: A.Formula, env: Env, starts: IntVec, events: dict[int, Sequence[int]]
+    ) -> Any:
+        if not self.ev.free_vars(f):
+            value = self.ev.value(f, {})
+            return value if isinstance(value, bool) else value[starts]
+        if isinstance(f, A.Event):
+            return np.isin(starts, np.asarray(events[id(f)], dtype=np.int64))
+        if isinstance(f, _SCALAR):
+            return self.ev.value(f, env)
+        m = starts.shape[0]
+        if isinstance(f, A.Not):
+            v = self._eval_array(f.operand, env, starts, events)
+            return (not v) if isinstance(v, bool) else ~v
+        if isinstance(f, _STEP_FREE_UNARY):
+            v = self._eval_array(f.operand, env, starts, events)
+            return V.unary(f, np.full(m, v, dtype=bool) if isinstance(v, bool) else v)
+        left = self._eval_array(f.left, env, starts, events)  # type: ignore[union-attr]
+        right = self._eval_array(f.right, env, starts, events)  # type: ignore[union-attr]
+        lv = np.full(m, left, dtype=bool) if isinstance(left, bool) else left
+        rv = np.full(m, right, dtype=bool) if isinstance(right, bool) else right
+        if isinstance(f, A.And):
+            return lv & rv
+        if isinstance(f, A.Or):
+            return lv | rv
+        if isinstance(f, A.Implies):
+            return ~lv | rv
+        if isinstance(f, A.Iff):
+            return lv == rv
+        return V.binary(f, lv, rv)
+
+    # ------------------------------------------------------------------ lists
+    def _eval_list(
+        self, f: A.Formula, env: Env, starts: list[int], events: dict[int, Sequence[int]]
+    ) -> Any:
+        m = len(starts)
+        if not self.ev.free_vars(f):
+            value = self.ev.value(f, {})
+            return value if isinstance(value, bool) else [bool(value[i]) for i in starts]
+        if isinstance(f, A.Event):
+            hits = events[id(f)]
+            return [_contains(hits, i) for i in starts]
+        if isinstance(f, _SCALAR):
+            return self.ev.value(f, env)
+        if isinstance(f, A.Not):
+            v = self._eval_list(f.operand, env, starts, events)
+            return (not v) if isinstance(v, bool) else [not x for x in v]
+        if isinstance(f, _STEP_FREE_UNARY):
+            v = self._eval_list(f.operand, env, starts, events)
+            return _unary_list(f, [v] * m if isinstance(v, bool) else v)
+        left = self._eval_list(f.left, env, starts, events)  # type: ignore[union-attr]
+        right = self._eval_list(f.right, env, starts, events)  # type: ignore[union-attr]
+        lv = [left] * m if isinstance(left, bool) else left
+        rv = [right] * m if isinstance(right, bool) else right
+        if isinstance(f, A.And):
+            return [a and b for a, b in zip(lv, rv, strict=True)]
+        if isinstance(f, A.Or):
+            return [a or b for a, b in zip(lv, rv, strict=True)]
+        if isinstance(f, A.Implies):
+            return [(not a) or b for a, b in zip(lv, rv, strict=True)]
+        if isinstance(f, A.Iff):
+            return [a == b for a, b in zip(lv, rv, strict=True)]
+        return _binary_list(f, lv, rv)
+
+
+def _contains(sorted_hits: Sequence[int], i: int) -> bool:
+    j = bisect_left(sorted_hits, i)
+    return j < len(sorted_hits) and sorted_hits[j] == i
+
+
+def _unary_list(f: A.Formula, a: list[bool]) -> list[bool]:
+    out = [False] * len(a)
+    if isinstance(f, (A.Eventually, A.Always)):
+        acc = isinstance(f, A.Always)
+        for i in range(len(a) - 1, -1, -1):
+            acc = (acc and a[i]) if isinstance(f, A.Always) else (acc or a[i])
+            out[i] = acc
+        return out
+    acc = isinstance(f, A.Historically)
+    for i, x in enumerate(a):
+        acc = (acc and x) if isinstance(f, A.Historically) else (acc or x)
+        out[i] = acc
+    return out
+
+
+def _binary_list(f: A.Formula, left: list[bool], right: list[bool]) -> list[bool]:
+    m = len(left)
+    out = [False] * m
+    if isinstance(f, A.Since):
+        acc = False  # φ S ψ at i = ψ(i) or (φ(i) and (φ S ψ)(i-1))
+        for i in range(m):
+            acc = right[i] or (left[i] and acc)
+            out[i] = acc
+        return out
+    if isinstance(f, A.Release):  # φ R ψ ≡ ¬(¬φ U ¬ψ)
+        inner = _binary_list(
+            A.Until(A.Const(True), A.Const(True)), [not x for x in left], [not x for x in right]
+        )
+        return [not x for x in inner]
+    acc = isinstance(f, A.WeakUntil)  # beyond the end: U is false, W is true
+    for i in range(m - 1, -1, -1):
+        acc = right[i] or (left[i] and acc)
+        out[i] = acc
+    return out
+
+
+def _children(f: A.Formula) -> tuple[A.Formula, ...]:
+    if isinstance(f, (A.Not, *_STEP_FREE_UNARY, A.Next, A.Yesterday)):
+        return (f.operand,)
+    if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, *V.BINARY)):
+        return (f.left, f.right)
+    return ()
