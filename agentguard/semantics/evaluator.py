@@ -67,6 +67,7 @@ class Evaluator:
         self._cache: dict[Any, Value] = {}
         self._free: dict[int, frozenset[str]] = {}
         self._compressed = Compressed(self)
+        self._domains: dict[int, list[Any]] = {}  # parametric domains depend on the trace only
         self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
 
     # ---------------------------------------------------------------- public
@@ -367,6 +368,14 @@ class Evaluator:
 
     def parametric_domain(self, f: A.Quantified) -> list[Any]:
         """The active domain of ``forall x: body``: values at the fields ``x`` is tested against."""
+        key = id(f)
+        hit = self._domains.get(key)
+        if hit is None:
+            hit = self._active_domain(f)
+            self._domains[key] = hit
+        return hit
+
+    def _active_domain(self, f: A.Quantified) -> list[Any]:
         sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
         _collect_sites(f.body, f.var, sites)
         calls = self.idx.trace.calls
