@@ -24,6 +24,10 @@ from agentguard.errors import (
     TraceError,
     TraceRecordError,
 )
+
+# eager, because `agentguard.guard` is also a module: importing the module later would
+# otherwise rebind the package attribute from the function to the module
+from agentguard.guard import guard
 from agentguard.language import load_spec, parse_formula, parse_spec
 from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
 from agentguard.language.printer import format_formula, format_spec
@@ -39,13 +43,9 @@ from agentguard.semantics.registry import (
 )
 from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
-# eager, because `agentguard.guard` is also a module: importing the module later would
-# otherwise rebind the package attribute from the function to the module
-from agentguard.guard import guard
-
 if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
-    from agentguard.monitor import Monitor, Verdict
+    from agentguard.monitor import Monitor, Verdict, classify
 
 __version__ = "0.1.0"
 
@@ -55,6 +55,7 @@ _LAZY = {
     "FirewallReport": "agentguard.enforcement.firewall",
     "Monitor": "agentguard.monitor",
     "Verdict": "agentguard.monitor",
+    "classify": "agentguard.monitor",
 }
 
 
@@ -99,6 +100,7 @@ __all__ = [
     "Verdict",
     "Violation",
     "__version__",
+    "classify",
     "default_registry",
     "format_formula",
     "format_spec",

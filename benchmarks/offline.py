@@ -144,8 +144,10 @@ def first_order(quick: bool) -> None:
             for k in range(50)
         )
     )
-    print(f"\nfirst-order: 50 constraints `forall o: G(refund(order = o) -> O lookup(order = o))`, "
-          f"{distinct:,} distinct values, {len(compliant):,} calls")
+    print(
+        f"\nfirst-order: 50 constraints `forall o: G(refund(order = o) -> O lookup(order = o))`, "
+        f"{distinct:,} distinct values, {len(compliant):,} calls"
+    )
     for label, trace in (("all satisfied", compliant), ("violated", broken)):
         t = best_of(lambda: verify_trace(trace, spec), 1)
         print(f"  {label:<14} {t:7.2f} s   {len(trace) / t:>12,.0f} events/s")

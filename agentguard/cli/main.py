@@ -123,18 +123,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------- lint
 def _classify(spec: Spec) -> dict[str, str]:
-    try:
-        monitor = importlib.import_module("agentguard.monitor")
-        classify = monitor.classify
-    except (ImportError, AttributeError):
-        return {}
+    """safety / mixed / liveness per constraint (see docs/monitor.md)."""
+    from agentguard.monitor import classify
+
     out: dict[str, str] = {}
     for c in spec.constraints:
         try:
-            value = classify(c.formula)
-        except Exception:
-            value = "unknown"
-        out[c.name] = str(getattr(value, "value", value))
+            out[c.name] = str(classify(c.formula))
+        except Exception as exc:  # noqa: BLE001 - lint reports a classifier gap, never crashes
+            out[c.name] = f"unknown ({type(exc).__name__})"
     return out
 
 
@@ -197,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    load_help = "import MODULE first (it registers the spec's predicates and extractors); repeatable"
+    load_help = (
+        "import MODULE first (it registers the spec's predicates and extractors); repeatable"
+    )
 
     check = sub.add_parser("check", help="score trace files against a spec")
     check.add_argument("spec", help="the .ltl spec")

@@ -1,1 +1,17 @@
-"""agentguard.monitor."""
+"""agentguard.monitor: incremental three-valued verdicts on prefixes of a run."""
+
+from __future__ import annotations
+
+from agentguard.monitor.monitor import FormulaMonitor, Monitor, MonitorStateError, Peek, classify
+from agentguard.monitor.verdict import Classification, Enforceability, Verdict
+
+__all__ = [
+    "Classification",
+    "Enforceability",
+    "FormulaMonitor",
+    "Monitor",
+    "MonitorStateError",
+    "Peek",
+    "Verdict",
+    "classify",
+]

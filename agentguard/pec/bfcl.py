@@ -261,7 +261,7 @@ class BfclEnvironment:
             return False, f"Error during execution: no backend function {call.name!r}"
         try:
             result = method(**dict(call.args))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - BFCL's own protocol: a raise is a rejected call
             return False, f"Error during execution: {exc}"
         return not is_error_result(result), result
 

@@ -377,7 +377,7 @@ class Evaluator:
 
     def _active_domain(self, f: A.Quantified) -> list[Any]:
         sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
-        _collect_sites(f.body, f.var, sites)
+        collect_sites(f.body, f.var, sites)
         calls = self.idx.trace.calls
         values: list[Any] = []
         for tool, path, elements in sites:
@@ -470,12 +470,17 @@ def free_variables(node: Any) -> frozenset[str]:
     return frozenset()
 
 
-def _collect_sites(
+def collect_sites(
     node: Any, var: str, out: list[tuple[str | None, tuple[str | int, ...], bool]]
 ) -> None:
+    """Where ``var`` is tested against a call field: (tool, path, element-wise) triples.
+
+    These fields define a parametric quantifier's active domain; the online monitor uses
+    the same function so that its domains match the offline evaluator's exactly.
+    """
     if isinstance(node, A.Quantified):
         if node.var != var:  # an inner binding of the same name shadows ours
-            _collect_sites(node.body, var, out)
+            collect_sites(node.body, var, out)
         return
     if isinstance(node, A.Event):
         for t in node.tests:
@@ -505,9 +510,9 @@ def _collect_sites(
                 child = getattr(node, name)
                 if isinstance(child, tuple):
                     for c in child:
-                        _collect_sites(c, var, out)
+                        collect_sites(c, var, out)
                 else:
-                    _collect_sites(child, var, out)
+                    collect_sites(child, var, out)
 
 
 def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:

@@ -12,13 +12,19 @@ Each step of the script is one of:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from typing import Any, Union
 
 from pydantic import PrivateAttr
 
-from agentguard.errors import AgentGuardError, MissingExtraError
+from agentguard.errors import MissingExtraError
+from agentguard.testing.script import (
+    Reaction,
+    ScriptedCall,
+    ScriptExhaustedError,
+    call,
+    if_observed,
+)
 
 try:
     from langchain_core.language_models.chat_models import BaseChatModel
@@ -28,39 +34,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtraError("langchain", "langchain-core") from exc
 
 
-@dataclass(frozen=True, slots=True)
-class ScriptedCall:
-    """One tool call the scripted model will emit."""
-
-    name: str
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def call(name: str, **args: Any) -> ScriptedCall:
-    """``call("lookup_order", order_id="A1")``: shorthand for a :class:`ScriptedCall`."""
-    return ScriptedCall(name, args)
-
-
 Turn = Union[ScriptedCall, Sequence[ScriptedCall], str, AIMessage]  # noqa: UP007 - runtime alias on 3.10
 
 
-@dataclass(frozen=True, slots=True)
-class Reaction:
-    """A step decided from the last message text the model saw."""
-
-    choose: Callable[[str], Turn]
-
-
-def if_observed(text: str, then: Turn, otherwise: Turn) -> Reaction:
-    """``then`` if the last message seen contains ``text`` (any case), else ``otherwise``."""
-    return Reaction(lambda seen: then if text.lower() in seen.lower() else otherwise)
-
-
 Step = Union[Turn, Reaction]  # noqa: UP007 - runtime alias on 3.10
-
-
-class ScriptExhaustedError(AgentGuardError, RuntimeError):
-    """The agent asked the scripted model for more turns than the script has."""
 
 
 class ScriptedChatModel(BaseChatModel):

@@ -14,11 +14,17 @@ Used by agentguard's tests, examples and demo; useful to test your own specs.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Union
 
-from agentguard.errors import AgentGuardError, MissingExtraError
+from agentguard.errors import MissingExtraError
+from agentguard.testing.script import (
+    Reaction,
+    ScriptedCall,
+    ScriptExhaustedError,
+    call,
+    if_observed,
+)
 
 try:
     from smolagents.models import (
@@ -32,39 +38,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtraError("smolagents", "smolagents") from exc
 
 
-@dataclass(frozen=True, slots=True)
-class ScriptedCall:
-    """One tool call the scripted model will emit."""
-
-    name: str
-    args: dict[str, Any] = field(default_factory=dict)
-
-
-def call(name: str, **args: Any) -> ScriptedCall:
-    """``call("lookup_order", order_id="A1")``: shorthand for a :class:`ScriptedCall`."""
-    return ScriptedCall(name, args)
-
-
 Turn = Union[ScriptedCall, Sequence[ScriptedCall], str]  # noqa: UP007 - runtime alias on 3.10
 
 
-@dataclass(frozen=True, slots=True)
-class Reaction:
-    """A step decided from the last observation text (tool output or error)."""
-
-    choose: Callable[[str], Turn]
-
-
-def if_observed(text: str, then: Turn, otherwise: Turn) -> Reaction:
-    """``then`` if the last observation contains ``text`` (case-insensitive), else ``otherwise``."""
-    return Reaction(lambda seen: then if text.lower() in seen.lower() else otherwise)
-
-
 Step = Union[Turn, Reaction]  # noqa: UP007 - runtime alias on 3.10
-
-
-class ScriptExhaustedError(AgentGuardError, RuntimeError):
-    """The agent asked the scripted model for more steps than the script has."""
 
 
 class ScriptedModel(Model):  # type: ignore[misc]  # smolagents ships no type information

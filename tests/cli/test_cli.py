@@ -96,7 +96,9 @@ def test_console_script_runs(specs_dir: Path) -> None:
     assert "tool_b_before_tool_d" in proc.stdout
 
 
-def test_load_imports_user_predicates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_load_imports_user_predicates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--load MODULE imports user code that registers the spec's predicates."""
     (tmp_path / "my_preds.py").write_text(
         "import agentguard\nagentguard.register_predicate('is_even', lambda x: x % 2 == 0, arity=1)\n"

@@ -1,0 +1,312 @@
+"""Hash-consed LTLf formulas in negation normal form, and residuals in canonical DNF.
+
+The monitor works on two layers:
+
+* **nodes**: interned tuples ``(op, ...)`` with integer ids; negation is pushed to the
+  literals (every operator has its dual), booleans are flattened, sorted and deduplicated;
+* **residuals**: what is left to satisfy after a prefix, kept as a minimised DNF (a
+  frozenset of cubes, each a frozenset of *element* ids: literals and temporal nodes).
+  Every element of a residual is a subformula of the original, so the set of residuals
+  reachable by progression is finite; interning them gives a lazily built automaton.
+
+Node shapes: ``("T",)`` ``("F",)`` ``("L", atom, positive)`` ``("A", ids)`` ``("O", ids)``
+``("X", c)`` (strong next) ``("N", c)`` (weak next) ``("U", a, b)`` ``("R", a, b)``
+``("FB", k, c)`` ``("GB", k, c)``. ``F φ`` is ``T U φ``, ``G φ`` is ``F R φ``,
+``φ W ψ`` is ``ψ R (φ | ψ)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+Node = tuple[Any, ...]
+Cube = frozenset[int]
+Dnf = frozenset[Cube]
+
+TRUE = 0
+FALSE = 1
+DNF_TRUE: Dnf = frozenset({frozenset()})
+DNF_FALSE: Dnf = frozenset()
+
+
+class Store:
+    """Interning tables for nodes and residuals of one compiled machine."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._ids: dict[Node, int] = {}
+        self._neg: dict[int, int] = {}
+        self._dnf: dict[int, Dnf] = {}
+        self.residuals: list[Dnf] = []
+        self._residual_ids: dict[Dnf, int] = {}
+        self.mk(("T",))
+        self.mk(("F",))
+        self.residual(DNF_TRUE)  # residual 0 is true
+        self.residual(DNF_FALSE)  # residual 1 is false
+
+    # ------------------------------------------------------------------ nodes
+    def mk(self, node: Node) -> int:
+        found = self._ids.get(node)
+        if found is None:
+            found = len(self.nodes)
+            self.nodes.append(node)
+            self._ids[node] = found
+        return found
+
+    def lit(self, atom: int, positive: bool = True) -> int:
+        return self.mk(("L", atom, positive))
+
+    def and_(self, items: Iterable[int]) -> int:
+        return self._junction("A", items, TRUE, FALSE)
+
+    def or_(self, items: Iterable[int]) -> int:
+        return self._junction("O", items, FALSE, TRUE)
+
+    def _junction(self, op: str, items: Iterable[int], unit: int, zero: int) -> int:
+        out: set[int] = set()
+        for i in items:
+            if i == unit:
+                continue
+            if i == zero:
+                return zero
+            node = self.nodes[i]
+            if node[0] == op:
+                out.update(node[1])
+            else:
+                out.add(i)
+        for i in out:
+            node = self.nodes[i]
+            if node[0] == "L" and self._ids.get(("L", node[1], not node[2])) in out:
+                return zero
+        if not out:
+            return unit
+        if len(out) == 1:
+            return next(iter(out))
+        return self.mk((op, tuple(sorted(out))))
+
+    def next_(self, c: int, strong: bool) -> int:
+        if strong and c == FALSE:
+            return FALSE
+        if not strong and c == TRUE:
+            return TRUE
+        return self.mk(("X" if strong else "N", c))
+
+    # Atom 0 of every machine is "this position exists" (NonEmpty). Simplifications keep
+    # the empty-suffix value exact: ``a U true`` is "non-empty", not true.
+    @property
+    def nonempty(self) -> int:
+        return self.lit(0, True)
+
+    @property
+    def end(self) -> int:
+        return self.lit(0, False)
+
+    def until(self, a: int, b: int) -> int:
+        if b == FALSE:
+            return FALSE
+        if b == TRUE:
+            return self.nonempty
+        if a == FALSE:
+            return self.and_((self.nonempty, b))
+        return self.mk(("U", a, b))
+
+    def release(self, a: int, b: int) -> int:
+        if b == TRUE:
+            return TRUE
+        if b == FALSE:
+            return self.end
+        if a == TRUE:
+            return self.or_((self.end, b))
+        return self.mk(("R", a, b))
+
+    def eventually(self, c: int, bound: int | None = None) -> int:
+        if bound is None:
+            return self.until(TRUE, c)
+        if c == FALSE:
+            return FALSE
+        return self.nonempty if c == TRUE else self.mk(("FB", bound, c))
+
+    def always(self, c: int, bound: int | None = None) -> int:
+        if bound is None:
+            return self.release(FALSE, c)
+        if c == TRUE:
+            return TRUE
+        return self.end if c == FALSE else self.mk(("GB", bound, c))
+
+    def neg(self, i: int) -> int:
+        found = self._neg.get(i)
+        if found is not None:
+            return found
+        n = self.nodes[i]
+        op = n[0]
+        if op == "T":
+            out = FALSE
+        elif op == "F":
+            out = TRUE
+        elif op == "L":
+            out = self.lit(n[1], not n[2])
+        elif op == "A":
+            out = self.or_(self.neg(c) for c in n[1])
+        elif op == "O":
+            out = self.and_(self.neg(c) for c in n[1])
+        elif op == "X":
+            out = self.next_(self.neg(n[1]), strong=False)
+        elif op == "N":
+            out = self.next_(self.neg(n[1]), strong=True)
+        elif op == "U":
+            out = self.release(self.neg(n[1]), self.neg(n[2]))
+        elif op == "R":
+            out = self.until(self.neg(n[1]), self.neg(n[2]))
+        elif op == "FB":
+            out = self.always(self.neg(n[2]), n[1])
+        else:  # GB
+            out = self.eventually(self.neg(n[2]), n[1])
+        self._neg[i] = out
+        self._neg[out] = i
+        return out
+
+    def substitute(
+        self, i: int, values: dict[int, bool], memo: dict[int, int] | None = None
+    ) -> int:
+        """Replace the literals of the atoms in ``values`` by constants."""
+        memo = {} if memo is None else memo
+        found = memo.get(i)
+        if found is not None:
+            return found
+        n = self.nodes[i]
+        op = n[0]
+        out = i
+        if op == "L":
+            if n[1] in values:
+                out = TRUE if values[n[1]] == n[2] else FALSE
+        elif op == "A":
+            out = self.and_(self.substitute(c, values, memo) for c in n[1])
+        elif op == "O":
+            out = self.or_(self.substitute(c, values, memo) for c in n[1])
+        elif op in ("X", "N"):
+            out = self.next_(self.substitute(n[1], values, memo), op == "X")
+        elif op == "U":
+            out = self.until(
+                self.substitute(n[1], values, memo), self.substitute(n[2], values, memo)
+            )
+        elif op == "R":
+            out = self.release(
+                self.substitute(n[1], values, memo), self.substitute(n[2], values, memo)
+            )
+        elif op == "FB":
+            out = self.eventually(self.substitute(n[2], values, memo), n[1])
+        elif op == "GB":
+            out = self.always(self.substitute(n[2], values, memo), n[1])
+        memo[i] = out
+        return out
+
+    def atoms_of(self, i: int, memo: dict[int, frozenset[int]]) -> frozenset[int]:
+        """Every atom whose literal occurs in node ``i``."""
+        found = memo.get(i)
+        if found is not None:
+            return found
+        n = self.nodes[i]
+        op = n[0]
+        if op == "L":
+            out = frozenset({n[1]})
+        elif op in ("A", "O"):
+            out = frozenset().union(*(self.atoms_of(c, memo) for c in n[1]))
+        elif op in ("X", "N"):
+            out = self.atoms_of(n[1], memo)
+        elif op in ("U", "R"):
+            out = self.atoms_of(n[1], memo) | self.atoms_of(n[2], memo)
+        elif op in ("FB", "GB"):
+            out = self.atoms_of(n[2], memo)
+        else:
+            out = frozenset()
+        memo[i] = out
+        return out
+
+    # ------------------------------------------------------------------ residuals
+    def dnf(self, i: int) -> Dnf:
+        found = self._dnf.get(i)
+        if found is not None:
+            return found
+        n = self.nodes[i]
+        if n[0] == "T":
+            out = DNF_TRUE
+        elif n[0] == "F":
+            out = DNF_FALSE
+        elif n[0] == "A":
+            out = DNF_TRUE
+            for c in n[1]:
+                out = self.d_and(out, self.dnf(c))
+        elif n[0] == "O":
+            out = DNF_FALSE
+            for c in n[1]:
+                out = self.d_or(out, self.dnf(c))
+        else:
+            out = frozenset({frozenset({i})})
+        self._dnf[i] = out
+        return out
+
+    def d_or(self, a: Dnf, b: Dnf) -> Dnf:
+        if not a:
+            return b
+        if not b or a == b:
+            return a
+        return _minimise(a | b)
+
+    def d_and(self, a: Dnf, b: Dnf) -> Dnf:
+        if not a or not b:
+            return DNF_FALSE
+        if a == DNF_TRUE:
+            return b
+        if b == DNF_TRUE:
+            return a
+        cubes = set()
+        for x in a:
+            for y in b:
+                cube = x | y
+                if not self._contradicts(cube):
+                    cubes.add(cube)
+        return _minimise(frozenset(cubes))
+
+    def _contradicts(self, cube: Cube) -> bool:
+        for e in cube:
+            n = self.nodes[e]
+            if n[0] == "L" and n[2] and self._ids.get(("L", n[1], False)) in cube:
+                return True
+        return False
+
+    def residual(self, d: Dnf) -> int:
+        found = self._residual_ids.get(d)
+        if found is None:
+            found = len(self.residuals)
+            self.residuals.append(d)
+            self._residual_ids[d] = found
+        return found
+
+    def residual_node(self, r: int) -> int:
+        """The residual as one node (an Or of Ands)."""
+        return self.or_(self.and_(cube) for cube in self.residuals[r])
+
+    def map_residual(self, r: int, fn: Callable[[int], Dnf]) -> int:
+        """A new residual with every element replaced by ``fn(element)``."""
+        out = DNF_FALSE
+        for cube in self.residuals[r]:
+            part = DNF_TRUE
+            for e in cube:
+                part = self.d_and(part, fn(e))
+                if not part:
+                    break
+            out = self.d_or(out, part)
+            if out == DNF_TRUE:
+                break
+        return self.residual(out)
+
+
+def _minimise(cubes: frozenset[Cube]) -> Dnf:
+    if len(cubes) < 2:
+        return cubes
+    kept: list[Cube] = []
+    for cube in sorted(cubes, key=len):
+        if not any(k <= cube for k in kept):
+            kept.append(cube)
+    return frozenset(kept)

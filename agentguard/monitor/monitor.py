@@ -1,0 +1,361 @@
+"""``Monitor``: three-valued verdicts per constraint, one call at a time.
+
+Design (see docs/monitor.md): formula progression with hash-consed residuals in DNF,
+memoised per (state, letter), which builds each constraint's automaton lazily; past-time
+operators are registers; verdicts come from a memoised reachability question on that
+automaton. A call only visits the constraints that mention its tool, plus those whose
+state would change on any call, so the work per call does not grow with the trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Final
+
+from agentguard.errors import AgentGuardError
+from agentguard.language import ast as A
+from agentguard.monitor.compile import compile_plan
+from agentguard.monitor.machine import Machine
+from agentguard.monitor.nodes import AutoNode, Node, build_node
+from agentguard.monitor.verdict import Classification, Verdict
+from agentguard.semantics.predicates import values_match
+from agentguard.semantics.registry import Matcher, Registry, default_registry
+from agentguard.trace.model import Call
+
+STATE_FORMAT: Final = "agentguard.monitor/1"
+
+
+class MonitorStateError(AgentGuardError, ValueError):
+    """A saved monitor state does not fit this spec or is malformed."""
+
+
+class Peek:
+    """Verdicts if the proposed calls were appended (nothing is committed).
+
+    ``verdicts`` holds every constraint; ``final`` (only when asked with ``ending``) the
+    truth if the run ended right after them, None where unknown before the results arrive;
+    ``errors`` the user-predicate errors met; ``changed`` the constraints whose verdict
+    differs from the current one.
+    """
+
+    __slots__ = ("changed", "errors", "final", "verdicts")
+
+    def __init__(
+        self,
+        verdicts: Mapping[str, Verdict],
+        final: Mapping[str, bool | None] | None = None,
+        errors: Mapping[str, tuple[str, ...]] | None = None,
+        changed: tuple[str, ...] = (),
+    ) -> None:
+        self.verdicts = verdicts
+        self.final: Mapping[str, bool | None] = final if final is not None else {}
+        self.errors: Mapping[str, tuple[str, ...]] = errors if errors is not None else {}
+        self.changed = changed
+
+    def __repr__(self) -> str:
+        return f"Peek(changed={self.changed!r}, final={dict(self.final)!r}, errors={dict(self.errors)!r})"
+
+
+class Monitor:
+    """Monitors every constraint of a spec (or a list of constraints)."""
+
+    def __init__(
+        self,
+        spec: A.Spec | Sequence[A.Constraint],
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+    ) -> None:
+        self.constraints: tuple[A.Constraint, ...] = (
+            spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+        )
+        self.registry = registry or default_registry
+        self.match: Matcher = match or self.registry.matcher or values_match
+        self.position = 0
+        self._nodes: dict[str, Node] = {}
+        for c in self.constraints:
+            plan = compile_plan(c.formula, self.match)
+            self._nodes[c.name] = build_node(plan, self.registry, self.match)
+        self._by_name: dict[str, list[str]] = {}
+        self._always: list[str] = []
+        for name, node in self._nodes.items():
+            names = node.names
+            if names is None:
+                self._always.append(name)
+            else:
+                for tool in names:
+                    self._by_name.setdefault(tool, []).append(name)
+        self._verdicts: dict[str, Verdict] = {n: node.verdict() for n, node in self._nodes.items()}
+        self._view = MappingProxyType(self._verdicts)
+        self._unstable: set[str] = {
+            n for n, node in self._nodes.items() if node.names is not None and not node.stable()
+        }
+        self._fingerprint = spec_fingerprint(self.constraints)
+
+    @classmethod
+    def for_formula(
+        cls, formula: A.Formula, *, registry: Registry | None = None, match: Matcher | None = None
+    ) -> FormulaMonitor:
+        """A monitor of one formula whose ``step`` returns a single :class:`Verdict`."""
+        return FormulaMonitor(formula, registry=registry, match=match)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def verdicts(self) -> Mapping[str, Verdict]:
+        """The current verdict of every constraint (a live read-only view)."""
+        return self._view
+
+    def classification(self) -> dict[str, Classification]:
+        """Safety / mixed / liveness of every constraint (LTLf, see docs/monitor.md)."""
+        return {name: node.classify() for name, node in self._nodes.items()}
+
+    def pending(self) -> tuple[str, ...]:
+        return tuple(n for n, v in self._verdicts.items() if v is Verdict.PENDING)
+
+    def node(self, name: str) -> Node:
+        return self._nodes[name]
+
+    def _affected(self, name: str) -> Iterable[str]:
+        """Constraints a call to ``name`` may move (the others stay as they are)."""
+        by_name = self._by_name.get(name)
+        if not self._unstable and not self._always:
+            return by_name or ()
+        out = dict.fromkeys(by_name or ())
+        out.update(dict.fromkeys(self._always))
+        out.update(dict.fromkeys(self._unstable))
+        return out
+
+    # ------------------------------------------------------------------ commit
+    def step(self, call: Call) -> Mapping[str, Verdict]:
+        """Append a call (with its result, if known) and return the verdicts."""
+        self.advance(call)
+        return self._view
+
+    def advance(self, call: Call) -> list[str]:
+        """Append a call; return the constraints whose verdict changed."""
+        self.position += 1
+        verdicts = self._verdicts
+        changed = []
+        for name in list(self._affected(call.name)):
+            before = verdicts[name]
+            if before is not Verdict.PENDING:
+                continue  # decided verdicts never change
+            node = self._nodes[name]
+            node.step(call)
+            after = verdicts[name] = node.verdict()
+            if after is not before:
+                changed.append(name)
+            if node.names is not None:
+                if node.stable():
+                    self._unstable.discard(name)
+                else:
+                    self._unstable.add(name)
+        return changed
+
+    def peek(self, calls: Call | Sequence[Call], *, ending: bool = False) -> Peek:
+        """Verdicts if ``calls`` were appended (results unknown unless given), not committed."""
+        batch = [calls] if isinstance(calls, Call) else list(calls)
+        if len(batch) == 1:
+            names: Iterable[str] = self._affected(batch[0].name)
+        else:
+            merged: dict[str, None] = {}
+            for c in batch:
+                merged.update(dict.fromkeys(self._affected(c.name)))
+            names = merged
+        verdicts = dict(self._verdicts)
+        final: dict[str, bool | None] = {}
+        errors: dict[str, tuple[str, ...]] = {}
+        changed: list[str] = []
+        for name in names:
+            if self._verdicts[name] is not Verdict.PENDING:
+                continue  # decided verdicts never change
+            errs: list[str] = []
+            v, f = self._nodes[name].peek(batch, ending, errs)
+            if v is not verdicts[name]:
+                changed.append(name)
+                verdicts[name] = v
+            if ending:
+                final[name] = f
+            if errs:
+                errors[name] = tuple(errs)
+        if ending:
+            for name, node in self._nodes.items():
+                if name not in final:
+                    final[name] = self._final_of(name, node)
+        return Peek(verdicts, final, errors, tuple(changed))
+
+    def _final_of(self, name: str, node: Node) -> bool | None:
+        v = self._verdicts[name]
+        if v is Verdict.SATISFIED:
+            return True
+        if v is Verdict.VIOLATED:
+            return False
+        return node.final()
+
+    def peek_end(self) -> dict[str, bool | None]:
+        """Truth of every constraint if the run ended now (None where not known yet)."""
+        return {name: self._final_of(name, node) for name, node in self._nodes.items()}
+
+    def finish(self, metrics: Mapping[str, Any] | None = None) -> dict[str, Verdict]:
+        """Final verdicts (SATISFIED or VIOLATED), equal to the offline evaluator's.
+
+        ``metrics`` is the run's metrics record (for ``metrics.*`` comparisons). Does not
+        end the monitor: stepping on afterwards is allowed.
+        """
+        out = {}
+        for name, node in self._nodes.items():
+            v = self._verdicts[name]
+            if v is Verdict.PENDING or node.error:
+                ok = node.finish(metrics or {})
+            else:
+                ok = v is Verdict.SATISFIED
+            out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
+        return out
+
+    def errors(self) -> dict[str, str]:
+        """Constraints whose evaluation raised (a user predicate): violated, as offline."""
+        return {n: node.error for n, node in self._nodes.items() if node.error}
+
+    # ------------------------------------------------------------------ hints
+    def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
+        """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
+        node = self._nodes[name]
+        if not isinstance(node, AutoNode) or node.error:
+            return ""
+        m: Machine = node.machine
+        then = (
+            m.letters_of(proposed.at(self.position), {}, pending=True)
+            if proposed is not None
+            else []
+        )
+        if not ending and not then:
+            return ""
+        if ending and not then:
+            route = _repair_end(m, node.state)
+        else:
+            route = m.repair(node.state, then, ending=ending)
+        if not route:
+            return ""
+        steps = " then ".join(m.describe(letter) for letter in route)
+        what = (
+            "finishing" if ending else (f"calling {proposed.name}" if proposed is not None else "")
+        )
+        return f"call {steps} before {what}".strip()
+
+    # ------------------------------------------------------------------ state files
+    def save(self) -> dict[str, Any]:
+        """A JSON-able document of the monitor state (restore with :meth:`load`)."""
+        return {
+            "format": STATE_FORMAT,
+            "spec": self._fingerprint,
+            "position": self.position,
+            "constraints": {n: node.export() for n, node in self._nodes.items()},
+        }
+
+    def load(self, doc: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`save` on a monitor of the same spec."""
+        if not isinstance(doc, Mapping) or doc.get("format") != STATE_FORMAT:
+            raise MonitorStateError(
+                f"not a monitor state document (expected format {STATE_FORMAT})"
+            )
+        if doc.get("spec") != self._fingerprint:
+            raise MonitorStateError("the saved state belongs to a different spec")
+        try:
+            self.position = int(doc["position"])
+            for name, node in self._nodes.items():
+                node.load(doc["constraints"][name])
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise MonitorStateError(f"malformed monitor state: {exc}") from None
+        for name, node in self._nodes.items():
+            self._verdicts[name] = node.verdict()
+        self._unstable = {
+            n for n, node in self._nodes.items() if node.names is not None and not node.stable()
+        }
+
+    @classmethod
+    def restore(
+        cls,
+        spec: A.Spec | Sequence[A.Constraint],
+        doc: Mapping[str, Any],
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+    ) -> Monitor:
+        m = cls(spec, registry=registry, match=match)
+        m.load(doc)
+        return m
+
+
+def _repair_end(m: Machine, state: int) -> list[tuple[str, int]] | None:
+    """Shortest letters after which ending the run would satisfy the machine."""
+    letters = m.all_letters()
+    if letters is None or m.accepts(state):
+        return None
+    seen = {state}
+    frontier: list[tuple[int, list[tuple[str, int]]]] = [(state, [])]
+    for _ in range(3):
+        nxt = []
+        for node, path in frontier:
+            for letter in letters:
+                succ = m.step(node, letter)
+                if succ in seen:
+                    continue
+                seen.add(succ)
+                if m.accepts(succ):
+                    return [*path, letter]
+                nxt.append((succ, [*path, letter]))
+        frontier = nxt
+    return None
+
+
+def spec_fingerprint(constraints: Sequence[A.Constraint]) -> str:
+    """A content hash of the constraints (names and formulas), stable across processes."""
+    text = "\n".join(f"{c.name}:{c.formula!r}" for c in constraints)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class FormulaMonitor:
+    """A monitor of a single formula: ``step(call) -> Verdict``."""
+
+    NAME: Final = "formula"
+
+    def __init__(
+        self, formula: A.Formula, *, registry: Registry | None = None, match: Matcher | None = None
+    ) -> None:
+        self.formula = formula
+        self.monitor = Monitor([A.Constraint(self.NAME, formula)], registry=registry, match=match)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.monitor.verdicts[self.NAME]
+
+    @property
+    def verdicts(self) -> Mapping[str, Verdict]:
+        return self.monitor.verdicts
+
+    def step(self, call: Call) -> Verdict:
+        return self.monitor.step(call)[self.NAME]
+
+    def peek(self, calls: Call | Sequence[Call], *, ending: bool = False) -> Peek:
+        return self.monitor.peek(calls, ending=ending)
+
+    def finish(self, metrics: Mapping[str, Any] | None = None) -> Verdict:
+        return self.monitor.finish(metrics)[self.NAME]
+
+    def classification(self) -> Classification:
+        return self.monitor.classification()[self.NAME]
+
+    def save(self) -> dict[str, Any]:
+        return self.monitor.save()
+
+    def load(self, doc: Mapping[str, Any]) -> None:
+        self.monitor.load(doc)
+
+
+def classify(
+    formula: A.Formula, *, registry: Registry | None = None, match: Matcher | None = None
+) -> Classification:
+    """Safety / mixed / liveness of one formula over finite traces (for ``agentguard lint``)."""
+    return FormulaMonitor(formula, registry=registry, match=match).classification()

@@ -1,0 +1,356 @@
+"""Run-time monitors of one constraint (or one part of it), built from a plan.
+
+Every node answers the same questions: its verdict now, its truth if the run ended now
+(``final``), its truth once the run has ended with known metrics (``finish``), and the
+same two after a hypothetical extension (``peek``), without committing anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from agentguard.errors import AgentGuardError
+from agentguard.language import ast as A
+from agentguard.monitor.atoms import Env, FrozenAtom, eval_frozen
+from agentguard.monitor.compile import AutoPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
+from agentguard.monitor.machine import OTHER, Machine
+from agentguard.monitor.verdict import (
+    Classification,
+    Enforceability,
+    Verdict,
+    kleene_and,
+    kleene_not,
+    kleene_or,
+)
+from agentguard.semantics.registry import Matcher, Registry
+from agentguard.trace.model import Call, Trace
+
+
+class Node(Protocol):
+    """What the monitor asks of every constraint part."""
+
+    error: str | None
+
+    @property
+    def names(self) -> frozenset[str] | None: ...  # tools that move it; None: every call
+
+    def stable(self) -> bool: ...  # unchanged by a call to a tool outside ``names``
+    def step(self, call: Call) -> None: ...
+    def verdict(self) -> Verdict: ...
+    def final(self) -> bool | None: ...
+    def finish(self, metrics: Mapping[str, Any]) -> bool: ...
+    def peek(
+        self, calls: Sequence[Call], ending: bool, errors: list[str]
+    ) -> tuple[Verdict, bool | None]: ...
+    def classify(self) -> Classification: ...
+    def export(self) -> dict[str, Any]: ...
+    def load(self, doc: Mapping[str, Any]) -> None: ...
+
+
+def set_verdict(states: Iterable[int], machine: Machine) -> Verdict:
+    """The verdict of a set of possible states: decided only if all of them agree."""
+    out: Verdict | None = None
+    for s in states:
+        v = machine.verdict(s)
+        if out is None:
+            out = v
+        elif out is not v:
+            return Verdict.PENDING
+    return out or Verdict.PENDING
+
+
+def set_final(states: Iterable[int], machine: Machine) -> bool | None:
+    out: bool | None = None
+    first = True
+    for s in states:
+        v = machine.final(s)
+        if v is None:
+            return None
+        if first:
+            out, first = v, False
+        elif out is not v:
+            return None
+    return out
+
+
+def resolve_frozen(
+    machine: Machine, state: int, env: Env, registry: Registry, metrics: Mapping[str, Any] | None
+) -> int:
+    """Resolve the frozen atoms that can be resolved now (metric ones need ``metrics``)."""
+    values: dict[int, bool] = {}
+    for i in machine.frozen_in(state):
+        atom = machine.atoms[i]
+        if isinstance(atom, FrozenAtom) and (metrics is not None or not atom.metric):
+            values[i] = eval_frozen(atom, env, metrics, registry)
+    return machine.resolve(state, values)
+
+
+class AutoNode:
+    """A quantifier-free formula: one machine state."""
+
+    def __init__(self, machine: Machine, registry: Registry) -> None:
+        self.machine = machine
+        self.registry = registry
+        self.error: str | None = None
+        self._names = frozenset(machine.names)
+        try:
+            self.state = resolve_frozen(machine, machine.init, {}, registry, None)
+        except AgentGuardError as exc:
+            self.error, self.state = str(exc), machine.init
+
+    @property
+    def names(self) -> frozenset[str] | None:
+        return self._names
+
+    def stable(self) -> bool:
+        m = self.machine
+        return not m._data[OTHER] and m.step(self.state, (OTHER, 0)) == self.state
+
+    def step(self, call: Call) -> None:
+        m = self.machine
+        try:
+            self.state = m.step(self.state, m.letters_of(call, {}, pending=False)[0])
+        except AgentGuardError as exc:
+            self.error = str(exc)
+
+    def verdict(self) -> Verdict:
+        return Verdict.VIOLATED if self.error else self.machine.verdict(self.state)
+
+    def final(self) -> bool | None:
+        return False if self.error else self.machine.final(self.state)
+
+    def finish(self, metrics: Mapping[str, Any]) -> bool:
+        if self.error:
+            return False
+        try:
+            return self.machine.accepts(
+                resolve_frozen(self.machine, self.state, {}, self.registry, metrics)
+            )
+        except AgentGuardError as exc:
+            self.error = str(exc)
+            return False
+
+    def peek(
+        self,
+        calls: Sequence[Call],
+        ending: bool,
+        errors: list[str],
+    ) -> tuple[Verdict, bool | None]:
+        if self.error:
+            return Verdict.VIOLATED, False
+        m = self.machine
+        try:
+            if len(calls) == 1:  # the common case: one proposal, usually one letter
+                letters = m.letters_of(calls[0], {}, pending=True)
+                if len(letters) == 1:
+                    nxt = m.step(self.state, letters[0])
+                    return m.verdict(nxt), (m.final(nxt) if ending else None)
+            states = {self.state}
+            for call in calls:
+                letters = m.letters_of(call, {}, pending=True)
+                states = {m.step(s, letter) for s in states for letter in letters}
+        except AgentGuardError as exc:
+            errors.append(str(exc))
+            return Verdict.VIOLATED, False
+        return set_verdict(states, m), (set_final(states, m) if ending else None)
+
+    def classify(self) -> Classification:
+        return self.machine.classify()
+
+    def export(self) -> dict[str, Any]:
+        return {"state": self.machine.export_state(self.state), "error": self.error}
+
+    def load(self, doc: Mapping[str, Any]) -> None:
+        self.state = self.machine.import_state(doc["state"])
+        self.error = doc.get("error")
+
+
+class BoolNode:
+    """A boolean combination of parts that hold quantifiers (Kleene logic on verdicts)."""
+
+    def __init__(self, op: str, children: Sequence[Node]) -> None:
+        self.op = op
+        self.children = list(children)
+        self.error: str | None = None
+
+    @property
+    def names(self) -> frozenset[str] | None:
+        out: frozenset[str] = frozenset()
+        for c in self.children:
+            if c.names is None:
+                return None
+            out |= c.names
+        return out
+
+    def stable(self) -> bool:
+        return all(c.stable() for c in self.children)
+
+    def step(self, call: Call) -> None:
+        for c in self.children:
+            c.step(call)
+
+    def _combine(self, values: list[Verdict]) -> Verdict:
+        if self.op == "not":
+            return kleene_not(values[0])
+        fn = kleene_and if self.op == "and" else kleene_or
+        out = values[0]
+        for v in values[1:]:
+            out = fn(out, v)
+        return out
+
+    def _combine_bool(self, values: list[bool | None]) -> bool | None:
+        if self.op == "not":
+            return None if values[0] is None else not values[0]
+        if self.op == "and":
+            if False in values:
+                return False
+            return None if None in values else True
+        if True in values:
+            return True
+        return None if None in values else False
+
+    def verdict(self) -> Verdict:
+        return self._combine([c.verdict() for c in self.children])
+
+    def final(self) -> bool | None:
+        return self._combine_bool([c.final() for c in self.children])
+
+    def finish(self, metrics: Mapping[str, Any]) -> bool:
+        return bool(self._combine_bool([c.finish(metrics) for c in self.children]))
+
+    def peek(
+        self, calls: Sequence[Call], ending: bool, errors: list[str]
+    ) -> tuple[Verdict, bool | None]:
+        parts = [c.peek(calls, ending, errors) for c in self.children]
+        verdict = self._combine([p[0] for p in parts])
+        return verdict, (self._combine_bool([p[1] for p in parts]) if ending else None)
+
+    def classify(self) -> Classification:
+        kinds = [c.classify() for c in self.children]
+        if self.op == "and" and all(k.kind is Enforceability.SAFETY for k in kinds):
+            return Classification(Enforceability.SAFETY, all(k.exact for k in kinds))
+        return Classification(Enforceability.MIXED, False, "boolean combination of quantifiers")
+
+    def export(self) -> dict[str, Any]:
+        return {"children": [c.export() for c in self.children]}
+
+    def load(self, doc: Mapping[str, Any]) -> None:
+        for c, d in zip(self.children, doc["children"], strict=True):
+            c.load(d)
+
+
+class FallbackNode:
+    """Kept as a whole trace and evaluated offline at the end (PENDING meanwhile)."""
+
+    def __init__(self, formula: A.Formula, reason: str, registry: Registry, match: Matcher) -> None:
+        self.formula = formula
+        self.reason = reason
+        self.registry = registry
+        self.match = match
+        self.calls: list[Call] = []
+        self.error: str | None = None
+
+    @property
+    def names(self) -> frozenset[str] | None:
+        return None
+
+    def stable(self) -> bool:
+        return False
+
+    def step(self, call: Call) -> None:
+        self.calls.append(call.at(len(self.calls)))
+
+    def verdict(self) -> Verdict:
+        return Verdict.PENDING
+
+    def _holds(
+        self, calls: Sequence[Call], metrics: Mapping[str, Any], errors: list[str] | None
+    ) -> bool:
+        from agentguard.semantics.evaluator import Evaluator
+
+        try:
+            trace = Trace(tuple(calls), dict(metrics))
+            return Evaluator(trace, registry=self.registry, match=self.match).holds(self.formula)
+        except AgentGuardError as exc:
+            if errors is not None:
+                errors.append(str(exc))
+            else:
+                self.error = str(exc)
+            return False
+
+    def final(self) -> bool | None:
+        return None
+
+    def finish(self, metrics: Mapping[str, Any]) -> bool:
+        return self._holds(self.calls, metrics, None)
+
+    def peek(
+        self, calls: Sequence[Call], ending: bool, errors: list[str]
+    ) -> tuple[Verdict, bool | None]:
+        if not ending:
+            return Verdict.PENDING, None
+        if _reads_metrics(self.formula):
+            return Verdict.PENDING, None
+        if any(not c.has_result for c in calls) and _reads_results(self.formula):
+            return Verdict.PENDING, None  # the truth may hang on the result still to come
+        return Verdict.PENDING, self._holds([*self.calls, *calls], {}, errors)
+
+    def classify(self) -> Classification:
+        return Classification(Enforceability.MIXED, False, f"checked at the end: {self.reason}")
+
+    def export(self) -> dict[str, Any]:
+        return {"calls": [_call_doc(c) for c in self.calls], "error": self.error}
+
+    def load(self, doc: Mapping[str, Any]) -> None:
+        self.calls = [_call_from_doc(d, i) for i, d in enumerate(doc["calls"])]
+        self.error = doc.get("error")
+
+
+def _reads_metrics(f: Any) -> bool:
+    if isinstance(f, A.MetricRef):
+        return True
+    if isinstance(f, tuple):
+        return any(_reads_metrics(x) for x in f)
+    if hasattr(f, "__dataclass_fields__"):
+        return any(_reads_metrics(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
+    return False
+
+
+def _reads_results(f: Any) -> bool:
+    """Could the formula's truth depend on a call's result (conservatively)?"""
+    if isinstance(f, A.FieldRef):
+        return f.is_result
+    if isinstance(f, A.Domain):
+        return f.extractor not in ("args", "tools")
+    if isinstance(f, A.TracePredicate) and f.name in ("CalledWithResult", "Predicate"):
+        return True
+    if isinstance(f, tuple):
+        return any(_reads_results(x) for x in f)
+    if hasattr(f, "__dataclass_fields__"):
+        return any(_reads_results(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
+    return False
+
+
+def _call_doc(c: Call) -> dict[str, Any]:
+    return c.to_record()
+
+
+def _call_from_doc(d: Mapping[str, Any], i: int) -> Call:
+    from agentguard.trace.model import UNKNOWN
+
+    return Call(d["tool_name"], dict(d.get("arguments", {})), d.get("tool_result", UNKNOWN), i)
+
+
+def build_node(plan: Plan, registry: Registry, match: Matcher) -> Node:
+    if isinstance(plan, AutoPlan):
+        return AutoNode(plan.machine, registry)
+    if isinstance(plan, BoolPlan):
+        return BoolNode(plan.op, [build_node(p, registry, match) for p in plan.children])
+    if isinstance(plan, QuantPlan):
+        from agentguard.monitor.quantified import QuantNode
+
+        return QuantNode(plan, registry)
+    if isinstance(plan, FallbackPlan):
+        return FallbackNode(plan.formula, plan.reason, registry, match)
+    raise TypeError(plan)  # pragma: no cover

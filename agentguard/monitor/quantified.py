@@ -1,0 +1,437 @@
+"""``forall``/``exists`` over values extracted from the trace, monitored incrementally.
+
+One body machine serves every value. An instance for value ``v`` is created when ``v``
+first shows up in the trace (at a field the body tests the variable against, or in
+the quantifier's domain). Until then every test on ``v`` compares it with values that
+are not ``v``, so all unseen values share one *fresh* state, progressed with the
+*generic* letter (the variable bound to a value equal to nothing); a new instance
+starts from it. Instances in the same machine state form one group and move together
+under the generic letter, so a call costs O(groups + values it mentions), not
+O(distinct values); memory is O(distinct values).
+
+Soundness with a growing domain: ``forall`` is SATISFIED only when every instance *and*
+the fresh state are (a future value could still fail); ``exists`` is VIOLATED only when
+every instance and the fresh state are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentguard.errors import AgentGuardError
+from agentguard.language import ast as A
+from agentguard.monitor.atoms import FRESH, FrozenAtom
+from agentguard.monitor.compile import QuantPlan
+from agentguard.monitor.machine import OTHER
+from agentguard.monitor.nodes import resolve_frozen, set_final, set_verdict
+from agentguard.monitor.verdict import Classification, Enforceability, Verdict
+from agentguard.semantics.registry import Registry
+from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
+from agentguard.trace.model import Call
+
+
+@dataclass(slots=True)
+class Group:
+    """Instances in the same machine state (and the same domain membership)."""
+
+    state: int
+    in_domain: bool
+    values: dict[Any, Any] = field(default_factory=dict)  # freeze(v) -> v
+
+
+class QuantNode:
+    """The run-time monitor of ``forall/exists x [in D]: body``."""
+
+    def __init__(self, plan: QuantPlan, registry: Registry) -> None:
+        self.plan = plan
+        self.machine = plan.machine
+        self.registry = registry
+        self.forall = plan.kind == "forall"
+        self.error: str | None = None
+        self.groups: dict[tuple[int, bool], Group] = {}
+        self.where: dict[Any, Group] = {}
+        self.fresh = self.machine.init
+        self.fixed: dict[Any, Any] | None = None
+        # `field contains x` is followed per value only on list fields; on text (substrings)
+        # or mappings (keys) unseen values may match too, so such a node keeps its calls and
+        # *degrades* to the offline evaluator at the first such call (PENDING until the end).
+        self._contains = any(elements for _, _, elements in plan.sites)
+        self.calls: list[Call] = []
+        self.degraded = False
+        names = set(self.machine.names)
+        names.update(t for t, _, _ in plan.sites if t is not None)
+        d = plan.domain
+        self._all_calls = any(t is None for t, _, _ in plan.sites)
+        if isinstance(d, A.Domain):
+            if d.tool is None:
+                self._all_calls = True
+            else:
+                names.add(d.tool)
+        self._names = frozenset(names)
+        if isinstance(d, A.ListLiteral):
+            values = flatten_values(
+                [x.value if isinstance(x, A.Literal) else MISSING for x in d.items]
+            )
+            self.fixed = {freeze(v): v for v in values}
+            for key, v in self.fixed.items():
+                state = self._new_instance(v)
+                self._insert(key, v, state, True)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def names(self) -> frozenset[str] | None:
+        if self._all_calls or self.machine._data[OTHER]:
+            return None
+        return self._names
+
+    def stable(self) -> bool:
+        m = self.machine
+        other = (OTHER, 0)
+        return m.step(self.fresh, other) == self.fresh and all(
+            m.step(g.state, other) == g.state for g in self.groups.values()
+        )
+
+    def _new_instance(self, value: Any) -> int:
+        try:
+            return resolve_frozen(
+                self.machine, self.fresh, {self.plan.var: value}, self.registry, None
+            )
+        except AgentGuardError as exc:
+            self.error = self.error or str(exc)
+            return self.fresh
+
+    def _insert(self, key: Any, value: Any, state: int, in_domain: bool) -> None:
+        gkey = (state, in_domain)
+        g = self.groups.get(gkey)
+        if g is None:
+            g = self.groups[gkey] = Group(state, in_domain)
+        g.values[key] = value
+        self.where[key] = g
+
+    def _detach(self, key: Any) -> Group:
+        g = self.where.pop(key)
+        del g.values[key]
+        if not g.values:
+            del self.groups[(g.state, g.in_domain)]
+        return g
+
+    def _site_values(self, call: Call) -> list[Any]:
+        out: list[Any] = []
+        for tool, path, elements in self.plan.sites:
+            if tool is not None and tool != call.name:
+                continue
+            v = call_field(call, path)
+            if v is MISSING:
+                continue
+            if elements and isinstance(v, (list, tuple)):
+                out.extend(v)
+            else:
+                out.append(v)
+            if path == ("result",):
+                inner = unwrap_result(v)
+                if inner is not MISSING:
+                    out.append(inner)
+        return out
+
+    def _domain_values(self, call: Call, sites: list[Any]) -> list[Any]:
+        d = self.plan.domain
+        if d is None:
+            return sites
+        if isinstance(d, A.ListLiteral):
+            return []
+        if d.tool is not None and d.tool != call.name:
+            return []
+        if d.extractor == "tools":
+            return [call.name]
+        if d.extractor == "args":
+            v = call_field(call, d.path) if d.path else list(call.args.values())
+        else:
+            v = call_field(call, ("result", *d.path))
+        return flatten_values([v])
+
+    def _touched(self, call: Call) -> dict[Any, tuple[Any, bool]]:
+        """Values this call mentions: key -> (value, enters the domain)."""
+        sites = self._site_values(call)
+        domain = self._domain_values(call, sites)
+        out: dict[Any, tuple[Any, bool]] = {}
+        for v in sites:
+            if v is not MISSING:
+                out.setdefault(freeze(v), (v, False))
+        for v in domain:
+            out[freeze(v)] = (v, True)
+        if self.fixed is not None:
+            out = {k: (v, True) for k, (v, _) in out.items() if k in self.fixed}
+        return out
+
+    # ------------------------------------------------------------------ commit
+    def step(self, call: Call) -> None:
+        if self._contains:
+            self.calls.append(call.at(len(self.calls)))
+            if not self.degraded and self._opaque_contains(call):
+                self.degraded = True
+        if self.degraded:
+            return
+        try:
+            self._step(call)
+        except AgentGuardError as exc:
+            self.error = self.error or str(exc)
+
+    def _may_grow(self, call: Call) -> bool:
+        """Could the domain gain values from this call's result, still unknown?"""
+        if call.has_result:
+            return False
+        d = self.plan.domain
+        if isinstance(d, A.Domain):
+            return d.extractor == "results" and (d.tool is None or d.tool == call.name)
+        if d is None:  # the active domain includes the result fields the body tests
+            return any(
+                path[:1] == ("result",) and (tool is None or tool == call.name)
+                for tool, path, _ in self.plan.sites
+            )
+        return False
+
+    def _opaque_contains(self, call: Call) -> bool:
+        """Does a `contains x` site of this call hold something other than a list?"""
+        for tool, path, elements in self.plan.sites:
+            if elements and (tool is None or tool == call.name):
+                v = call_field(call, path)
+                if v is not MISSING and not isinstance(v, (list, tuple)):
+                    return True
+        return False
+
+    def _offline(self, calls: Sequence[Call], metrics: Mapping[str, Any]) -> bool:
+        from agentguard.semantics.evaluator import Evaluator
+        from agentguard.trace.model import Trace
+
+        f = self.plan.formula
+        if f is None:  # pragma: no cover - the compiler always sets it
+            return False
+        trace = Trace(tuple(calls), dict(metrics))
+        return Evaluator(trace, registry=self.registry, match=self.machine.match).holds(f)
+
+    def _step(self, call: Call) -> None:
+        m = self.machine
+        touched = self._touched(call)
+        moving: list[tuple[Any, Any, int, bool]] = []
+        for key, (value, enters) in touched.items():
+            if key in self.where:
+                g = self._detach(key)
+                moving.append((key, value, g.state, g.in_domain or enters))
+            else:
+                moving.append((key, value, self._new_instance(value), enters))
+        generic = m.letters_of(call, {self.plan.var: FRESH}, pending=False)[0]
+        old = list(self.groups.values())
+        self.groups = {}
+        for g in old:
+            g.state = m.step(g.state, generic)
+            gkey = (g.state, g.in_domain)
+            other = self.groups.get(gkey)
+            if other is None:
+                self.groups[gkey] = g
+                continue
+            small, big = (g, other) if len(g.values) < len(other.values) else (other, g)
+            big.values.update(small.values)
+            for k in small.values:
+                self.where[k] = big
+            self.groups[gkey] = big
+        self.fresh = m.step(self.fresh, generic)
+        for key, value, state, in_domain in moving:
+            letter = m.letters_of(call, {self.plan.var: value}, pending=False)[0]
+            self._insert(key, value, m.step(state, letter), in_domain)
+
+    # ------------------------------------------------------------------ verdicts
+    def _decide(self, elements: Iterable[tuple[Verdict, bool]], fresh: Verdict | None) -> Verdict:
+        """elements: (verdict, in domain); fresh None when the domain cannot grow."""
+        members: list[Verdict] = []
+        others: list[Verdict] = []
+        for v, inside in elements:
+            (members if inside else others).append(v)
+        everyone = [*members, *others, *([fresh] if fresh is not None else [])]
+        if self.forall:
+            if Verdict.VIOLATED in members:
+                return Verdict.VIOLATED
+            return (
+                Verdict.SATISFIED
+                if all(v is Verdict.SATISFIED for v in everyone)
+                else Verdict.PENDING
+            )
+        if Verdict.SATISFIED in members:
+            return Verdict.SATISFIED
+        return Verdict.VIOLATED if all(v is Verdict.VIOLATED for v in everyone) else Verdict.PENDING
+
+    def _decide_final(
+        self, elements: Iterable[tuple[bool | None, bool]], fresh: bool | None, grows: bool
+    ) -> bool | None:
+        values = [v for v, inside in elements if inside]
+        maybe = [v for v, inside in elements if not inside] + ([fresh] if grows else [])
+        if self.forall:
+            if False in values:
+                return False
+            if None in values or (maybe and any(v is not True for v in maybe)):
+                return None
+            return True
+        if True in values:
+            return True
+        if None in values or (maybe and any(v is not False for v in maybe)):
+            return None
+        return False
+
+    def verdict(self) -> Verdict:
+        if self.degraded:
+            return Verdict.PENDING
+        if self.error:
+            return Verdict.VIOLATED
+        m = self.machine
+        fresh = None if self.fixed is not None else m.verdict(self.fresh)
+        return self._decide(
+            ((m.verdict(g.state), g.in_domain) for g in self.groups.values()), fresh
+        )
+
+    def final(self) -> bool | None:
+        if self.degraded:
+            return None
+        if self.error:
+            return False
+        m = self.machine
+        return self._decide_final(
+            ((m.final(g.state), g.in_domain) for g in self.groups.values()), None, False
+        )
+
+    def finish(self, metrics: Mapping[str, Any]) -> bool:
+        if self.degraded:
+            try:
+                return self._offline(self.calls, metrics)
+            except AgentGuardError as exc:
+                self.error = str(exc)
+                return False
+        if self.error:
+            return False
+        m = self.machine
+        values: list[bool] = []
+        try:
+            for g in self.groups.values():
+                if not g.in_domain:
+                    continue
+                if any(isinstance(m.atoms[i], FrozenAtom) for i in m.frozen_in(g.state)):
+                    for v in g.values.values():
+                        s = resolve_frozen(m, g.state, {self.plan.var: v}, self.registry, metrics)
+                        values.append(m.accepts(s))
+                else:
+                    values.append(m.accepts(g.state))
+        except AgentGuardError as exc:
+            self.error = str(exc)
+            return False
+        return all(values) if self.forall else any(values)
+
+    def peek(
+        self, calls: Sequence[Call], ending: bool, errors: list[str]
+    ) -> tuple[Verdict, bool | None]:
+        if self.degraded or (self._contains and any(self._opaque_contains(c) for c in calls)):
+            return Verdict.PENDING, None
+        if self.error:
+            return Verdict.VIOLATED, False
+        try:
+            return self._peek(calls, ending, errors)
+        except AgentGuardError as exc:
+            errors.append(str(exc))
+            return Verdict.VIOLATED, False
+
+    def _peek(
+        self, calls: Sequence[Call], ending: bool, errors: list[str]
+    ) -> tuple[Verdict, bool | None]:
+        m = self.machine
+        var = self.plan.var
+        group_states: dict[int, set[int]] = {id(g): {g.state} for g in self.groups.values()}
+        removed: dict[int, int] = {}
+        overlay: dict[Any, tuple[Any, set[int], bool]] = {}
+        fresh = {self.fresh}
+        grows = False
+        for call in calls:
+            touched = self._touched(call)
+            grows = grows or self._may_grow(call)
+            for key, (value, enters) in touched.items():
+                if key in overlay:
+                    v0, st, inside = overlay[key]
+                    overlay[key] = (v0, st, inside or enters)
+                elif key in self.where:
+                    g = self.where[key]
+                    removed[id(g)] = removed.get(id(g), 0) + 1
+                    overlay[key] = (value, set(group_states[id(g)]), g.in_domain or enters)
+                else:
+                    states = set()
+                    for f in fresh:
+                        try:
+                            states.add(resolve_frozen(m, f, {var: value}, self.registry, None))
+                        except AgentGuardError as exc:
+                            errors.append(str(exc))
+                            return Verdict.VIOLATED, False
+                    overlay[key] = (value, states, enters)
+            generic = m.letters_of(call, {var: FRESH}, pending=True)
+            for gid, states in group_states.items():
+                group_states[gid] = {m.step(s, letter) for s in states for letter in generic}
+            fresh = {m.step(s, letter) for s in fresh for letter in generic}
+            for key, (value, states, inside) in overlay.items():
+                letters = (
+                    m.letters_of(call, {var: value}, pending=True) if key in touched else generic
+                )
+                overlay[key] = (
+                    value,
+                    {m.step(s, letter) for s in states for letter in letters},
+                    inside,
+                )
+        alive = [g for g in self.groups.values() if len(g.values) > removed.get(id(g), 0)]
+        elements = [(group_states[id(g)], g.in_domain) for g in alive]
+        elements += [(states, inside) for _, states, inside in overlay.values()]
+        fixed = self.fixed is not None
+        verdict = self._decide(
+            ((set_verdict(st, m), inside) for st, inside in elements),
+            None if fixed else set_verdict(fresh, m),
+        )
+        final = None
+        if ending:
+            final = self._decide_final(
+                [(set_final(st, m), inside) for st, inside in elements],
+                set_final(fresh, m),
+                grows and not fixed,
+            )
+        return verdict, final
+
+    def classify(self) -> Classification:
+        body = self.machine.classify()
+        if self.forall and body.kind is Enforceability.SAFETY:
+            return Classification(Enforceability.SAFETY, False, "forall over a safety body")
+        return Classification(Enforceability.MIXED, False, "quantified: at least mixed")
+
+    # ------------------------------------------------------------------ state files
+    def export(self) -> dict[str, Any]:
+        m = self.machine
+        return {
+            "fresh": m.export_state(self.fresh),
+            "groups": [
+                {
+                    "state": m.export_state(g.state),
+                    "in_domain": g.in_domain,
+                    "values": list(g.values.values()),
+                }
+                for g in self.groups.values()
+            ],
+            "error": self.error,
+            "calls": [c.to_record() for c in self.calls],
+            "degraded": self.degraded,
+        }
+
+    def load(self, doc: Mapping[str, Any]) -> None:
+        m = self.machine
+        self.fresh = m.import_state(doc["fresh"])
+        self.groups, self.where = {}, {}
+        for gd in doc["groups"]:
+            state = m.import_state(gd["state"])
+            for v in gd["values"]:
+                self._insert(freeze(v), v, state, bool(gd["in_domain"]))
+        self.error = doc.get("error")
+        from agentguard.monitor.nodes import _call_from_doc
+
+        self.calls = [_call_from_doc(d, i) for i, d in enumerate(doc.get("calls", ()))]
+        self.degraded = bool(doc.get("degraded", False))
