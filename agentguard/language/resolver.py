@@ -598,16 +598,15 @@ class Resolver:
         tests: list[A.Test] = []
         for arg in args:
             if not (isinstance(arg, Tree) and arg.data == "comparison"):
-                hint = (
-                    ""
-                    if name[:1].isupper()
-                    else f"; if {name!r} is a predicate, declare it: `predicate {name}(...)`"
-                )
-                raise self._problem(
-                    f"arguments of tool atom {name!r} must be tests such as `key = value`{hint}",
-                    arg,
-                    src,
-                )
+                if name in self.tools or name == "any":
+                    message = f"arguments of tool atom {name!r} must be tests such as `key = value`"
+                else:
+                    message = (
+                        f"unknown macro or predicate {name!r}: define it (`def {name}(...) := ...`), "
+                        f"declare a registered predicate (`predicate {name}(...)`), or, for a tool, "
+                        "write tests such as `key = value`"
+                    )
+                raise self._problem(message, arg, src)
             left = arg.children[0]
             if not (isinstance(left, Tree) and left.data == "ref"):
                 raise self._problem("a test must start with an argument name or `result`", arg, src)

@@ -156,7 +156,9 @@ constraint c6 severity HARD_STOP(2) := a
         assert all(m.startswith("s.ltl:") for m in messages)
 
     def test_unknown_macro_arity_and_recursion(self) -> None:
-        """Wrong macro arity and recursive macros are semantic errors."""
+        """Unknown macros, wrong macro arity and recursive macros are semantic errors."""
+        with pytest.raises(SpecSemanticError, match="unknown macro or predicate 'prec'"):
+            parse_spec("constraint c := prec(a, b)")
         with pytest.raises(SpecSemanticError, match="takes 2 argument"):
             parse_spec("def p(a, b) := a U b\nconstraint c := p(x)")
         with pytest.raises(SpecSemanticError, match="recursively"):
@@ -164,7 +166,7 @@ constraint c6 severity HARD_STOP(2) := a
 
     def test_predicate_must_be_declared_or_registered(self) -> None:
         """A lowercase call with value arguments needs a predicate declaration or registration."""
-        with pytest.raises(SpecSemanticError, match="predicate is_even"):
+        with pytest.raises(SpecSemanticError, match="unknown macro or predicate 'is_even'"):
             parse_spec("constraint c := forall x in args(t.i): is_even(x)")
         reg = Registry()
         reg.register_predicate("is_even", lambda v: v % 2 == 0, arity=1)
