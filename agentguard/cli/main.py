@@ -102,11 +102,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(out if len(out) != 1 else out[0], indent=2, ensure_ascii=False))
         return worst
-    for r in results:
-        if "error" in r:
-            continue
+    reports = [r for r in results if "report" in r]
+    if len(reports) > args.detail_limit:
+        _print_summary(console, reports, len(results) - len(reports))
+        return worst
+    for r in reports:
         rep = r["report"]
-        colour = {"FULL": "green", "PARTIAL": "yellow", "NONE": "red"}[rep.label]
+        colour = _COLOURS[rep.label]
         table = Table(
             title=f"{r['source']}:{r['record']}  score [bold {colour}]{rep.score:.3f} {rep.label}[/]",
             title_justify="left",
@@ -119,6 +121,44 @@ def cmd_check(args: argparse.Namespace) -> int:
         console.print(table)
         console.print(f"tool sequence: {' -> '.join(rep.tool_sequence) or '(empty)'}\n")
     return worst
+
+
+_COLOURS = {"FULL": "green", "PARTIAL": "yellow", "NONE": "red"}
+
+
+def _print_summary(console: Console, reports: list[dict[str, Any]], unreadable: int) -> None:
+    """Many traces: one row per trace, then pass rates per constraint."""
+    runs = Table(title=f"{len(reports)} traces", title_justify="left")
+    for col in ("trace", "score", "label", "violated"):
+        runs.add_column(col, overflow="fold")
+    passed: dict[str, int] = {}
+    layers: dict[str, str] = {}
+    for r in reports:
+        rep = r["report"]
+        runs.add_row(
+            f"{r['source']}:{r['record']}",
+            f"{rep.score:.3f}",
+            f"[{_COLOURS[rep.label]}]{rep.label}[/]",
+            ", ".join(c.name for c in rep.violated) or "-",
+        )
+        for c in rep.constraints:
+            passed[c.name] = passed.get(c.name, 0) + int(c.passed)
+            layers[c.name] = c.layer or "-"
+    console.print(runs)
+    n = len(reports)
+    scores = [r["report"].score for r in reports]
+    labels = [r["report"].label for r in reports]
+    console.print(
+        f"mean score {sum(scores) / n:.3f}; FULL {labels.count('FULL')}, "
+        f"PARTIAL {labels.count('PARTIAL')}, NONE {labels.count('NONE')}"
+        + (f"; {unreadable} record(s) unreadable" if unreadable else "")
+    )
+    rates = Table(title="pass rate per constraint", title_justify="left")
+    for col in ("constraint", "layer", "passed", "rate"):
+        rates.add_column(col)
+    for name, ok in passed.items():
+        rates.add_row(name, layers[name], f"{ok}/{n}", f"{ok / n:.1%}")
+    console.print(rates)
 
 
 # -------------------------------------------------------------------------- lint

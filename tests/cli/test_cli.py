@@ -114,3 +114,19 @@ def test_load_imports_user_predicates(
     assert main(["check", "--load", "my_preds", str(spec), str(trace)]) == EXIT_OK
     assert main(["check", "--load", "no_such_module_xyz", str(spec), str(trace)]) == EXIT_USAGE
     assert "--load no_such_module_xyz" in capsys.readouterr().err
+
+
+def test_many_traces_print_a_summary(
+    tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Past --detail-limit traces, check prints one row per trace and pass rates per constraint."""
+    runs = tmp_path / "runs.jsonl"
+    good = (specs_dir / "traces/refund.pass.json").read_text().replace("\n", " ")
+    bad = (specs_dir / "traces/refund.fail.json").read_text().replace("\n", " ")
+    runs.write_text("\n".join([good, bad, good]) + "\n")
+    code = main(["check", "--detail-limit", "2", str(specs_dir / "refund.ltl"), str(runs)])
+    out = capsys.readouterr().out
+    assert code == EXIT_VIOLATION
+    assert "3 traces" in out and "pass rate per constraint" in out
+    assert "mean score" in out and "FULL 2" in out
+    assert "2/3" in out
