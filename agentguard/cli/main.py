@@ -247,6 +247,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--extended", action="store_true", help="with --json: add severity, message, error"
     )
+    check.add_argument(
+        "--detail-limit",
+        type=int,
+        default=5,
+        metavar="N",
+        help="show a full table per trace up to N traces, else one summary (default 5)",
+    )
     check.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     check.set_defaults(func=cmd_check)
 
