@@ -35,6 +35,18 @@ class Registry:
     context_predicates: dict[str, ContextPredicateFn] = field(default_factory=dict)
     extractors: dict[str, ExtractorFn] = field(default_factory=dict)
     matcher: Matcher | None = None
+    builtins: bool = True  # install the built-in grounding domains and predicate
+
+    def __post_init__(self) -> None:
+        if self.builtins:
+            from agentguard.semantics.builtins import install
+
+            base = Registry(builtins=False)
+            install(base)
+            for name, fn in base.extractors.items():
+                self.extractors.setdefault(name, fn)
+            for name, cfn in base.context_predicates.items():
+                self.context_predicates.setdefault(name, cfn)
 
     def register_predicate(self, name: str, fn: PredicateFn, *, arity: int | None = None) -> None:
         """Register ``name(args...)``; ``arity`` None means any number of arguments."""
@@ -65,15 +77,7 @@ BUILTIN_EXTRACTORS = ("args", "results", "tools")
 """Extractors every spec can use: argument values, result values, tool names called."""
 
 
-def _with_builtins() -> Registry:
-    from agentguard.semantics.builtins import install
-
-    registry = Registry()
-    install(registry)
-    return registry
-
-
-default_registry = _with_builtins()
+default_registry = Registry()
 """The process-wide registry used when none is passed (built-ins already installed)."""
 
 

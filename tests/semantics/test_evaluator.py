@@ -291,3 +291,23 @@ def test_matches_reference_semantics_quantified(f: A.Formula, t: Trace) -> None:
     ev = Evaluator(t)
     got = ev.holds(f, 0) if len(t) else ev.empty_value(f, {})
     assert got == ref_holds(f, t, 0)
+
+
+def test_private_registries_include_the_builtin_grounding_domains() -> None:
+    """A fresh Registry() knows entities/outputs/grounded; builtins=False gives an empty one."""
+    reg = Registry()
+    assert {"entities", "outputs", "ungrounded"} <= set(reg.extractors)
+    assert "grounded" in reg.context_predicates
+    assert not Registry(builtins=False).extractors
+    t = Trace.from_records(
+        [
+            {
+                "tool_name": "read_file",
+                "arguments": {"path": "src/app.py"},
+                "tool_result": "def main():\n    pass\n",
+            },
+            {"tool_name": "final_answer", "arguments": {"answer": "main() is in src/app.py"}},
+        ]
+    )
+    f = parse_formula("forall e in entities(final_answer.answer): e in outputs", registry=reg)
+    assert holds(f, t, registry=reg)
