@@ -1,10 +1,12 @@
 """``agentguard.guard(agent, spec)``: one line to put an agent behind the firewall.
 
 :func:`guard` dispatches on the agent's type to an adapter in ``agentguard.integrations``.
-:class:`GuardSession` is the per-agent state those adapters share: the current run's
-firewall, every attempt with its decision, and the report of the last finished run.
-Frameworks run tools in worker threads (where contextvars do not follow), so the state
-lives on the session object, behind a lock.
+:class:`GuardSession` is the state those adapters share: the current run's firewall,
+every attempt with its decision, and the report of the last finished run (one session
+per smolagents agent; one per invocation behind the LangChain middleware). A run can be
+continued (``start_run(resume=True)`` or ``start_run(state=...)``), so a conversation's
+next turn extends the same trace. Frameworks run tools in worker threads (where
+contextvars do not follow), so the state lives on the session object, behind a lock.
 """
 
 from __future__ import annotations
@@ -100,10 +102,11 @@ def _key(name: str, args: Mapping[str, Any]) -> tuple[str, Hashable]:
 
 
 class GuardSession:
-    """Per-agent guard state: one firewall per run, the attempts, the last report.
+    """Guard state: one firewall per run, the attempts, the last report.
 
-    ``attempts`` lists every decision in the order it was made, allowed or not;
-    ``trace`` is the executed calls with their results; ``report`` is the last
+    ``attempts`` lists every decision of this run in the order it was made, allowed or
+    not (a continued run's earlier decisions are in ``report.decisions``); ``trace`` is
+    the executed calls with their results, from the first turn on; ``report`` is the last
     finished run's :class:`FirewallReport` (compliance with deferred constraints
     evaluated, decisions, log path).
     """
@@ -122,6 +125,7 @@ class GuardSession:
         self._on_decision = on_decision
         self._lock = threading.RLock()
         self._firewall: Firewall | None = None
+        self._finished: Firewall | None = None
         self._predecided: dict[tuple[str, Hashable], deque[Decision]] = {}
         self.attempts: list[Decision] = []
         self.late_violations: list[Violation] = []
@@ -129,12 +133,22 @@ class GuardSession:
         self.stop: Decision | None = None
 
     # run lifecycle ---------------------------------------------------------------
-    def start_run(self) -> None:
-        """Begin a run with a fresh firewall (a previous unfinished run is finished first)."""
+    def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:
+        """Begin a run with a fresh firewall (a previous unfinished run is finished first).
+
+        ``state`` (a :meth:`Firewall.save_state` document) continues the run it was saved
+        from; ``resume=True`` continues this session's current run, or else its last
+        finished one, so the new calls extend the same trace (a conversation's next turn).
+        """
         with self._lock:
+            if resume and state is None and self._firewall is not None:
+                return
+            if resume and state is None:
+                state = self.save_state()
             if self._firewall is not None:
                 self.finish_run()
-            self._firewall = self._new_firewall()
+            self._firewall = self._new_firewall(state)
+            self._finished = None
             self._predecided.clear()
             self.attempts = []
             self.late_violations = []
@@ -149,7 +163,21 @@ class GuardSession:
             firewall, self._firewall = self._firewall, None
             self._predecided.clear()
             self.report = firewall.finish()
+            self._finished = firewall
             return self.report
+
+    def save_state(self) -> dict[str, Any] | None:
+        """The current (else the last finished) run's firewall state; None before any run.
+
+        The monitor is not ended by ``finish``, so a finished run can be continued. A
+        ``firewall_factory`` stand-in without ``save_state`` (a benchmark's allow-all) has
+        no state: None.
+        """
+        with self._lock:
+            firewall = self._firewall or self._finished
+            save = getattr(firewall, "save_state", None)
+            state: dict[str, Any] | None = None if save is None else save()
+            return state
 
     @property
     def active(self) -> bool:
@@ -166,11 +194,13 @@ class GuardSession:
                 raise AgentGuardError("the firewall could not be started")
             return firewall
 
-    def _new_firewall(self) -> Firewall:
-        if self._factory is not None:
-            return self._factory()
+    def _new_firewall(self, state: Mapping[str, Any] | None = None) -> Firewall:
         from agentguard.enforcement.firewall import Firewall
 
+        if state is not None:  # a restored run is built from its state, never by the factory
+            return Firewall.restore(self.spec, state, **self.firewall_kwargs)
+        if self._factory is not None:
+            return self._factory()
         return Firewall(self.spec, **self.firewall_kwargs)
 
     # checking calls ----------------------------------------------------------------

@@ -3,8 +3,18 @@
 ``AgentGuardMiddleware(spec, **firewall_kwargs)`` plugs into
 ``create_agent(model, tools, middleware=[...])``:
 
-* ``before_agent`` starts a fresh firewall for the run; ``after_agent`` finishes it
-  (deferred constraints are evaluated there, also when the run was ended early);
+* ``before_agent`` starts a session (firewall, attempts) for the invocation and names it
+  in the graph state (``agentguard_run``, an ``UntrackedValue``: per invocation, never
+  checkpointed); every later hook and tool call finds its session by that name, so one
+  agent can be invoked from many threads or asyncio tasks at once;
+* ``after_agent`` saves the firewall state into the graph state (``agentguard_firewall``,
+  checkpointed with the conversation) and finishes the session (deferred constraints are
+  evaluated there, also when the run was ended early). With a checkpointer, the next
+  invocation on the same ``thread_id`` restores it: the trace continues across turns, in
+  this process or another;
+* ``before_model`` also saves the firewall state (given a ``thread_id``), so a run
+  interrupted (``interrupt()``, human in the loop) and resumed in another process
+  continues from the calls it had made;
 * ``after_model`` (``can_jump_to=["end", "model"]``) sees each model turn before any tool
   runs: a batch of tool calls is checked at once (``propose_batch``), and a STOP ends the
   run (``jump_to: "end"``) with an error ``ToolMessage`` per call, so no call runs. A turn
@@ -17,16 +27,25 @@
 
 ``guard_tool_node(spec)`` builds a ``ToolNode(wrap_tool_call=..., awrap_tool_call=...)``
 wrapper for hand-built LangGraph graphs; there a STOP raises
-:class:`agentguard.errors.RunStopped` out of ``graph.invoke``.
+:class:`agentguard.errors.RunStopped` out of ``graph.invoke``, and one guard serves one
+run at a time.
 
-Either object's ``.agentguard`` is the :class:`~agentguard.guard.GuardSession` (trace,
-attempts, report, log path).
+``middleware.agentguard`` is the last finished invocation's
+:class:`~agentguard.guard.GuardSession` (trace, attempts, report, log path),
+``middleware.session_for(thread_id)`` the latest one on a thread; a ToolNode guard's
+``.agentguard`` is its only session.
 """
 
 from __future__ import annotations
 
+import threading
+import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired
 
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import MissingExtraError, RunStopped
@@ -39,51 +58,68 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtraError("langchain", "langchain-core") from exc
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, hook_config
+    from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+    from langchain.agents.middleware.types import PrivateStateAttr
+    from langgraph.channels.untracked_value import UntrackedValue
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain") from exc
+
+
+SessionOf = Callable[[Any], GuardSession]
+"""Finds the session a ``ToolCallRequest`` belongs to."""
 
 
 class _ToolGate:
     """The tool-call check shared by the middleware and the ToolNode wrapper."""
 
-    def __init__(self, session: GuardSession) -> None:
-        self.session = session
+    def __init__(
+        self, session_of: SessionOf, on_stop: Callable[[GuardSession], Any] | None = None
+    ) -> None:
+        self.session_of = session_of
+        self.on_stop = on_stop
 
-    def before(self, request: Any) -> tuple[str, dict[str, Any], Any | None]:
+    def before(self, session: GuardSession, request: Any) -> tuple[str, dict[str, Any], Any]:
         """Propose the call; returns the refusal ToolMessage when it must not run."""
         call = request.tool_call
         name, args = str(call["name"]), dict(call.get("args") or {})
-        decision = self.session.propose(name, args)
+        decision = session.propose(name, args)
         if decision.action is Action.STOP:
             raise RunStopped(decision)
         if not decision.executes:
             return name, args, _refusal(decision, call.get("id"))
         return name, args, None
 
-    def after(self, name: str, args: Mapping[str, Any], outcome: Any) -> Any:
-        self.session.record(name, args, _result_of(outcome))
-        return outcome
-
     def wrap(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        session = self.session_of(request)
         try:
-            name, args, refusal = self.before(request)
+            name, args, refusal = self.before(session, request)
             if refusal is not None:
                 return refusal
-            return self.after(name, args, handler(request))
+            outcome = handler(request)
+            session.record(name, args, _result_of(outcome))
+            return outcome
         except RunStopped:
-            self.session.finish_run()  # the graph will not reach after_agent
+            self._stopped(session)  # the graph will not reach after_agent
             raise
 
     async def awrap(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        session = self.session_of(request)
         try:
-            name, args, refusal = self.before(request)
+            name, args, refusal = self.before(session, request)
             if refusal is not None:
                 return refusal
-            return self.after(name, args, await handler(request))
+            outcome = await handler(request)
+            session.record(name, args, _result_of(outcome))
+            return outcome
         except RunStopped:
-            self.session.finish_run()
+            self._stopped(session)
             raise
+
+    def _stopped(self, session: GuardSession) -> None:
+        if self.on_stop is not None:
+            self.on_stop(session)
+        else:
+            session.finish_run()
 
 
 def _refusal(decision: Decision, call_id: Any) -> ToolMessage:
@@ -123,72 +159,159 @@ def _text(message: AIMessage) -> str:
     return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
 
 
-class AgentGuardMiddleware(AgentMiddleware):
-    """Put a ``create_agent`` agent behind the firewall for ``spec``.
+RUN_KEY = "agentguard_run"
+"""State key naming the invocation a hook runs in (never checkpointed)."""
 
-    One middleware object guards one run at a time; its ``.agentguard`` session holds
-    the last run's trace, attempts and report.
+STATE_KEY = "agentguard_firewall"
+"""State key holding the firewall state saved when an invocation ends (checkpointed)."""
+
+
+class AgentGuardState(AgentState[Any]):
+    """The agent state plus agentguard's two private keys (absent from input and output).
+
+    ``agentguard_run`` is an ``UntrackedValue``: LangGraph keeps it for one invocation
+    and never checkpoints it, so every invocation, concurrent or not, gets its own.
+    ``agentguard_firewall`` is checkpointed with the conversation, so the next invocation
+    on the same ``thread_id`` continues the same trace.
     """
 
-    def __init__(self, spec: Any, **firewall_kwargs: Any) -> None:
+    agentguard_run: NotRequired[Annotated[str, UntrackedValue, PrivateStateAttr]]
+    agentguard_firewall: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
+
+
+class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Put a ``create_agent`` agent behind the firewall for ``spec``.
+
+    Every invocation gets its own :class:`GuardSession` (firewall, attempts, trace), so
+    one agent can be invoked from many threads or tasks at once. ``.agentguard`` is the
+    last finished invocation's session, :meth:`session_for` the latest one on a thread.
+    With a checkpointer, an invocation on a ``thread_id`` continues the trace its
+    previous one left in the checkpoint (``resume=False`` starts every invocation afresh).
+    """
+
+    state_schema = AgentGuardState
+
+    def __init__(
+        self, spec: Any, *, resume: bool = True, keep_threads: int = 1024, **firewall_kwargs: Any
+    ) -> None:
         super().__init__()
-        self.agentguard = GuardSession(spec, **firewall_kwargs)
-        self._gate = _ToolGate(self.agentguard)
+        self.spec = _loaded(spec, firewall_kwargs.get("registry"))
+        self.resume = resume
+        self.keep_threads = keep_threads
+        self._kwargs = firewall_kwargs
+        self._lock = threading.RLock()
+        self._runs: dict[str, GuardSession] = {}
+        self._threads: OrderedDict[str, GuardSession] = OrderedDict()
+        self._last = self._new_session()
+        self._gate = _ToolGate(self._session_of_request, self._end)
+
+    # what runs left behind ---------------------------------------------------------
+    @property
+    def agentguard(self) -> GuardSession:
+        """The last finished invocation's session (an idle one before any finished)."""
+        return self._last
+
+    def session_for(self, thread_id: str) -> GuardSession | None:
+        """The latest invocation's session on ``thread_id`` (running or finished)."""
+        with self._lock:
+            return self._threads.get(thread_id)
+
+    @property
+    def running(self) -> tuple[GuardSession, ...]:
+        """Sessions of invocations that started and have not finished."""
+        with self._lock:
+            return tuple(self._runs.values())
+
+    # sessions, one per invocation ------------------------------------------------------
+    def _new_session(self) -> GuardSession:
+        return GuardSession(self.spec, **self._kwargs)
+
+    def _begin(self, state: Any, runtime: Any, token: str) -> GuardSession:
+        session = self._new_session()
+        saved = _get(state, STATE_KEY) if self.resume else None
+        session.start_run(state=saved)
+        thread = _thread_of(runtime)
+        with self._lock:
+            self._runs[token] = session
+            if thread is not None:
+                self._threads[thread] = session
+                self._threads.move_to_end(thread)
+                self._forget_old_threads()
+        return session
+
+    def _forget_old_threads(self) -> None:
+        idle = [t for t, s in self._threads.items() if not s.active]
+        for thread in idle[: max(0, len(self._threads) - self.keep_threads)]:
+            del self._threads[thread]
+
+    def _session(self, state: Any, runtime: Any) -> GuardSession:
+        token = _get(state, RUN_KEY)
+        thread = _thread_of(runtime)
+        with self._lock:
+            if token is not None and token in self._runs:
+                return self._runs[token]
+            latest = None if thread is None else self._threads.get(thread)
+            if latest is not None and latest.active:
+                return latest  # resumed after an interrupt: the run token is not checkpointed
+            # resumed in another process: continue from the checkpointed state (under the
+            # lock, so parallel tool calls of that run find one session, not one each)
+            return self._begin(state, runtime, token or (uuid.uuid4().hex if thread else ""))
+
+    def _session_of_request(self, request: Any) -> GuardSession:
+        return self._session(getattr(request, "state", None), getattr(request, "runtime", None))
+
+    def _end(self, session: GuardSession) -> None:
+        session.finish_run()
+        with self._lock:
+            for token in [t for t, s in self._runs.items() if s is session]:
+                del self._runs[token]
+            self._last = session
 
     # run lifecycle ----------------------------------------------------------------
-    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:  # noqa: ARG002
-        self.agentguard.start_run()
-        return None
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        token = uuid.uuid4().hex
+        self._begin(state, runtime, token)
+        return {RUN_KEY: token}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
 
-    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:  # noqa: ARG002
-        self.agentguard.finish_run()
-        return None
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        session = self._session(state, runtime)
+        keep = self.resume and _thread_of(runtime) is not None  # no thread, no checkpoint
+        saved = session.save_state() if keep else None
+        self._end(session)
+        return None if saved is None else {STATE_KEY: saved}
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
 
-    # each model turn, before any tool runs ----------------------------------------------
+    # each model turn ------------------------------------------------------------------
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Checkpoint the firewall with the calls run so far, so a run interrupted (or
+        crashed) and resumed elsewhere continues from here; needs a ``thread_id``."""
+        if not self.resume or _thread_of(runtime) is None:
+            return None
+        saved = self._session(state, runtime).save_state()
+        return None if saved is None else {STATE_KEY: saved}
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
     @hook_config(can_jump_to=["end", "model"])
-    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:  # noqa: ARG002
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         messages = state["messages"]
         last = messages[-1] if messages else None
         if not isinstance(last, AIMessage):
             return None
+        session = self._session(state, runtime)
         if last.tool_calls:
-            return self._check_batch(last)
-        return self._check_answer(last)
+            return _check_batch(session, last)
+        return _check_answer(session, last)
 
     @hook_config(can_jump_to=["end", "model"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_model(state, runtime)
-
-    def _check_batch(self, message: AIMessage) -> dict[str, Any] | None:
-        calls = [(str(c["name"]), dict(c.get("args") or {})) for c in message.tool_calls]
-        decisions = self.agentguard.propose_batch(calls)
-        stop = next((d for d in decisions if d.action is Action.STOP), None)
-        if stop is None:
-            return None
-        self.agentguard.clear_predecided()
-        replies: list[Any] = [
-            _refusal(stop, c.get("id")) if (d is stop) else _not_run(stop, c)
-            for c, d in zip(message.tool_calls, decisions, strict=True)
-        ]
-        replies.append(AIMessage(content=blocked_text(stop)))
-        return {"messages": replies, "jump_to": "end"}
-
-    def _check_answer(self, message: AIMessage) -> dict[str, Any] | None:
-        args = {"answer": _text(message)}
-        decision = self.agentguard.propose(FINAL_TOOL, args)
-        if decision.action is Action.STOP:
-            return {"messages": [AIMessage(content=blocked_text(decision))], "jump_to": "end"}
-        if not decision.executes:
-            note = HumanMessage(content=blocked_text(decision), name="agentguard")
-            return {"messages": [note], "jump_to": "model"}
-        self.agentguard.record(FINAL_TOOL, args, args["answer"])
-        return None
 
     # each tool call -----------------------------------------------------------------
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -196,6 +319,57 @@ class AgentGuardMiddleware(AgentMiddleware):
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         return await self._gate.awrap(request, handler)
+
+
+def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
+    calls = [(str(c["name"]), dict(c.get("args") or {})) for c in message.tool_calls]
+    decisions = session.propose_batch(calls)
+    stop = next((d for d in decisions if d.action is Action.STOP), None)
+    if stop is None:
+        return None
+    session.clear_predecided()
+    replies: list[Any] = [
+        _refusal(stop, c.get("id")) if (d is stop) else _not_run(stop, c)
+        for c, d in zip(message.tool_calls, decisions, strict=True)
+    ]
+    replies.append(AIMessage(content=blocked_text(stop)))
+    return {"messages": replies, "jump_to": "end"}
+
+
+def _check_answer(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
+    args = {"answer": _text(message)}
+    decision = session.propose(FINAL_TOOL, args)
+    if decision.action is Action.STOP:
+        return {"messages": [AIMessage(content=blocked_text(decision))], "jump_to": "end"}
+    if not decision.executes:
+        note = HumanMessage(content=blocked_text(decision), name="agentguard")
+        return {"messages": [note], "jump_to": "model"}
+    session.record(FINAL_TOOL, args, args["answer"])
+    return None
+
+
+def _get(state: Any, key: str) -> Any:
+    """A state value, whether the state is a dict or a model object."""
+    if isinstance(state, Mapping):
+        return state.get(key)
+    return getattr(state, key, None)
+
+
+def _thread_of(runtime: Any) -> str | None:
+    """The ``thread_id`` of the invocation (``Runtime`` and ``ToolRuntime`` both carry
+    ``execution_info``; its ``thread_id`` is the config's, None if none was given)."""
+    info = getattr(runtime, "execution_info", None)
+    thread = getattr(info, "thread_id", None)
+    return None if thread is None else str(thread)
+
+
+def _loaded(spec: Any, registry: Any) -> Any:
+    """Parse a spec path once, not once per invocation."""
+    if isinstance(spec, (str, Path)):
+        from agentguard.language import load_spec
+
+        return load_spec(spec, registry=registry)
+    return spec
 
 
 class ToolNodeGuard:
@@ -207,7 +381,7 @@ class ToolNodeGuard:
 
     def __init__(self, spec: Any, **firewall_kwargs: Any) -> None:
         self.agentguard = GuardSession(spec, **firewall_kwargs)
-        self._gate = _ToolGate(self.agentguard)
+        self._gate = _ToolGate(lambda _request: self.agentguard)
 
     def __call__(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         return self._gate.wrap(request, handler)
@@ -237,4 +411,11 @@ def guard_tool_node(spec: Any, **firewall_kwargs: Any) -> ToolNodeGuard:
     return ToolNodeGuard(spec, **firewall_kwargs)
 
 
-__all__ = ["AgentGuardMiddleware", "ToolNodeGuard", "guard_tool_node"]
+__all__ = [
+    "RUN_KEY",
+    "STATE_KEY",
+    "AgentGuardMiddleware",
+    "AgentGuardState",
+    "ToolNodeGuard",
+    "guard_tool_node",
+]

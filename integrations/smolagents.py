@@ -18,7 +18,9 @@
   an error the model sees, and the run goes on;
 * parallel tool calls are checked as one batch (``propose_batch``) before any runs;
 * managed agents share the manager's guard: their tool calls belong to the same run,
-  trace and report (delegating to a managed agent is not itself a call).
+  trace and report (delegating to a managed agent is not itself a call);
+* ``run(task, reset=False)`` continues the conversation (smolagents keeps its memory),
+  and the guard continues the previous run's trace: what turn 1 did counts in turn 2.
 
 After a run, ``agent.agentguard`` is the :class:`~agentguard.guard.GuardSession`:
 ``.trace``, ``.attempts``, ``.report`` (``.compliance``), ``.log_path``, ``.stop``.
@@ -26,6 +28,7 @@ After a run, ``agent.agentguard`` is the :class:`~agentguard.guard.GuardSession`
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import replace
@@ -262,14 +265,16 @@ def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
 def _run_with_session(
     agent: Any, run: Callable[..., Any], session: GuardSession, smolagents: Any
 ) -> Callable[..., Any]:
-    """Each ``run`` gets a fresh firewall (unless ``reset=False``) and is finished after."""
+    """Each ``run`` gets a fresh firewall and is finished after; ``reset=False`` (smolagents
+    keeps its memory, ``MultiStepAgent.run``) continues the previous run's trace instead."""
+    signature = inspect.signature(run)
 
-    def guarded_run(task: str, *args: Any, stream: bool = False, **kwargs: Any) -> Any:
+    def guarded_run(task: str, *args: Any, **kwargs: Any) -> Any:
+        given = signature.bind(task, *args, **kwargs).arguments
         _guard_tools(agent, session, smolagents)
-        if kwargs.get("reset", True) or not session.active:
-            session.start_run()
-        if stream:
-            return _finish_after(run(task, *args, stream=True, **kwargs), session)
+        session.start_run(resume=not given.get("reset", True))
+        if given.get("stream", False):
+            return _finish_after(run(task, *args, **kwargs), session)
         try:
             return run(task, *args, **kwargs)
         finally:

@@ -23,10 +23,12 @@ def load(name: str) -> ModuleType:
     return module
 
 
-def test_the_four_examples_exist() -> None:
-    """smolagents (both agent types), LangChain create_agent and LangGraph ToolNode."""
+def test_the_examples_exist() -> None:
+    """smolagents (both agent types), LangChain create_agent (one run, and many
+    conversations) and LangGraph ToolNode."""
     assert SCRIPTS == [
         "langchain_create_agent.py",
+        "langchain_threads.py",
         "langgraph_tool_node.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
@@ -46,6 +48,17 @@ def test_example_blocks_then_corrects_and_reads_its_log(
     log = tmp_path / "decisions.jsonl"
     assert log.exists()
     assert log.read_text(encoding="utf-8").strip()
+
+
+def test_threads_example_keeps_one_trace_per_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Turn 2 and a second worker continue C-77's trace; C-78's refund is blocked."""
+    assert load("langchain_threads.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "C-77 executed: verify_identity -> final_answer -> issue_refund -> final_answer" in out
+    assert "C-78 decisions this turn: [('block', 'issue_refund')" in out
+    assert "second worker, C-77 executed: verify_identity ->" in out
 
 
 def test_example_runs_as_a_script() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from agentguard import Spec, parse_spec
+from agentguard.enforcement.decision import Decision
+from agentguard.errors import RunStopped
 
 TOOLS = """
 tool lookup_order(order_id: str)
@@ -21,10 +23,12 @@ def rules(
     warn: Iterable[str] = (),
     answer_after: Iterable[str] = (),
     stop_on_result: Iterable[str] = (),
+    requires: Mapping[str, str] | None = None,
 ) -> Spec:
     """A spec that blocks ``block`` tools (SOFT_BLOCK, high limit), stops on ``stop`` tools,
     warns on ``warn`` tools (BLOCK_AND_WARN), refuses a final answer before one of
-    ``answer_after`` ran, and stops when a ``stop_on_result`` tool returns "fraud"."""
+    ``answer_after`` ran, stops when a ``stop_on_result`` tool returns "fraud", and blocks
+    each key of ``requires`` (SOFT_BLOCK, high limit) until its value has run."""
     parts = ["spec adapter_rules", TOOLS]
     for tool in block:
         parts.append(
@@ -48,4 +52,17 @@ def rules(
             f'constraint clean_{tool} severity HARD_STOP message "bad result" '
             f":= G !{tool}(result ~ /fraud/)"
         )
+    for tool, prior in (requires or {}).items():
+        parts.append(
+            f'constraint {prior}_before_{tool} severity SOFT_BLOCK(9) message "{prior} first" '
+            f":= G({tool} -> O {prior})"
+        )
     return parse_spec("\n".join(parts), source="adapter_rules.ltl")
+
+
+def stopped_at(stop: RunStopped) -> str:
+    """The tool a RunStopped stopped at (its ``decision`` is typed ``object`` in errors.py)."""
+    decision = stop.decision
+    if not isinstance(decision, Decision):
+        raise TypeError(f"RunStopped carries {type(decision).__name__}, not a Decision")
+    return decision.tool

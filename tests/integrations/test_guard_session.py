@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
-from _adapter_specs import rules
-from agentguard.integrations.smolagents import bind_arguments
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,9 +15,11 @@ from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
 from agentguard.errors import RunStopped
 from agentguard.guard import GuardSession, blocked_text
+from tests.integrations._adapter_specs import rules
+from tests.integrations.adapters import bind_arguments
 
 
-def session(**kw: set[str]) -> tuple[GuardSession, list[Firewall]]:
+def session(**kw: Any) -> tuple[GuardSession, list[Firewall]]:
     """A session over a real firewall, keeping every firewall it builds."""
     spec = rules(**kw)
     made: list[Firewall] = []
@@ -81,7 +83,7 @@ def test_runs_are_fresh_and_finish_is_idempotent() -> None:
 def test_trace_comes_from_the_live_run_then_the_report() -> None:
     """trace reads the current firewall during a run and the report after it."""
     s, _ = session()
-    assert s.trace.names == ()
+    assert len(s.trace) == 0
     s.propose(*LOOKUP)
     s.record(*LOOKUP, "found")
     assert s.trace.names == ("lookup_order",)
@@ -149,3 +151,60 @@ def test_bind_arguments_any_positional_split_gives_the_same_mapping(
     positional = tuple(full[n] for n in names[:split])
     keywords = {n: full[n] for n in names[split:]}
     assert bind_arguments("t", names, positional, keywords) == full
+
+
+VERIFY = ("verify_identity", {"customer_id": "C1"})
+
+
+def run_through(s: GuardSession, *calls: tuple[str, Mapping[str, object]]) -> None:
+    for name, args in calls:
+        assert s.propose(name, args).executes
+        s.record(name, args, "ok")
+
+
+class TestContinuedRuns:
+    def test_resume_continues_the_last_finished_run(self) -> None:
+        """start_run(resume=True) after a finished run extends its trace under its run id."""
+        s = GuardSession(rules(requires={"issue_refund": "verify_identity"}))
+        s.start_run()
+        run_through(s, VERIFY)
+        first = s.finish_run()
+        s.start_run(resume=True)
+        run_through(s, REFUND)
+        second = s.finish_run()
+        assert first is not None
+        assert second is not None
+        assert second.trace.names == ("verify_identity", "issue_refund")
+        assert second.run_id == first.run_id
+        assert [d.tool for d in s.attempts] == ["issue_refund"]
+
+    def test_resume_keeps_an_active_run(self) -> None:
+        """start_run(resume=True) while a run is going on changes nothing."""
+        s = GuardSession(rules())
+        run_through(s, LOOKUP)
+        firewall = s.firewall
+        s.start_run(resume=True)
+        assert s.firewall is firewall
+        assert s.trace.names == ("lookup_order",)
+
+    def test_resume_without_an_earlier_run_starts_fresh(self) -> None:
+        """With nothing to continue, resume=True is a fresh run."""
+        s = GuardSession(rules())
+        s.start_run(resume=True)
+        assert s.trace.names == ()
+        assert s.save_state() is not None
+
+    def test_a_saved_state_is_continued_by_another_session(self) -> None:
+        """start_run(state=...) in a new session restores the saved firewall."""
+        spec = rules(requires={"issue_refund": "verify_identity"})
+        old = GuardSession(spec)
+        run_through(old, VERIFY)
+        old.finish_run()
+        saved = old.save_state()
+        new = GuardSession(spec)
+        new.start_run(state=saved)
+        assert new.propose(*REFUND).executes
+
+    def test_no_state_before_any_run(self) -> None:
+        """save_state is None before a run started."""
+        assert GuardSession(rules()).save_state() is None

@@ -6,9 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from _adapter_specs import rules
-from agentguard.integrations.langchain import AgentGuardMiddleware, guard_tool_node
 from langchain.agents import create_agent
+from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -16,6 +15,8 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from agentguard.errors import RunStopped
 from agentguard.testing.langchain_models import ScriptedChatModel, call, if_observed
+from tests.integrations._adapter_specs import rules
+from tests.integrations.adapters import AgentGuardMiddleware, guard_tool_node
 
 RAN: list[str] = []
 
@@ -53,7 +54,7 @@ def run_agent(script: list[Any], *, use_async: bool = False, **rule: Any) -> tup
     model = ScriptedChatModel(script)
     middleware = AgentGuardMiddleware(rules(**rule))
     agent = create_agent(model, TOOLS, middleware=[middleware])
-    task = {"messages": [HumanMessage("refund order A1")]}
+    task: InputAgentState = {"messages": [HumanMessage("refund order A1")]}
     out = asyncio.run(agent.ainvoke(task)) if use_async else agent.invoke(task)
     return out, middleware.agentguard, model
 
@@ -76,7 +77,7 @@ def test_blocked_call_becomes_an_error_tool_message(use_async: bool) -> None:
     )
     refusal = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert refusal.status == "error"
-    assert "blocked" in refusal.content.lower()
+    assert "blocked" in str(refusal.content).lower()
     assert RAN == ["lookup:A1"]
     assert out["messages"][-1].content == "done"
     assert session.trace.names == ("lookup_order", "final_answer")
@@ -111,7 +112,7 @@ def test_stop_in_a_batch_ends_the_run_before_anything_runs(use_async: bool) -> N
     assert RAN == []
     assert model.position == 1
     assert isinstance(out["messages"][-1], AIMessage)
-    assert "stopped" in out["messages"][-1].content.lower()
+    assert "stopped" in str(out["messages"][-1].content).lower()
     replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert len(replies) == 2
     assert all(m.status == "error" for m in replies)

@@ -30,7 +30,7 @@ def test_importing_an_adapter_without_its_framework(
 
 def test_guarding_a_smolagents_agent_without_smolagents(monkeypatch: pytest.MonkeyPatch) -> None:
     """The smolagents adapter imports the framework lazily and names the extra."""
-    from agentguard.integrations import smolagents as adapter
+    adapter = importlib.import_module("agentguard.integrations.smolagents")
 
     monkeypatch.setitem(sys.modules, "smolagents", None)
     with pytest.raises(MissingExtraError, match="agentguard\\[smolagents\\]"):

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _adapter_specs import rules
-from agentguard.integrations.smolagents import ToolArgumentsError, bind_arguments
 from smolagents import CodeAgent, ToolCallingAgent, tool
 
 import agentguard.guard
@@ -14,11 +12,13 @@ from agentguard.enforcement.decision import Action
 from agentguard.errors import RunStopped
 from agentguard.guard import AlreadyGuardedError, UnsupportedAgentError, guard
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
+from tests.integrations._adapter_specs import rules, stopped_at
+from tests.integrations.adapters import ToolArgumentsError, bind_arguments
 
 RAN: list[str] = []
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def lookup_order(order_id: str) -> str:
     """Look up an order.
 
@@ -29,7 +29,7 @@ def lookup_order(order_id: str) -> str:
     return f"order {order_id}: 40 EUR"
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def issue_refund(order_id: str, amount: float) -> str:
     """Issue a refund.
 
@@ -41,7 +41,7 @@ def issue_refund(order_id: str, amount: float) -> str:
     return f"refunded {amount} on {order_id}"
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def delete_account() -> str:
     """Delete the customer's account."""
     RAN.append("delete")
@@ -124,7 +124,7 @@ class TestToolCallingAgent:
         )
         with pytest.raises(RunStopped) as caught:
             agent.run("task")
-        assert caught.value.decision.tool == "delete_account"
+        assert stopped_at(caught.value) == "delete_account"
         assert RAN == []
         assert agent.agentguard.report is not None
         assert agent.agentguard.stopped
@@ -301,7 +301,10 @@ def test_codeagent_bypass_attempts_never_reach_the_tool(code: str) -> None:
 class TestBindArguments:
     def test_positional_then_keyword(self) -> None:
         """Positional arguments take input names in declaration order."""
-        assert bind_arguments("t", ["a", "b"], ("x",), {"b": 2}) == {"a": "x", "b": 2}
+        assert bind_arguments("t", ["a", "b"], ("x",), {"b": 2}) == {
+            "a": "x",
+            "b": 2,
+        }
 
     def test_too_many_positional_arguments(self) -> None:
         """More positional arguments than inputs is a clear error."""
@@ -363,10 +366,19 @@ def test_answer_forced_at_max_steps_is_checked_too() -> None:
     from smolagents.models import ChatMessage, MessageRole
 
     class Forced(ScriptedModel):
-        def generate(self, messages: list[Any], **kwargs: Any) -> ChatMessage:
+        def generate(
+            self,
+            messages: list[Any],
+            stop_sequences: list[str] | None = None,
+            response_format: dict[str, str] | None = None,
+            tools_to_call_from: list[Any] | None = None,
+            **kwargs: Any,
+        ) -> ChatMessage:
             if self.position >= len(self.script):  # the max-steps summary call
                 return ChatMessage(role=MessageRole.ASSISTANT, content="made up")
-            return super().generate(messages, **kwargs)
+            return super().generate(
+                messages, stop_sequences, response_format, tools_to_call_from, **kwargs
+            )
 
     agent = ToolCallingAgent(
         tools=TOOLS,
@@ -377,7 +389,7 @@ def test_answer_forced_at_max_steps_is_checked_too() -> None:
     guard(agent, rules(answer_after={"lookup_order"}))
     with pytest.raises(RunStopped) as caught:
         agent.run("task")
-    assert caught.value.decision.tool == "final_answer"
+    assert stopped_at(caught.value) == "final_answer"
     assert actions(agent)[-1] == ("block", "final_answer")
 
 
@@ -386,10 +398,19 @@ def test_answer_at_max_steps_is_recorded_when_allowed() -> None:
     from smolagents.models import ChatMessage, MessageRole
 
     class Forced(ScriptedModel):
-        def generate(self, messages: list[Any], **kwargs: Any) -> ChatMessage:
+        def generate(
+            self,
+            messages: list[Any],
+            stop_sequences: list[str] | None = None,
+            response_format: dict[str, str] | None = None,
+            tools_to_call_from: list[Any] | None = None,
+            **kwargs: Any,
+        ) -> ChatMessage:
             if self.position >= len(self.script):
                 return ChatMessage(role=MessageRole.ASSISTANT, content="summary")
-            return super().generate(messages, **kwargs)
+            return super().generate(
+                messages, stop_sequences, response_format, tools_to_call_from, **kwargs
+            )
 
     agent = ToolCallingAgent(
         tools=TOOLS,
@@ -406,7 +427,7 @@ def test_answer_at_max_steps_is_recorded_when_allowed() -> None:
 def test_a_stop_found_in_a_result_raises_run_stopped(kind: str) -> None:
     """A HARD_STOP that only the result reveals stops the run after that call."""
 
-    @tool
+    @tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
     def lookup_order(order_id: str) -> str:
         """Look up an order.
 

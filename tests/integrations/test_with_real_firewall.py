@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentguard.integrations.langchain import AgentGuardMiddleware
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool as lc_tool
@@ -18,6 +17,7 @@ from agentguard.errors import RunStopped
 from agentguard.guard import guard
 from agentguard.testing import langchain_models as lc
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
+from tests.integrations.adapters import AgentGuardMiddleware
 
 SPEC = parse_spec(
     """
@@ -45,7 +45,7 @@ constraint never_delete severity HARD_STOP
 RAN: list[str] = []
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def lookup_order(order_id: str) -> str:
     """Look up an order.
 
@@ -56,7 +56,7 @@ def lookup_order(order_id: str) -> str:
     return json.dumps({"order_id": order_id, "customer_id": "C-77", "amount": 40})
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def verify_identity(customer_id: str) -> str:
     """Verify a customer.
 
@@ -67,7 +67,7 @@ def verify_identity(customer_id: str) -> str:
     return json.dumps({"customer_id": customer_id, "verified": True})
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def issue_refund(order_id: str, amount: float) -> str:
     """Refund an order.
 
@@ -79,7 +79,7 @@ def issue_refund(order_id: str, amount: float) -> str:
     return json.dumps({"order_id": order_id, "refunded": amount})
 
 
-@tool
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
 def delete_account() -> str:
     """Delete the account."""
     RAN.append("delete_account")
