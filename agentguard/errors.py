@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a leaf module too; imported for the annotation only
+    from agentguard.enforcement.decision import Decision
 
 
 class AgentGuardError(Exception):
@@ -152,7 +156,7 @@ class RunStopped(BaseException):
     generated code) cannot swallow it.
     """
 
-    def __init__(self, decision: object) -> None:
+    def __init__(self, decision: Decision) -> None:
         self.decision = decision
         super().__init__(getattr(decision, "message", "run stopped by agentguard"))
 
