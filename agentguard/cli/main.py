@@ -24,6 +24,7 @@ from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
 from agentguard.scoring import verify_trace
+from agentguard.trace.formats import format_names
 from agentguard.trace.loaders import iter_trace_file
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -71,7 +72,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for path in args.traces:
         try:
-            records = list(iter_trace_file(path))
+            records = list(
+                iter_trace_file(path, format=args.format, final_answer=args.final_answer)
+            )
         except TraceError as exc:
             _err(str(exc))
             worst = max(worst, EXIT_INPUT)
@@ -241,11 +244,23 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="score trace files against a spec")
     check.add_argument("spec", help="the .ltl spec")
     check.add_argument(
-        "traces", nargs="+", help="trace files (.json metrics records, .jsonl, chat logs)"
+        "traces", nargs="+", help="trace files (metrics records, agent and chat logs; see docs/traces.md)"
     )
     check.add_argument("--json", action="store_true", help="print the Appendix B JSON report(s)")
     check.add_argument(
         "--extended", action="store_true", help="with --json: add severity, message, error"
+    )
+    check.add_argument(
+        "--format",
+        choices=format_names(),
+        default=None,
+        help="read every trace as this format instead of detecting it (see docs/traces.md)",
+    )
+    check.add_argument(
+        "--no-final-answer",
+        dest="final_answer",
+        action="store_false",
+        help="do not turn a run's closing text answer into a final_answer call",
     )
     check.add_argument(
         "--detail-limit",

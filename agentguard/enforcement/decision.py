@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 
 class SeverityKind(str, enum.Enum):
@@ -81,7 +81,7 @@ class Violation:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Decision:
     """The firewall's answer to ``propose(name, args)``."""
 
@@ -93,6 +93,28 @@ class Decision:
     message: str = ""  # meant for the model: what was violated, why, what is pending
     pending: tuple[str, ...] = ()  # constraints still undecided (deferred obligations)
     escalated: bool = False  # a SOFT_BLOCK that reached its limit and became a STOP
+
+    def __init__(
+        self,
+        action: Action,
+        tool: str,
+        args: Mapping[str, Any] | None = None,
+        step: int = 0,
+        violations: tuple[Violation, ...] = (),
+        message: str = "",
+        pending: tuple[str, ...] = (),
+        escalated: bool = False,
+    ) -> None:
+        # One decision per proposed call: the generated frozen __init__ goes through
+        # object.__setattr__ per field; the slots' own setters cost half as much.
+        _SET_ACTION(self, action)
+        _SET_TOOL(self, tool)
+        _SET_ARGS(self, {} if args is None else args)
+        _SET_STEP(self, step)
+        _SET_VIOLATIONS(self, violations)
+        _SET_MESSAGE(self, message)
+        _SET_PENDING(self, pending)
+        _SET_ESCALATED(self, escalated)
 
     @property
     def executes(self) -> bool:
@@ -113,3 +135,17 @@ class Decision:
             "pending": list(self.pending),
             "escalated": self.escalated,
         }
+
+
+def _slot_setter(name: str) -> Any:
+    return vars(Decision)[name].__set__
+
+
+_SET_ACTION: Final = _slot_setter("action")
+_SET_TOOL: Final = _slot_setter("tool")
+_SET_ARGS: Final = _slot_setter("args")
+_SET_STEP: Final = _slot_setter("step")
+_SET_VIOLATIONS: Final = _slot_setter("violations")
+_SET_MESSAGE: Final = _slot_setter("message")
+_SET_PENDING: Final = _slot_setter("pending")
+_SET_ESCALATED: Final = _slot_setter("escalated")

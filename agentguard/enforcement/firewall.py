@@ -24,6 +24,7 @@ from agentguard.enforcement.decision import Action, Decision, Severity, Severity
 from agentguard.enforcement.log import FAILURE_EVENT, FINISH_EVENT, DecisionLog, Redactor
 from agentguard.enforcement.messages import compose
 from agentguard.enforcement.report import FirewallReport
+from agentguard.enforcement.schema import ToolChecker, ToolProblem
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
@@ -33,6 +34,7 @@ from agentguard.trace.model import UNKNOWN, Call, Trace
 
 STATE_FORMAT: Final = "agentguard.firewall/1"
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
+DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 
 
 class FirewallConfigError(AgentGuardError, ValueError):
@@ -77,6 +79,8 @@ class Firewall:
         on_predicate_error: str = "fail_closed",
         redact: Redactor | None = None,
         registry: Registry | None = None,
+        enforce_tools: bool = True,
+        schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
     ) -> None:
         if on_predicate_error not in PREDICATE_POLICIES:
             raise FirewallConfigError(
@@ -85,6 +89,14 @@ class Firewall:
             )
         if soft_block_limit < 0 or max_finish_sendbacks < 0:
             raise FirewallConfigError("soft_block_limit and max_finish_sendbacks must be >= 0")
+        if isinstance(schema_severity, str):
+            try:
+                schema_severity = Severity.parse(schema_severity)
+            except ValueError:
+                raise FirewallConfigError(
+                    f"schema_severity must be a severity such as 'SOFT_BLOCK' or "
+                    f"'SOFT_BLOCK(2)', got {schema_severity!r}"
+                ) from None
         if not isinstance(spec, A.Spec):
             from agentguard.language import load_spec
 
@@ -96,7 +108,9 @@ class Firewall:
         self.final_tools = tuple(final_tools)
         self.max_finish_sendbacks = max_finish_sendbacks
         self.on_predicate_error = on_predicate_error
-        self.monitor = Monitor(spec, registry=registry)
+        self.schema_severity = schema_severity
+        self.tools = ToolChecker(spec.tools if enforce_tools else (), implicit=self.final_tools)
+        self.monitor = Monitor(spec, registry=registry, uncounted=self.final_tools)
         self.spec_hash = spec_hash(spec)
         self._constraints = {c.name: c for c in spec.constraints}
         self._order = {c.name: i for i, c in enumerate(spec.constraints)}
@@ -129,7 +143,12 @@ class Firewall:
     def trace(self) -> Trace:
         """The executed calls with their results."""
         with self._lock:
-            return Trace(tuple(self._calls), {"num_tool_calls": len(self._calls)})
+            return Trace(tuple(self._calls), {"num_tool_calls": self._tool_calls()})
+
+    def _tool_calls(self) -> int:
+        """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
+        final = self.final_tools
+        return sum(1 for c in self._calls if c.name not in final)
 
     @property
     def decisions(self) -> tuple[Decision, ...]:
@@ -179,6 +198,7 @@ class Firewall:
         call = Call(name, args)
         ending = name in self.final_tools
         extra = [f.call for f in self._inflight] if self._inflight else []
+        problems = self.tools.check(name, args, self._calls, extra) if self.tools.enabled else []
         if extra:
             peek = self.monitor.peek([*extra, call], ending=ending)
             base = self.monitor.peek(extra).verdicts
@@ -204,12 +224,14 @@ class Firewall:
                 for n, ok in peek.final.items()
                 if ok is False and base[n] is not Verdict.VIOLATED and n not in violated
             ]
-        if not violated and not deferred and not errors:
+        if not violated and not deferred and not errors and not problems:
             self._insist = None
             decision = Decision(Action.ALLOW, name, args, step)
             self._inflight.append(_InFlight(call, decision))
             return self._decide(decision)
-        return self._violations(call, step, peek.verdicts, violated, deferred, errors, bool(extra))
+        return self._violations(
+            call, step, peek.verdicts, violated, deferred, errors, bool(extra), problems
+        )
 
     def _violations(
         self,
@@ -220,8 +242,19 @@ class Firewall:
         deferred: list[str],
         errors: Mapping[str, tuple[str, ...]],
         inflight: bool,
+        problems: Sequence[ToolProblem] = (),
     ) -> Decision:
         found: dict[str, Violation] = {}
+        for p in problems:  # tool-interface checks first; several of one kind are merged
+            prior = found.get(p.constraint)
+            if prior is None:
+                found[p.constraint] = self._tool_violation(p)
+            else:
+                found[p.constraint] = dataclasses.replace(
+                    prior,
+                    detail=f"{prior.detail}; {p.detail}",
+                    hint=f"{prior.hint}; {p.hint}",
+                )
         for n in violated:
             found[n] = self._violation(n, f"calling {call.name} now violates it", "")
         for n in deferred:
@@ -240,7 +273,7 @@ class Firewall:
                     constraint=n,
                     message=f"ignored (fail-open): {errs[0]}",
                 )
-        violations = sorted(found.values(), key=lambda v: self._order[v.constraint])
+        violations = sorted(found.values(), key=lambda v: self._order.get(v.constraint, -1))
         action, escalated = self._action(call, violations)
         ending = call.name in self.final_tools
         sendback_note = ""
@@ -254,7 +287,12 @@ class Firewall:
             else:
                 self._sendbacks += 1
         if not action.executes and not inflight:  # repair hints for the model
-            violations = [self._with_hint(v, call, v.constraint in deferred) for v in violations]
+            violations = [  # tool checks carry their own hints
+                self._with_hint(v, call, v.constraint in deferred)
+                if v.constraint in self._constraints
+                else v
+                for v in violations
+            ]
         pending: tuple[str, ...] = ()
         if not action.executes:  # what the model still has to do, with the refusal
             ends = self.monitor.peek_end()
@@ -280,6 +318,16 @@ class Firewall:
     def _with_hint(self, v: Violation, call: Call, ending: bool) -> Violation:
         hint = self.monitor.hint(v.constraint, call, ending=ending)
         return dataclasses.replace(v, hint=hint) if hint else v
+
+    def _tool_violation(self, p: ToolProblem) -> Violation:
+        """A tool-declaration problem as a violation of its synthetic constraint (weight 0:
+        it is not a constraint of the procedure and never enters the compliance score)."""
+        title = {
+            "schema": f"The call does not fit the declaration of {p.tool}.",
+            "dependency": f"An argument of {p.tool} must be a value seen earlier in the run.",
+            "requires": f"The precondition of {p.tool} does not hold.",
+        }[p.kind]
+        return Violation(p.constraint, self.schema_severity, None, 0.0, title, p.detail, p.hint)
 
     def _violation(self, name: str, detail: str, hint: str) -> Violation:
         c = self._constraints[name]
@@ -343,6 +391,8 @@ class Firewall:
         call = Call(name, args, result, len(self._calls))
         changed = self.monitor.advance(call)
         self._calls.append(call)
+        if self.tools.enabled:
+            self.tools.observe(call)
         after = self.monitor.verdicts
         late = []
         for n in changed:
@@ -367,7 +417,7 @@ class Firewall:
                 return self._report
             from agentguard.scoring.verify import verify_trace
 
-            merged = {"num_tool_calls": len(self._calls), **dict(metrics or {})}
+            merged = {"num_tool_calls": self._tool_calls(), **dict(metrics or {})}
             trace = Trace(tuple(self._calls), merged)
             compliance = verify_trace(trace, self.spec, registry=self.registry)
             verdicts = self.monitor.finish(merged)
@@ -432,6 +482,8 @@ class Firewall:
         try:
             fw.monitor.load(state["monitor"])
             fw._calls = [_call(r, i) for i, r in enumerate(state["calls"])]
+            for call in fw._calls:
+                fw.tools.observe(call)
             fw._decisions = [decision_from_dict(d) for d in state["decisions"]]
             fw._inflight = [
                 _InFlight(_call(f["call"], 0), fw._decisions[f["decision"]])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,4 +54,15 @@ class FirewallReport:
             "decisions": [d.to_dict() for d in self.decisions],
             "late_violations": [v.to_dict() for v in self.late_violations],
             "tool_sequence": list(self.trace.names),
+            # the executed calls with their results, readable by agentguard.load_traces
+            "trace": [c.to_record() for c in self.trace],
+            "metrics": {k: v for k, v in self.trace.metrics.items() if _is_json(v)},
         }
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -525,19 +525,24 @@ class Machine:
             frontier = nxt_frontier
         return None
 
-    def describe(self, letter: Letter) -> str:
-        """A letter as the model should read it: a tool name, with the tests it must pass."""
+    def describe(self, letter: Letter, env: Env | None = None) -> str:
+        """A letter as the model should read it: ``lookup_order(order_id = "A1")``.
+
+        ``env`` binds a quantified variable to its instance's value in the text.
+        """
         from agentguard.language import printer
 
         cls, mask = letter
         data = self._data[cls]
-        tests = [
-            printer.formula(_as_event(self._event(i)))
-            for bit, i in enumerate(data)
-            if mask >> bit & 1
-        ]
+        events = [self._event(i) for bit, i in enumerate(data) if mask >> bit & 1]
         head = cls or "any other tool"
-        return head + (f" (matching {', '.join(tests)})" if tests else "")
+        if not events:
+            return head
+        if cls and all(e.tool == cls and e.result is None for e in events):
+            tests = dict.fromkeys(_test_text(t, env) for e in events for t in e.tests)
+            return f"{cls}({', '.join(tests)})"
+        texts = [printer.formula(_as_event(e)) for e in events]
+        return head + f" (matching {', '.join(texts)})"
 
     # ------------------------------------------------------------------ state files
     def export_state(self, cstate: int) -> dict[str, Any]:
@@ -623,6 +628,21 @@ def _backward(seeds: set[int], preds: Mapping[int, list[int]]) -> set[int]:
                 out.add(p)
                 stack.append(p)
     return out
+
+
+def _test_text(t: Any, env: Env | None) -> str:
+    """``order_id = "A1"``: an argument test with the instance's value in place of the variable."""
+    from agentguard.language import ast as A
+    from agentguard.language import printer
+
+    value = t.value
+    if isinstance(value, A.Var) and not value.path and env is not None and value.name in env:
+        value = A.Literal(env[value.name])
+    try:
+        shown = printer.term(value)
+    except TypeError:  # a value with no literal syntax
+        shown = repr(value.value if isinstance(value, A.Literal) else value)
+    return f"{printer.term(t.field)} {t.op} {shown}"
 
 
 def _as_event(atom: EventAtom) -> Any:

@@ -16,9 +16,11 @@ from typing import Any, Final
 
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.machine import Machine
 from agentguard.monitor.nodes import AutoNode, Node, build_node
+from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher, Registry, default_registry
@@ -67,6 +69,7 @@ class Monitor:
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
+        uncounted: Iterable[str] = (),
     ) -> None:
         self.constraints: tuple[A.Constraint, ...] = (
             spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
@@ -74,10 +77,13 @@ class Monitor:
         self.registry = registry or default_registry
         self.match: Matcher = match or self.registry.matcher or values_match
         self.position = 0
+        self.uncounted = frozenset(uncounted)
         self._nodes: dict[str, Node] = {}
         for c in self.constraints:
             plan = compile_plan(c.formula, self.match)
-            self._nodes[c.name] = build_node(plan, self.registry, self.match)
+            self._nodes[c.name] = build_node(plan, self.registry, self.match, self.uncounted)
+        # budget constraints keep stepping once decided: finish(metrics) re-reads them
+        self._counting = frozenset(n for n, node in self._nodes.items() if node.counts)
         self._by_name: dict[str, list[str]] = {}
         self._always: list[str] = []
         for name, node in self._nodes.items():
@@ -96,10 +102,15 @@ class Monitor:
 
     @classmethod
     def for_formula(
-        cls, formula: A.Formula, *, registry: Registry | None = None, match: Matcher | None = None
+        cls,
+        formula: A.Formula,
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+        uncounted: Iterable[str] = (),
     ) -> FormulaMonitor:
         """A monitor of one formula whose ``step`` returns a single :class:`Verdict`."""
-        return FormulaMonitor(formula, registry=registry, match=match)
+        return FormulaMonitor(formula, registry=registry, match=match, uncounted=uncounted)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -140,9 +151,11 @@ class Monitor:
         changed = []
         for name in list(self._affected(call.name)):
             before = verdicts[name]
-            if before is not Verdict.PENDING:
-                continue  # decided verdicts never change
             node = self._nodes[name]
+            if before is not Verdict.PENDING:
+                if name in self._counting:
+                    node.step(call)  # the verdict stays; the symbolic state is for finish
+                continue  # decided verdicts never change
             node.step(call)
             after = verdicts[name] = node.verdict()
             if after is not before:
@@ -201,13 +214,14 @@ class Monitor:
     def finish(self, metrics: Mapping[str, Any] | None = None) -> dict[str, Verdict]:
         """Final verdicts (SATISFIED or VIOLATED), equal to the offline evaluator's.
 
-        ``metrics`` is the run's metrics record (for ``metrics.*`` comparisons). Does not
-        end the monitor: stepping on afterwards is allowed.
+        ``metrics`` is the run's metrics record (for ``metrics.*`` comparisons); it decides
+        ``metrics.num_tool_calls`` budgets too, even those the count decided online. Does
+        not end the monitor: stepping on afterwards is allowed.
         """
         out = {}
         for name, node in self._nodes.items():
             v = self._verdicts[name]
-            if v is Verdict.PENDING or node.error:
+            if v is Verdict.PENDING or node.error or name in self._counting:
                 ok = node.finish(metrics or {})
             else:
                 ok = v is Verdict.SATISFIED
@@ -222,8 +236,17 @@ class Monitor:
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
         node = self._nodes[name]
+        if isinstance(node, QuantNode) and proposed is not None:
+            return node.hint(proposed.at(self.position), ending=ending)
         if not isinstance(node, AutoNode) or node.error:
             return ""
+        if node.budget:
+            count = node.count + (
+                1 if proposed is not None and proposed.name not in self.uncounted else 0
+            )
+            found = budget_hint(node.budget, count, ending=ending)
+            if found:
+                return found
         m: Machine = node.machine
         then = (
             m.letters_of(proposed.at(self.position), {}, pending=True)
@@ -282,8 +305,9 @@ class Monitor:
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
+        uncounted: Iterable[str] = (),
     ) -> Monitor:
-        m = cls(spec, registry=registry, match=match)
+        m = cls(spec, registry=registry, match=match, uncounted=uncounted)
         m.load(doc)
         return m
 
@@ -322,10 +346,17 @@ class FormulaMonitor:
     NAME: Final = "formula"
 
     def __init__(
-        self, formula: A.Formula, *, registry: Registry | None = None, match: Matcher | None = None
+        self,
+        formula: A.Formula,
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+        uncounted: Iterable[str] = (),
     ) -> None:
         self.formula = formula
-        self.monitor = Monitor([A.Constraint(self.NAME, formula)], registry=registry, match=match)
+        self.monitor = Monitor(
+            [A.Constraint(self.NAME, formula)], registry=registry, match=match, uncounted=uncounted
+        )
 
     @property
     def verdict(self) -> Verdict:

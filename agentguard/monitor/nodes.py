@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import Env, FrozenAtom, eval_frozen
+from agentguard.monitor.budget import Known, count_tests, known
 from agentguard.monitor.compile import AutoPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.machine import OTHER, Machine
 from agentguard.monitor.verdict import (
@@ -34,6 +35,8 @@ class Node(Protocol):
 
     @property
     def names(self) -> frozenset[str] | None: ...  # tools that move it; None: every call
+    @property
+    def counts(self) -> bool: ...  # decides num_tool_calls budgets online (see budget.py)
 
     def stable(self) -> bool: ...  # unchanged by a call to a tool outside ``names``
     def step(self, call: Call) -> None: ...
@@ -87,13 +90,24 @@ def resolve_frozen(
 
 
 class AutoNode:
-    """A quantifier-free formula: one machine state."""
+    """A quantifier-free formula: one machine state.
 
-    def __init__(self, machine: Machine, registry: Registry) -> None:
+    With ``metrics.num_tool_calls`` budgets (monitor/budget.py) the node also counts
+    calls: verdicts are read on the state *viewed* with the budget atoms the count
+    decides, while the stepped state keeps them symbolic for ``finish(metrics)``.
+    """
+
+    def __init__(
+        self, machine: Machine, registry: Registry, uncounted: frozenset[str] = frozenset()
+    ) -> None:
         self.machine = machine
         self.registry = registry
         self.error: str | None = None
         self._names = frozenset(machine.names)
+        self.budget = count_tests(machine.atoms)
+        self.uncounted = uncounted
+        self.count = 0
+        self._views: dict[tuple[int, Known], int] = {}
         try:
             self.state = resolve_frozen(machine, machine.init, {}, registry, None)
         except AgentGuardError as exc:
@@ -101,24 +115,50 @@ class AutoNode:
 
     @property
     def names(self) -> frozenset[str] | None:
-        return self._names
+        return None if self.budget else self._names
+
+    @property
+    def counts(self) -> bool:
+        return bool(self.budget)
 
     def stable(self) -> bool:
         m = self.machine
         return not m._data[OTHER] and m.step(self.state, (OTHER, 0)) == self.state
 
+    def view(self, state: int, count: int, *, ending: bool = False) -> int:
+        """``state`` with the budget atoms that ``count`` calls decide resolved."""
+        if not self.budget:
+            return state
+        values = known(self.budget, count, ending=ending)
+        if not values:
+            return state
+        key = (state, values)
+        found = self._views.get(key)
+        if found is None:
+            found = self._views[key] = self.machine.resolve(state, dict(values))
+        return found
+
+    def _counted(self, calls: Sequence[Call]) -> int:
+        return sum(1 for c in calls if c.name not in self.uncounted)
+
     def step(self, call: Call) -> None:
         m = self.machine
+        if self.budget and call.name not in self.uncounted:
+            self.count += 1
         try:
             self.state = m.step(self.state, m.letters_of(call, {}, pending=False)[0])
         except AgentGuardError as exc:
             self.error = str(exc)
 
     def verdict(self) -> Verdict:
-        return Verdict.VIOLATED if self.error else self.machine.verdict(self.state)
+        if self.error:
+            return Verdict.VIOLATED
+        return self.machine.verdict(self.view(self.state, self.count))
 
     def final(self) -> bool | None:
-        return False if self.error else self.machine.final(self.state)
+        if self.error:
+            return False
+        return self.machine.final(self.view(self.state, self.count, ending=True))
 
     def finish(self, metrics: Mapping[str, Any]) -> bool:
         if self.error:
@@ -140,12 +180,16 @@ class AutoNode:
         if self.error:
             return Verdict.VIOLATED, False
         m = self.machine
+        count = self.count + self._counted(calls) if self.budget else 0
         try:
             if len(calls) == 1:  # the common case: one proposal, usually one letter
                 letters = m.letters_of(calls[0], {}, pending=True)
                 if len(letters) == 1:
                     nxt = m.step(self.state, letters[0])
-                    return m.verdict(nxt), (m.final(nxt) if ending else None)
+                    if not self.budget:
+                        return m.verdict(nxt), (m.final(nxt) if ending else None)
+                    v = m.verdict(self.view(nxt, count))
+                    return v, (m.final(self.view(nxt, count, ending=True)) if ending else None)
             states = {self.state}
             for call in calls:
                 letters = m.letters_of(call, {}, pending=True)
@@ -153,17 +197,30 @@ class AutoNode:
         except AgentGuardError as exc:
             errors.append(str(exc))
             return Verdict.VIOLATED, False
+        if self.budget:
+            final = {self.view(s, count, ending=True) for s in states} if ending else set()
+            states = {self.view(s, count) for s in states}
+            return set_verdict(states, m), (set_final(final, m) if ending else None)
         return set_verdict(states, m), (set_final(states, m) if ending else None)
 
     def classify(self) -> Classification:
-        return self.machine.classify()
+        found = self.machine.classify()
+        metric = [a for a in self.machine.atoms if isinstance(a, FrozenAtom) and a.metric]
+        if self.budget and len(metric) == len(self.budget):
+            reason = "a metrics.num_tool_calls budget: decided online by the call count"
+            return Classification(found.kind, found.exact, reason)
+        return found
 
     def export(self) -> dict[str, Any]:
-        return {"state": self.machine.export_state(self.state), "error": self.error}
+        doc: dict[str, Any] = {"state": self.machine.export_state(self.state), "error": self.error}
+        if self.budget:
+            doc["count"] = self.count
+        return doc
 
     def load(self, doc: Mapping[str, Any]) -> None:
         self.state = self.machine.import_state(doc["state"])
         self.error = doc.get("error")
+        self.count = int(doc.get("count", 0))
 
 
 class BoolNode:
@@ -182,6 +239,10 @@ class BoolNode:
                 return None
             out |= c.names
         return out
+
+    @property
+    def counts(self) -> bool:
+        return any(c.counts for c in self.children)
 
     def stable(self) -> bool:
         return all(c.stable() for c in self.children)
@@ -254,6 +315,10 @@ class FallbackNode:
     @property
     def names(self) -> frozenset[str] | None:
         return None
+
+    @property
+    def counts(self) -> bool:
+        return False  # metrics are read at the end, from the metrics record
 
     def stable(self) -> bool:
         return False
@@ -342,11 +407,14 @@ def _call_from_doc(d: Mapping[str, Any], i: int) -> Call:
     return Call(d["tool_name"], dict(d.get("arguments", {})), d.get("tool_result", UNKNOWN), i)
 
 
-def build_node(plan: Plan, registry: Registry, match: Matcher) -> Node:
+def build_node(
+    plan: Plan, registry: Registry, match: Matcher, uncounted: frozenset[str] = frozenset()
+) -> Node:
+    """The run-time node of a plan; ``uncounted`` tools do not count towards budgets."""
     if isinstance(plan, AutoPlan):
-        return AutoNode(plan.machine, registry)
+        return AutoNode(plan.machine, registry, uncounted)
     if isinstance(plan, BoolPlan):
-        return BoolNode(plan.op, [build_node(p, registry, match) for p in plan.children])
+        return BoolNode(plan.op, [build_node(p, registry, match, uncounted) for p in plan.children])
     if isinstance(plan, QuantPlan):
         from agentguard.monitor.quantified import QuantNode
 

@@ -86,6 +86,10 @@ class QuantNode:
             return None
         return self._names
 
+    @property
+    def counts(self) -> bool:
+        return False  # budgets in a quantified body are read at the end (metrics record)
+
     def stable(self) -> bool:
         m = self.machine
         other = (OTHER, 0)
@@ -397,6 +401,48 @@ class QuantNode:
                 grows and not fixed,
             )
         return verdict, final
+
+    # ------------------------------------------------------------------ hints
+    def hint(self, proposed: Call, *, ending: bool) -> str:
+        """What would satisfy a ``forall`` that ``proposed`` (or ending after it) breaks,
+        for the value that breaks it: ``call lookup_order(order_id = "A1") before ...``."""
+        if self.degraded or self.error or not self.forall:
+            return ""
+        m = self.machine
+        var = self.plan.var
+        candidates: list[tuple[Any, int]] = []
+        for key, (value, _) in self._touched(proposed).items():
+            g = self.where.get(key)
+            try:
+                state = g.state if g is not None else self._instance_of(value)
+            except AgentGuardError:
+                continue
+            candidates.append((value, state))
+        if ending:  # an instance the run would leave unsatisfied, though not touched now
+            for g in self.groups.values():
+                if g.in_domain and m.final(g.state) is False:
+                    candidates.extend((v, g.state) for v in list(g.values.values())[:1])
+        for value, state in candidates:
+            env = {var: value}
+            then = m.letters_of(proposed, env, pending=True)
+            after = [m.step(state, letter) for letter in then]
+            broken = (
+                any(m.final(s) is False for s in after)
+                if ending
+                else all(m.verdict(s) is Verdict.VIOLATED for s in after)
+            )
+            if not broken:
+                continue
+            route = m.repair(state, then, ending=ending)
+            if route:
+                steps = " then ".join(m.describe(letter, env) for letter in route)
+                return (
+                    f"call {steps} before {'finishing' if ending else f'calling {proposed.name}'}"
+                )
+        return ""
+
+    def _instance_of(self, value: Any) -> int:
+        return resolve_frozen(self.machine, self.fresh, {self.plan.var: value}, self.registry, None)
 
     def classify(self) -> Classification:
         body = self.machine.classify()

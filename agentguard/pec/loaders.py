@@ -104,7 +104,8 @@ def _calls(raw: Any, source: str) -> tuple[Call, ...]:
     if isinstance(raw, Mapping) and "tool_calls" not in raw:
         raise TraceRecordError("'calls' must be a list of tool calls", source=source)
     try:
-        return trace_from_json(raw, source=source).calls
+        # episodes list predicted calls only: a closing text answer is not a call here
+        return trace_from_json(raw, source=source, final_answer=False).calls
     except TraceRecordError as exc:
         raise TraceRecordError(exc.message, source=source) from None
 

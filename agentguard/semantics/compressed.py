@@ -51,6 +51,7 @@ class Compressed:
         if hit is None:
             hit = self._is_safe(f)
             self._safe[key] = hit
+            self.ev.pin(f)
         return hit
 
     def _is_safe(self, f: A.Formula) -> bool:
@@ -104,6 +105,7 @@ class Compressed:
             else:
                 hit = (np.flatnonzero(value[1:] != value[:-1]) + 1).tolist()
             self._changes[key] = hit
+            self.ev.pin(f)
         return hit
 
     # ------------------------------------------------------------------ numpy

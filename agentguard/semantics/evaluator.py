@@ -65,6 +65,9 @@ class Evaluator:
         self.registry = registry or default_registry
         self.match: Matcher = match or self.registry.matcher or P.values_match
         self._cache: dict[Any, Value] = {}
+        # Caches below are keyed by id(node); pinning each node keeps it alive for the
+        # evaluator's lifetime, so an id can never be reused by another formula.
+        self._pinned: list[Any] = []
         self._free: dict[int, frozenset[str]] = {}
         self._compressed = Compressed(self)
         self._domains: dict[int, list[Any]] = {}  # parametric domains depend on the trace only
@@ -121,6 +124,7 @@ class Evaluator:
         out = self._compute(f, env)
         if closed:
             self._cache[key] = out
+            self._pinned.append(f)
         return out
 
     def _vec(self, v: Value) -> BoolVec:
@@ -373,6 +377,7 @@ class Evaluator:
         if hit is None:
             hit = self._active_domain(f)
             self._domains[key] = hit
+            self._pinned.append(f)
         return hit
 
     def _active_domain(self, f: A.Quantified) -> list[Any]:
@@ -436,12 +441,17 @@ class Evaluator:
         raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
 
     # ---------------------------------------------------------------- free variables
+    def pin(self, node: Any) -> None:
+        """Keep ``node`` alive while this evaluator lives (its id keys a cache)."""
+        self._pinned.append(node)
+
     def free_vars(self, f: Any) -> frozenset[str]:
         key = id(f)
         hit = self._free.get(key)
         if hit is None:
             hit = free_variables(f)
             self._free[key] = hit
+            self._pinned.append(f)
         return hit
 
 

@@ -1,13 +1,17 @@
 """Traces: the recorded (or proposed) sequence of tool calls a spec is checked against."""
 
-from agentguard.trace.loaders import iter_trace_file, load_traces, trace_from_json
+from agentguard.trace.formats import detect_format, format_names
+from agentguard.trace.loaders import LoadedTrace, iter_trace_file, load_traces, trace_from_json
 from agentguard.trace.model import UNKNOWN, Call, Trace, Unknown
 
 __all__ = [
     "UNKNOWN",
     "Call",
+    "LoadedTrace",
     "Trace",
     "Unknown",
+    "detect_format",
+    "format_names",
     "iter_trace_file",
     "load_traces",
     "trace_from_json",

@@ -1,11 +1,14 @@
-"""Read traces from files: metrics records, JSON Lines of them, OpenAI chat messages.
+"""Read traces from files and JSON values, in any supported format (see
+:mod:`agentguard.trace.formats`).
 
 Loading many records never stops at the first bad one: each record yields either
-a :class:`Trace` or the :class:`TraceRecordError` that names its file and line.
+a :class:`Trace` or the :class:`TraceRecordError` that names its file and line
+(JSON Lines) or item (a JSON list), and lists the formats tried when none fits.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,97 +16,197 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
+from agentguard.trace.formats import OBJECT_FORMATS, detect_format, parse
+from agentguard.trace.formats.agentguard_logs import events_trace, is_event
 from agentguard.trace.model import Trace
+
+_OBJECT_FORMAT_NAMES = frozenset(f.name for f in OBJECT_FORMATS)
 
 
 @dataclass(frozen=True, slots=True)
 class LoadedTrace:
-    """One record of a trace file: where it came from and the trace or the error."""
+    """One record of a trace file: where it came from and the trace or the error.
+
+    ``format`` names the format it was read as (None when it failed).
+    """
 
     source: str
     record: int
     trace: Trace | None
     error: TraceRecordError | None
+    format: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.source}:{self.record}"
 
 
-def trace_from_json(value: Any, *, source: str = "<json>") -> Trace:
-    """Build a trace from any supported JSON shape.
+def trace_from_json(
+    value: Any, *, source: str = "<json>", format: str | None = None, final_answer: bool = True
+) -> Trace:
+    """Build a trace from any supported JSON shape (the format is detected unless named).
 
-    * a metrics record (object with ``tool_calls``),
-    * an object with ``messages`` (OpenAI chat format), or a list of such messages,
-    * a bare list of ``{tool_name, arguments, tool_result}`` records.
+    ``final_answer`` turns a closing text answer into a ``final_answer(answer=...)`` call
+    for formats that record the answer as text (chat, Anthropic, LangChain, Responses,
+    smolagents CodeAgent).
     """
     if isinstance(value, Trace):
         return value
-    if isinstance(value, Mapping):
-        if "tool_calls" in value and not _is_message(value):
-            return Trace.from_metrics(value, source=source)
-        if "messages" in value:
-            msgs = value["messages"]
-            if not isinstance(msgs, list):
-                raise TraceRecordError("'messages' must be a list", source=source)
-            return Trace.from_openai_messages(msgs, source=source)
-        raise TraceRecordError(
-            "object is neither a metrics record (no 'tool_calls') nor a chat log (no 'messages')",
-            source=source,
-        )
-    if isinstance(value, list):
-        if value and all(isinstance(m, Mapping) and "role" in m for m in value):
-            return Trace.from_openai_messages(value, source=source)
-        return Trace.from_records(value, source=source)
-    raise TraceRecordError(
-        f"expected a JSON object or list, got {type(value).__name__}", source=source
-    )
+    trace, _ = parse(value, source=source, format=format, final_answer=final_answer)
+    return trace
 
 
-def _is_message(value: Mapping[str, Any]) -> bool:
-    return "role" in value
-
-
-def iter_trace_file(path: str | Path) -> Iterator[LoadedTrace]:
+def iter_trace_file(
+    path: str | Path, *, format: str | None = None, final_answer: bool = True
+) -> Iterator[LoadedTrace]:
     """Yield every record of a trace file, good or bad, in order.
 
-    ``.jsonl`` files hold one trace per line (line numbers are 1-based). A ``.json``
-    file holds one trace, or a list of metrics records (one trace each).
+    Files may be gzipped (``.json.gz``, ``.jsonl.gz``) and may start with a BOM.
+    JSON Lines (``.jsonl``, or several lines each starting with ``{``) hold one trace
+    per line (line numbers are 1-based), except two whole-file shapes: an agentguard
+    decision log (one trace per ``run_id``, numbered by its first line) and one
+    conversation written a message per line (one trace, record 1). A ``.json`` file
+    holds one trace, a list of traces (metrics records, conversations, ...; numbered
+    from 1), or an eval log whose ``samples`` each hold ``messages`` (one trace each).
     """
     p = Path(path)
     source = str(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{source}: cannot read trace file ({exc.strerror or exc})") from None
-    if p.suffix == ".jsonl" or (p.suffix != ".json" and _looks_like_jsonl(text)):
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            yield _load_one(line, source, lineno)
+    text = _read(p, source)
+    suffix = Path(p.stem).suffix if p.suffix == ".gz" else p.suffix
+    if suffix == ".jsonl" or (suffix != ".json" and _looks_like_jsonl(text)):
+        yield from _jsonl(text, source, format, final_answer)
         return
     try:
         value = json.loads(text)
     except ValueError as exc:
+        if _looks_like_jsonl(text):  # JSON lines saved under a .json name
+            yield from _jsonl(text, source, format, final_answer)
+            return
         err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=1)
         yield LoadedTrace(source, 1, None, err)
         return
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(v, Mapping) and "tool_calls" in v and "role" not in v for v in value)
-    ):
-        for index, item in enumerate(value, start=1):
-            try:
-                trace = Trace.from_metrics(item, source=f"{source}[{index}]")
-                yield LoadedTrace(source, index, trace, None)
-            except TraceRecordError as exc:
-                yield LoadedTrace(source, index, None, _relabel(exc, source, index))
+    samples = _samples(value)
+    if samples is not None:
+        for index, item in enumerate(samples, start=1):
+            yield _load(item, source, index, format, final_answer)
         return
+    if _is_collection(value, format):
+        for index, item in enumerate(value, start=1):
+            yield _load(item, source, index, format, final_answer)
+        return
+    yield _load(value, source, 1, format, final_answer)
+
+
+def _read(path: Path, source: str) -> str:
+    """The file's text: UTF-8 with or without a BOM, gunzipped when it ends in ``.gz``."""
     try:
-        yield LoadedTrace(source, 1, trace_from_json(value, source=source), None)
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        return raw.decode("utf-8-sig")
+    except OSError as exc:
+        raise TraceError(f"{source}: cannot read trace file ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, EOFError) as exc:
+        raise TraceError(f"{source}: cannot decode trace file ({exc})") from None
+
+
+def _samples(value: Any) -> list[Any] | None:
+    """The samples of an eval log (Inspect AI: ``{"eval": ..., "samples": [{"messages"}]}``)."""
+    if not isinstance(value, Mapping):
+        return None
+    samples = value.get("samples")
+    if (
+        isinstance(samples, list)
+        and samples
+        and all(isinstance(s, Mapping) and "messages" in s for s in samples)
+    ):
+        return samples
+    return None
+
+
+def _is_collection(value: Any, format: str | None) -> bool:
+    """A JSON list holding several traces rather than being one."""
+    if not isinstance(value, list) or not value:
+        return False
+    if not all(isinstance(v, (Mapping, list)) for v in value):
+        return False
+    if format is not None:
+        return format in _OBJECT_FORMAT_NAMES or all(isinstance(v, list) for v in value)
+    if detect_format(value) not in (None, "records"):
+        return False
+    return any(detect_format(v) is not None for v in value)
+
+
+def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> Iterator[LoadedTrace]:
+    lines: list[tuple[int, Any]] = []
+    bad: list[LoadedTrace] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            lines.append((lineno, json.loads(line)))
+        except ValueError as exc:
+            err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
+            bad.append(LoadedTrace(source, lineno, None, err))
+            lines.append((lineno, _BAD))
+    good = [(n, v) for n, v in lines if v is not _BAD]
+    if format == "agentguard-log" or (
+        format is None and good and all(is_event(v) for _, v in good)
+    ):
+        yield from _sorted([*bad, *_decision_log(good, source)])
+        return
+    values = [v for _, v in good]
+    if (
+        format is None
+        and good
+        and all(isinstance(v, Mapping) and detect_format(v) is None for v in values)
+        and detect_format(values) is not None
+    ):
+        yield from _sorted([*bad, _load(values, source, good[0][0], None, final_answer)])
+        return
+    for lineno, value in lines:
+        if value is _BAD:
+            yield next(b for b in bad if b.record == lineno)
+        else:
+            yield _load(value, source, lineno, format, final_answer)
+
+
+_BAD = object()
+
+
+def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace]:
+    runs: dict[Any, list[tuple[int, Mapping[str, Any]]]] = {}
+    out: list[LoadedTrace] = []
+    for lineno, value in lines:
+        if not is_event(value):
+            err = TraceRecordError(
+                "not an agentguard decision-log event (no 'event': 'agentguard.*')",
+                source=source,
+                record=lineno,
+            )
+            out.append(LoadedTrace(source, lineno, None, err))
+            continue
+        runs.setdefault(value.get("run_id"), []).append((lineno, value))
+    for events in runs.values():
+        first = events[0][0]
+        try:
+            trace = events_trace([e for _, e in events], source)
+            out.append(LoadedTrace(source, first, trace, None, "agentguard-log"))
+        except TraceRecordError as exc:
+            out.append(LoadedTrace(source, first, None, _relabel(exc, source, first)))
+    return out
+
+
+def _sorted(items: list[LoadedTrace]) -> list[LoadedTrace]:
+    return sorted(items, key=lambda r: r.record)
+
+
+def _load(
+    value: Any, source: str, record: int, format: str | None, final_answer: bool
+) -> LoadedTrace:
+    try:
+        trace, name = parse(value, source=source, format=format, final_answer=final_answer)
     except TraceRecordError as exc:
-        yield LoadedTrace(source, 1, None, _relabel(exc, source, 1))
+        return LoadedTrace(source, record, None, _relabel(exc, source, record))
+    return LoadedTrace(source, record, trace, None, name)
 
 
 def _looks_like_jsonl(text: str) -> bool:
@@ -111,29 +214,15 @@ def _looks_like_jsonl(text: str) -> bool:
     return len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines)
 
 
-def _load_one(line: str, source: str, lineno: int) -> LoadedTrace:
-    try:
-        value = json.loads(line)
-    except ValueError as exc:
-        return LoadedTrace(
-            source,
-            lineno,
-            None,
-            TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno),
-        )
-    try:
-        return LoadedTrace(source, lineno, trace_from_json(value, source=source), None)
-    except TraceRecordError as exc:
-        return LoadedTrace(source, lineno, None, _relabel(exc, source, lineno))
-
-
 def _relabel(exc: TraceRecordError, source: str, record: int) -> TraceRecordError:
     return TraceRecordError(exc.message, source=source, record=record)
 
 
-def load_traces(*paths: str | Path) -> list[LoadedTrace]:
+def load_traces(
+    *paths: str | Path, format: str | None = None, final_answer: bool = True
+) -> list[LoadedTrace]:
     """All records of all files (see :func:`iter_trace_file`)."""
     out: list[LoadedTrace] = []
     for path in paths:
-        out.extend(iter_trace_file(path))
+        out.extend(iter_trace_file(path, format=format, final_answer=final_answer))
     return out

@@ -133,12 +133,20 @@ class Trace(Sequence[Call]):
         """From ``{tool_name, arguments, tool_result}`` records (Appendix A.1.2).
 
         Also accepts the common spellings ``name``/``tool``, ``args``/``input``,
-        ``result``/``output``. ``arguments`` given as JSON text is decoded.
+        ``result``/``output``. ``arguments`` given as JSON text is decoded. A record
+        with ``"is_error": true`` (or ``"status": "error"``) is listed in
+        ``metrics["tool_errors"]``.
         """
         calls = []
+        errors = []
         for index, record in enumerate(records):
             calls.append(_call_from_record(record, index, source))
-        return cls(tuple(calls), dict(metrics or {}))
+            if record.get("is_error") is True or record.get("status") == "error":
+                errors.append(index)
+        out = dict(metrics or {})
+        if errors:
+            out["tool_errors"] = errors
+        return cls(tuple(calls), out)
 
     @classmethod
     def from_metrics(cls, record: Mapping[str, Any], *, source: str = "<metrics>") -> Trace:
@@ -160,33 +168,29 @@ class Trace(Sequence[Call]):
 
     @classmethod
     def from_openai_messages(
-        cls, messages: Sequence[Mapping[str, Any]], *, source: str = "<messages>"
+        cls,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        source: str = "<messages>",
+        final_answer: bool = False,
     ) -> Trace:
-        """From OpenAI-style chat messages: assistant ``tool_calls`` joined with ``tool`` replies."""
-        calls: list[Call] = []
-        pending: dict[str, int] = {}
-        for index, msg in enumerate(messages):
-            if not isinstance(msg, Mapping):
-                raise TraceRecordError(f"message {index} is not an object", source=source)
-            role = msg.get("role")
-            if role == "assistant":
-                for tc in msg.get("tool_calls") or ():
-                    fn = tc.get("function", tc) if isinstance(tc, Mapping) else None
-                    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-                        raise TraceRecordError(
-                            f"message {index}: tool call without a function name", source=source
-                        )
-                    args = _decode_args(fn.get("arguments", {}), index, source)
-                    pending[str(tc.get("id", len(calls)))] = len(calls)
-                    calls.append(Call(fn["name"], args, UNKNOWN, len(calls)))
-            elif role == "tool":
-                ref = str(msg.get("tool_call_id", ""))
-                slot = pending.pop(ref, None)
-                if slot is None and pending:
-                    slot = pending.pop(next(iter(pending)))
-                if slot is not None:
-                    calls[slot] = calls[slot].with_result(decode_result(msg.get("content")))
-        return cls(tuple(calls), {"num_tool_calls": len(calls)})
+        """From OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
+        ``function_call``) joined with ``tool`` (or ``function``) replies.
+
+        ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
+        with an assistant text answer.
+        """
+        from agentguard.trace.formats.openai_chat import read_messages
+
+        return read_messages(messages, source=source, final_answer=final_answer)
+
+    @property
+    def tool_errors(self) -> frozenset[int]:
+        """Positions of calls whose result is a tool error (``metrics["tool_errors"]``)."""
+        raw = self.metrics.get("tool_errors", ())
+        if not isinstance(raw, (list, tuple, set, frozenset)):
+            return frozenset()
+        return frozenset(i for i in raw if isinstance(i, int) and not isinstance(i, bool))
 
 
 def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:

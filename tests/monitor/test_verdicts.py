@@ -123,14 +123,14 @@ def test_peek_of_a_batch_sees_the_earlier_calls() -> None:
     assert m.peek([Call("c"), Call("b")]).verdicts["formula"] is V
 
 
-def test_metrics_are_known_at_the_end() -> None:
-    """metrics.num_tool_calls <= 1 stays pending until finish gets the metrics."""
-    m = Monitor.for_formula(parse_formula("metrics.num_tool_calls <= 1"))
+def test_metrics_other_than_the_call_count_are_known_at_the_end() -> None:
+    """metrics.cost <= 1 stays pending until finish gets the metrics."""
+    m = Monitor.for_formula(parse_formula("metrics.cost <= 1"))
     m.step(Call("a"))
     m.step(Call("b"))
     assert m.verdict is P
-    assert m.finish({"num_tool_calls": 2}) is V
-    assert m.finish({"num_tool_calls": 1}) is S
+    assert m.finish({"cost": 2}) is V
+    assert m.finish({"cost": 1}) is S
 
 
 class TestQuantifiers:

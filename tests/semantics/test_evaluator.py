@@ -311,3 +311,11 @@ def test_private_registries_include_the_builtin_grounding_domains() -> None:
     )
     f = parse_formula("forall e in entities(final_answer.answer): e in outputs", registry=reg)
     assert holds(f, t, registry=reg)
+
+
+def test_one_evaluator_many_temporary_formulas() -> None:
+    """Formulas parsed and dropped one after another never see each other's cached values."""
+    ev = Evaluator(Trace.of("a", "b"))
+    for _ in range(200):
+        assert ev.holds(parse_formula("F b")) is True
+        assert ev.holds(parse_formula("F c")) is False

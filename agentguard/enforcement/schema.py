@@ -1,0 +1,419 @@
+"""A spec's ``tool`` declarations, checked on a proposed call before it runs.
+
+Leaf module (it imports only the language AST, value helpers and the trace model), so
+the same checks can serve the firewall and, later, the PEC oracle. A proposal is checked
+for: an undeclared tool, a missing, unexpected, mistyped or out-of-bound argument
+(``schema``), a ``from results(tool.path)`` / ``from args(tool.path)`` value that never
+appeared earlier (``dependency``), and a ``requires`` formula false at the proposed call
+(``requires``, past-time, evaluated on the prefix ending with the call). Each problem is
+reported against a synthetic constraint ``tool:<name>:<kind>``; these are checks of the
+tool interface, not constraints of the procedure, so they never enter a compliance score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from agentguard.enforcement.precondition import PastFormula, past_formula
+from agentguard.language import ast as A
+from agentguard.semantics.values import compare
+from agentguard.trace.model import Call, Trace, decode_result
+
+TYPE_NAMES: Final = ("str", "number", "int", "bool", "list", "dict", "any")
+KINDS: Final = ("schema", "dependency", "requires")
+_ARTICLE: Final = {"int": "an int", "any": "any value"}
+
+RequiresCheck = Callable[[A.Formula, Trace], bool]
+"""``(requires formula, prefix ending with the proposed call) -> holds at the last call``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProblem:
+    """One way a proposed call breaks its tool's declaration."""
+
+    tool: str
+    kind: str  # one of KINDS
+    detail: str  # what is wrong, naming the argument and the expected type
+    hint: str  # what would fix it
+    argument: str | None = None
+
+    @property
+    def constraint(self) -> str:
+        """The synthetic constraint name, e.g. ``tool:issue_refund:schema``."""
+        return f"tool:{self.tool}:{self.kind}"
+
+
+def is_tool_check(constraint: str) -> bool:
+    """Is this a synthetic ``tool:<name>:<kind>`` constraint rather than a spec's own?"""
+    return constraint.startswith("tool:") and constraint.rsplit(":", 1)[-1] in KINDS
+
+
+def fits_type(value: Any, type_name: str) -> bool:
+    """``value`` has type ``type_name`` (bools are not numbers; ints are numbers)."""
+    if type_name == "any":
+        return True
+    if type_name == "bool":
+        return isinstance(value, bool)
+    if type_name == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if type_name == "str":
+        return isinstance(value, str)
+    if type_name == "list":
+        return isinstance(value, (list, tuple))
+    if type_name == "dict":
+        return isinstance(value, Mapping)
+    return True  # an unknown type name: the language core rejects these at parse time
+
+
+def within_bound(value: Any, op: str, limit: Any) -> bool:
+    """``value op limit`` with AgentLTL's comparison (mismatched types fail the bound)."""
+    try:
+        return compare(value, op, limit)
+    except (TypeError, ValueError):
+        return False
+
+
+def occurs_in(value: Any, data: Any) -> bool:
+    """``value`` equals a leaf or an object key somewhere in ``data`` (JSON text decoded)."""
+    stack = [decode_result(data)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            if any(_same(value, k) for k in node):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif _same(value, node) or _same(value, decode_result(node)):
+            return True
+    return False
+
+
+def at_path(data: Any, path: Sequence[str | int]) -> Any:
+    """``data`` at ``path`` (None when the path does not exist)."""
+    node = decode_result(data)
+    for step in path:
+        in_map = isinstance(node, Mapping) and step in node
+        in_list = (
+            isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node)
+        )
+        if not (in_map or in_list):
+            return None
+        node = node[step]
+    return node
+
+
+def leaves(data: Any) -> Iterator[Any]:
+    """Every value :func:`occurs_in` would find in ``data``: leaves and object keys."""
+    stack = [decode_result(data)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            yield from node
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        else:
+            yield node
+            decoded = decode_result(node)
+            if decoded is not node:
+                stack.append(decoded)
+
+
+def value_key(value: Any) -> Any:
+    """A set key with :func:`occurs_in`'s equality (a bool never equals a number);
+    None for an unhashable value."""
+    if isinstance(value, bool):
+        return (bool, value)
+    try:
+        hash(value)
+    except TypeError:
+        return None
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a value whose __eq__ raises is simply not equal
+        return False
+
+
+def _a(type_name: str) -> str:
+    return _ARTICLE.get(type_name, f"a {type_name}")
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    for name in ("bool", "int", "number", "str", "list", "dict"):
+        if fits_type(value, name):
+            return name
+    return type(value).__name__
+
+
+def signature(decl: A.ToolDecl) -> str:
+    """``issue_refund(order_id: str, amount: number >= 0, note?: str)``."""
+    parts = []
+    for p in decl.params:
+        text = f"{p.name}{'?' if p.optional else ''}: {p.type}"
+        if p.bound is not None:
+            text += f" {p.bound[0]} {p.bound[1]!r}"
+        parts.append(text)
+    return f"{decl.name}({', '.join(parts)})"
+
+
+class ToolChecker:
+    """Checks proposed calls against ``tool`` declarations (see the module docstring).
+
+    ``implicit`` tools (the firewall's final tools) are accepted without a declaration;
+    ``requires`` is the precondition evaluator (default: the offline evaluator at the
+    last position of the prefix).
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[A.ToolDecl],
+        *,
+        implicit: Iterable[str] = ("final_answer",),
+        requires: RequiresCheck | None = None,
+    ) -> None:
+        self.tools: dict[str, A.ToolDecl] = {t.name: t for t in tools}
+        self.implicit = frozenset(implicit)
+        self._requires = requires or _holds_at_last
+        # past-time `requires` followed call by call (None: evaluated on the prefix)
+        self._past: dict[str, PastFormula] = {}
+        if requires is None:
+            for decl in self.tools.values():
+                found = past_formula(decl.requires) if decl.requires is not None else None
+                if found is not None:
+                    self._past[decl.name] = found
+        self._params = {name: {p.name: p for p in decl.params} for name, decl in self.tools.items()}
+        # tools a call without arguments always fits: the common case, answered at once
+        self._trivial = frozenset(
+            name
+            for name, decl in self.tools.items()
+            if decl.requires is None and all(p.optional and p.source is None for p in decl.params)
+        )
+        # values seen so far at each declared `from` source, fed by observe()
+        self._index: dict[A.Domain, set[Any]] = {}
+        self._by_tool: dict[str | None, list[A.Domain]] = {}
+        for decl in self.tools.values():
+            for p in decl.params:
+                src = p.source
+                if src is not None and src.extractor in ("results", "args"):
+                    key = A.Domain(src.extractor, src.tool, tuple(src.path))
+                    if key not in self._index:
+                        self._index[key] = set()
+                        self._by_tool.setdefault(src.tool, []).append(key)
+
+    def observe(self, call: Call) -> None:
+        """Index an executed call (with its result) for the ``from`` dependency checks."""
+        for past in self._past.values():
+            past.advance(call)
+        if not self._by_tool:
+            return
+        for tool in (call.name, None):
+            for src in self._by_tool.get(tool, ()):
+                if src.extractor == "results":
+                    if not call.has_result:
+                        continue
+                    data = at_path(call.result, src.path)
+                else:
+                    data = at_path(call.args, src.path)
+                if data is None:
+                    continue
+                seen = self._index[src]
+                for leaf in leaves(data):
+                    key = value_key(leaf)
+                    if key is not None:
+                        seen.add(key)
+
+    @property
+    def enabled(self) -> bool:
+        """Only a spec that declares tools is checked."""
+        return bool(self.tools)
+
+    def check(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        history: Sequence[Call],
+        inflight: Sequence[Call] = (),
+    ) -> list[ToolProblem]:
+        """Every problem of ``name(args)`` (empty: the call fits).
+
+        ``history`` are the executed calls (each passed to :meth:`observe` already),
+        ``inflight`` the calls allowed before this one whose results are not known yet.
+        """
+        if not self.tools or (not args and name in self._trivial):
+            return []
+        decl = self.tools.get(name)
+        if decl is None:
+            if name in self.implicit:  # a final tool, unless the spec declares it
+                return []
+            return [
+                ToolProblem(
+                    name,
+                    "schema",
+                    f"unknown tool {name!r}: the spec declares {', '.join(sorted(self.tools))}",
+                    f"call one of the declared tools ({', '.join(sorted(self.tools))})",
+                )
+            ]
+        problems = self._schema(decl, args)
+        if not problems:  # a dependency or precondition on malformed arguments says little
+            problems.extend(self._dependencies(decl, args, inflight))
+            if decl.requires is not None:
+                problems.extend(self._precondition(decl, args, history, inflight))
+        return problems
+
+    # ------------------------------------------------------------------ schema
+    def _schema(self, decl: A.ToolDecl, args: Mapping[str, Any]) -> list[ToolProblem]:
+        out = []
+        params = self._params[decl.name]
+        for required in decl.params:
+            if not required.optional and required.name not in args:
+                out.append(
+                    ToolProblem(
+                        decl.name,
+                        "schema",
+                        f"missing required argument {required.name!r} ({_a(required.type)})",
+                        f"pass {required.name} ({_a(required.type)}): {signature(decl)}",
+                        required.name,
+                    )
+                )
+        for key, value in args.items():
+            p = params.get(key)
+            if p is None:
+                out.append(
+                    ToolProblem(
+                        decl.name,
+                        "schema",
+                        f"unexpected argument {key!r}",
+                        f"remove {key}: {signature(decl)}",
+                        key,
+                    )
+                )
+                continue
+            if value is None and p.optional:
+                continue
+            if not fits_type(value, p.type):
+                out.append(
+                    ToolProblem(
+                        decl.name,
+                        "schema",
+                        f"argument {key!r} must be {_a(p.type)}, got {_kind_of(value)} {value!r:.60}",
+                        f"pass {key} as {_a(p.type)}",
+                        key,
+                    )
+                )
+            elif p.bound is not None and not within_bound(value, *p.bound):
+                op, limit = p.bound
+                out.append(
+                    ToolProblem(
+                        decl.name,
+                        "schema",
+                        f"argument {key!r} = {value!r:.60} breaks its bound {key} {op} {limit!r}",
+                        f"pass {key} {op} {limit!r}",
+                        key,
+                    )
+                )
+        return out
+
+    # ------------------------------------------------------------------ dependencies
+    def _dependencies(
+        self, decl: A.ToolDecl, args: Mapping[str, Any], inflight: Sequence[Call]
+    ) -> list[ToolProblem]:
+        out = []
+        for p in decl.params:
+            src = p.source
+            if src is None or p.name not in args or src.extractor not in ("results", "args"):
+                continue  # user extractors are not checked before the call
+            value = args[p.name]
+            if value is None and p.optional:
+                continue
+            from_results = src.extractor == "results"
+            seen = self._index[A.Domain(src.extractor, src.tool, tuple(src.path))]
+            pending = (
+                []
+                if from_results
+                else [at_path(c.args, src.path) for c in inflight if src.tool in (None, c.name)]
+            )
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                if value_key(v) in seen or any(occurs_in(v, d) for d in pending):
+                    continue
+                where = f"{src.tool or 'any tool'}{'.' if src.path else ''}"
+                where += ".".join(str(x) for x in src.path)
+                what = "result" if from_results else "call's arguments"
+                out.append(
+                    ToolProblem(
+                        decl.name,
+                        "dependency",
+                        f"argument {p.name!r} = {v!r:.60} never appeared in an earlier "
+                        f"{what} of {where} (declared from {src.extractor}({where}))",
+                        f"call {src.tool or 'the source tool'} first and pass as {p.name} a "
+                        f"value taken from its {'results' if from_results else 'arguments'}",
+                        p.name,
+                    )
+                )
+                break
+        return out
+
+    # ------------------------------------------------------------------ precondition
+    def _precondition(
+        self,
+        decl: A.ToolDecl,
+        args: Mapping[str, Any],
+        history: Sequence[Call],
+        inflight: Sequence[Call],
+    ) -> list[ToolProblem]:
+        if decl.requires is None:  # pragma: no cover - the caller checks
+            return []
+        proposed = Call(decl.name, dict(args), position=len(history) + len(inflight))
+        past = self._past.get(decl.name)
+        if past is not None and past.holds_at([*inflight, proposed]):
+            return []
+        calls = tuple(c.at(i) for i, c in enumerate([*history, *inflight]))
+        trace = Trace((*calls, proposed))
+        if past is None and self._requires(decl.requires, trace):
+            return []
+        from agentguard.language import printer
+
+        text = printer.formula(decl.requires)
+        return [
+            ToolProblem(
+                decl.name,
+                "requires",
+                f"the precondition of {decl.name} ({text}) does not hold",
+                requires_hint(decl, trace) or f"make `{text}` hold before calling {decl.name}",
+            )
+        ]
+
+
+def _holds_at_last(formula: A.Formula, trace: Trace) -> bool:
+    from agentguard.semantics.evaluator import holds
+
+    return holds(formula, trace, position=len(trace) - 1)
+
+
+def requires_hint(decl: A.ToolDecl, trace: Trace) -> str:
+    """The monitor's repair hint for ``G(tool -> requires)`` before the last call, if any."""
+    if decl.requires is None:
+        return ""
+    from agentguard.errors import AgentGuardError
+    from agentguard.monitor import Monitor
+
+    formula = A.Always(A.Implies(A.Event(decl.name), decl.requires), None)
+    try:
+        m = Monitor([A.Constraint("requires", formula)])
+        for c in trace.calls[:-1]:
+            m.advance(c)
+        return m.hint("requires", trace.calls[-1])
+    except AgentGuardError:
+        return ""

@@ -1,0 +1,78 @@
+"""Anthropic Messages: assistant ``tool_use`` blocks joined with the user's
+``tool_result`` blocks by ``tool_use_id``.
+
+``is_error: true`` on a result marks the call as a tool error (the error text stays
+the result). Server tools (``server_tool_use`` with a ``*_tool_result`` block) are
+read the same way. The final answer is the last assistant message when it has text
+and no ``tool_use``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentguard.errors import TraceRecordError
+from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
+from agentguard.trace.model import Trace
+
+_USES = ("tool_use", "server_tool_use", "mcp_tool_use")
+
+
+def detect(value: Any) -> bool:
+    """Role messages where some content block is a ``tool_use`` or ``tool_result``."""
+    return (
+        mappings(value)
+        and bool(value)
+        and all(m.get("role") in ("user", "assistant", "system") for m in value)
+        and any(_blocks(m, lambda t: t in _USES or t.endswith("tool_result")) for m in value)
+    )
+
+
+def _blocks(message: Mapping[str, Any], test: Any) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and isinstance(b.get("type"), str) and test(b["type"])
+        for b in content
+    )
+
+
+def load(value: Any, source: str, final_answer: bool) -> Trace:
+    log = CallLog(source)
+    messages: Sequence[Any] = value
+    for index, msg in enumerate(messages):
+        if not isinstance(msg, Mapping):
+            raise TraceRecordError(f"message {index} is not an object", source=source)
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind in _USES:
+                log.add(
+                    block.get("name"),
+                    block.get("input", {}),
+                    ref=block.get("id"),
+                    where=f"message {index} {kind}",
+                )
+            elif isinstance(kind, str) and kind.endswith("tool_result"):
+                error = block.get("is_error") is True or _is_error_content(block.get("content"))
+                log.resolve(block.get("tool_use_id"), result_of(block.get("content")), error=error)
+    if final_answer and messages and isinstance(messages[-1], Mapping):
+        last = messages[-1]
+        if last.get("role") == "assistant" and not _blocks(last, lambda t: t in _USES):
+            text = text_of(last.get("content"))
+            if isinstance(text, str) and text.strip():
+                log.final_answer(text)
+    return log.trace()
+
+
+def _is_error_content(content: Any) -> bool:
+    """Server tool results report failure as a content object ``{"type": "*_error"}``."""
+    return (
+        isinstance(content, Mapping)
+        and isinstance(content.get("type"), str)
+        and content["type"].endswith("_error")
+    )

@@ -1,0 +1,101 @@
+"""OpenAI Chat Completions messages: assistant ``tool_calls`` (or the legacy
+``function_call``) joined with ``tool`` (or ``function``) replies.
+
+Whole request/response log lines are unwrapped first (see ``wrappers``). Inspect AI
+messages are this format too: its tool calls name the function directly
+(``{"id", "function": "name", "arguments": {...}}``) and a tool reply's ``error``
+(``{type, message}``) marks a tool error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentguard.errors import TraceRecordError
+from agentguard.trace.formats._base import CallLog, list_at, mappings, result_of, text_of
+from agentguard.trace.model import Trace
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+def detect(value: Any) -> bool:
+    """A list of objects with chat ``role``s (and no Anthropic content blocks)."""
+    return (
+        mappings(value)
+        and bool(value)
+        and all(m.get("role") in ROLES for m in value)
+        and not any(_has_anthropic_blocks(m) for m in value)
+    )
+
+
+def _has_anthropic_blocks(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result") for b in content
+    )
+
+
+def load(value: Any, source: str, final_answer: bool) -> Trace:
+    return read_messages(value, source=source, final_answer=final_answer)
+
+
+def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = False) -> Trace:
+    """Calls from assistant messages, results from tool replies, in message order."""
+    log = CallLog(source)
+    for index, msg in enumerate(messages):
+        if not isinstance(msg, Mapping):
+            raise TraceRecordError(f"message {index} is not an object", source=source)
+        role = msg.get("role")
+        if role == "assistant":
+            _assistant(log, msg, index)
+        elif role == "tool":
+            error = _tool_error(msg)
+            result = result_of(msg.get("content"))
+            if error is not None and result in (None, "", []):
+                result = error
+            log.resolve(msg.get("tool_call_id"), result, error=error is not None)
+        elif role == "function":  # legacy function-calling reply, joined by name
+            log.resolve(None, result_of(msg.get("content")), name=msg.get("name"))
+    if final_answer:
+        answer = _final_text(messages)
+        if answer is not None:
+            log.final_answer(answer)
+    return log.trace()
+
+
+def _assistant(log: CallLog, msg: Mapping[str, Any], index: int) -> None:
+    where = f"message {index}"
+    for tc in list_at(msg, "tool_calls", where, log.source):
+        fn = tc.get("function", tc) if isinstance(tc, Mapping) else None
+        if isinstance(fn, str):  # Inspect AI: {"id", "function": name, "arguments": {...}}
+            fn = {"name": fn, "arguments": tc.get("arguments", {})}
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            raise TraceRecordError(f"{where}: tool call without a function name", source=log.source)
+        log.add(fn["name"], fn.get("arguments", {}), ref=tc.get("id"), where=where)
+    legacy = msg.get("function_call")
+    if isinstance(legacy, Mapping):
+        log.add(legacy.get("name"), legacy.get("arguments", {}), where=f"{where} function_call")
+
+
+def _tool_error(msg: Mapping[str, Any]) -> Any:
+    """The error of a tool reply, when the log records one (Inspect AI's ``error`` object
+    ``{type, message}`` or its older ``tool_error`` text); None otherwise."""
+    error = msg.get("error")
+    if isinstance(error, Mapping):
+        return error.get("message", dict(error))
+    if isinstance(error, str) and error:
+        return error
+    legacy = msg.get("tool_error")
+    return legacy if isinstance(legacy, str) and legacy else None
+
+
+def _final_text(messages: Sequence[Any]) -> Any:
+    """The last message's text when it is an assistant answer with no tool call."""
+    if not messages or not isinstance(messages[-1], Mapping):
+        return None
+    last = messages[-1]
+    if last.get("role") != "assistant" or last.get("tool_calls") or last.get("function_call"):
+        return None
+    text = text_of(last.get("content"))
+    return text if isinstance(text, str) and text.strip() else None

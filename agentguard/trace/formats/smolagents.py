@@ -1,0 +1,109 @@
+"""smolagents memory: ``agent.memory.get_full_steps()`` / ``get_succinct_steps()`` (or
+``[step.dict() for step in agent.memory.steps]``), optionally under ``{"steps": ...}``.
+
+Per ``ActionStep``: each entry of ``tool_calls`` (``{id, type, function: {name,
+arguments}}``) is a call; ``observations`` is its result. smolagents joins the outputs
+of parallel calls with newlines (in ``tool_calls`` order): when the text has exactly one
+line per call each gets its line, otherwise each gets the whole text. Results are
+``str(output)``, so Python reprs (``{'a': 1}``) are decoded back to values.
+
+A step whose tool raised keeps ``tool_calls`` empty and an ``error``; the call is
+recovered from ``model_output_message.tool_calls`` with the error message as its result,
+marked as a tool error. Parsing/generation errors (no call made) add nothing.
+
+ToolCallingAgent: the final answer is already a ``final_answer`` tool call. CodeAgent:
+every step is one ``python_interpreter(code=...)`` call whose result is the execution
+log; the tools called *inside* the code are not recoverable from memory (run it under
+the firewall integration to get per-tool traces); a final step (``is_final_answer``)
+adds ``final_answer(answer=action_output)``. A ``FinalAnswerStep`` (``{"output": ...}``,
+seen when streaming) adds the final answer too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentguard.trace.formats._base import CallLog, decode_repr, list_at, mappings
+from agentguard.trace.model import Trace
+
+CODE_TOOL = "python_interpreter"
+
+_STEP_KEYS = frozenset(
+    {
+        "step_number",
+        "tool_calls",
+        "observations",
+        "code_action",
+        "model_output",
+        "is_final_answer",
+        "action_output",
+        "error",
+    }
+)
+_OTHER_STEPS = ({"task"}, {"plan"}, {"output"}, {"system_prompt"})
+
+
+def detect(value: Any) -> bool:
+    """Step dicts: some carry ``step_number`` plus action-step keys, the rest are task,
+    planning, system-prompt or final-answer steps."""
+    if not mappings(value) or not value:
+        return False
+    actions = [s for s in value if "step_number" in s and _STEP_KEYS & (set(s) - {"step_number"})]
+    return bool(actions) and all(s in actions or _other(s) for s in value)
+
+
+def _other(step: Mapping[str, Any]) -> bool:
+    return any(keys <= set(step) for keys in _OTHER_STEPS)
+
+
+def load(value: Any, source: str, final_answer: bool) -> Trace:
+    log = CallLog(source)
+    for index, step in enumerate(value):
+        if "step_number" in step:
+            _action_step(log, step, index, final_answer)
+        elif final_answer and set(step) == {"output"}:
+            log.final_answer(step["output"])
+    return log.trace()
+
+
+def _action_step(log: CallLog, step: Mapping[str, Any], index: int, final_answer: bool) -> None:
+    where = f"step {step.get('step_number', index)}"
+    calls = [c for c in list_at(step, "tool_calls", where, log.source) if isinstance(c, Mapping)]
+    error = step.get("error")
+    failed = isinstance(error, Mapping) and error.get("type") in (
+        "AgentToolExecutionError",
+        "AgentToolCallError",
+        "AgentExecutionError",
+    )
+    if not calls and failed:
+        calls = _requested_calls(step)
+    slots = [_add(log, c, where) for c in calls]
+    if failed and slots:
+        message = error.get("message") if isinstance(error, Mapping) else None
+        for slot in slots:
+            log.set_result(slot, message if message is not None else str(error), error=True)
+    elif slots and step.get("observations") is not None:
+        text = str(step["observations"])
+        lines = text.split("\n")
+        parts = lines if len(slots) > 1 and len(lines) == len(slots) else [text] * len(slots)
+        for slot, part in zip(slots, parts, strict=True):
+            log.set_result(slot, decode_repr(part))
+    if final_answer and step.get("is_final_answer") is True:
+        log.final_answer(step.get("action_output"))
+
+
+def _requested_calls(step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The calls the model asked for, from its output message (kept when the tool failed)."""
+    message = step.get("model_output_message")
+    raw = message.get("tool_calls") if isinstance(message, Mapping) else None
+    return [c for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+
+
+def _add(log: CallLog, call: Mapping[str, Any], where: str) -> int:
+    fn = call.get("function", call)
+    fn = fn if isinstance(fn, Mapping) else {}
+    name, args = fn.get("name"), fn.get("arguments")
+    if isinstance(args, str) and not args.strip().startswith("{"):
+        args = {"code" if name == CODE_TOOL else "input": args}
+    return log.add(name, args, ref=call.get("id"), where=where)
