@@ -122,6 +122,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
             table.add_row(c.name, c.layer or "-", f"{c.weight:g}", mark, c.detail)
         console.print(table)
+        for problem in rep.tool_problems:
+            console.print(f"[yellow]tool declaration[/] {problem}")
         console.print(f"tool sequence: {' -> '.join(rep.tool_sequence) or '(empty)'}\n")
     return worst
 

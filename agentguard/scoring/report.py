@@ -44,6 +44,7 @@ class ComplianceReport:
     tool_sequence: tuple[str, ...]
     constraints: tuple[ConstraintResult, ...]
     spec_name: str | None = None
+    tool_problems: tuple[Any, ...] = ()  # ToolUseProblem: calls breaking a `tool` declaration
 
     @property
     def score(self) -> float:
@@ -78,6 +79,7 @@ class ComplianceReport:
             "details": self.details,
             "tool_sequence": list(self.tool_sequence),
             "constraints": [c.to_dict(extended=extended) for c in self.constraints],
+            **({"tool_problems": [p.to_dict() for p in self.tool_problems]} if extended else {}),
         }
 
 

@@ -9,6 +9,7 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.scoring.explain import explain
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
+from agentguard.scoring.tool_use import check_tool_use
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.trace.loaders import trace_from_json
@@ -62,6 +63,7 @@ def verify_trace(
         tool_sequence=trace.names,
         constraints=out,
         spec_name=spec.name if isinstance(spec, A.Spec) else None,
+        tool_problems=check_tool_use(trace, spec) if isinstance(spec, A.Spec) else (),
     )
 
 

@@ -162,3 +162,26 @@ def test_accepts_records_and_chat_messages() -> None:
     ]
     assert verify_trace(messages, spec).passed
     assert verify_trace([{"tool_name": "search"}, {"tool_name": "final_answer"}], spec).passed
+
+
+def test_tool_declarations_are_checked_without_changing_the_score() -> None:
+    """Calls that break a `tool` declaration are reported (extended JSON); the score is unchanged."""
+    spec = parse_spec(
+        "tool lookup(order: str)\n"
+        "tool refund(order: str from results(lookup.order), amount: number >= 0)\n"
+        "constraint c := Called(refund)"
+    )
+    t = Trace.from_records([
+        {"tool_name": "lookup", "arguments": {"order": "A"}, "tool_result": {"order": "A"}},
+        {"tool_name": "refund", "arguments": {"order": "B", "amount": 5}},
+        {"tool_name": "refund", "arguments": {"order": "A", "amount": -1}},
+        {"tool_name": "wire", "arguments": {}},
+    ])
+    report = verify_trace(t, spec)
+    assert report.score == 1.0
+    kinds = [(p.position, p.kind) for p in report.tool_problems]
+    assert kinds == [(1, "dependency"), (2, "schema"), (3, "schema")]
+    assert "unknown tool 'wire'" in report.tool_problems[2].detail
+    extended = report.to_dict(extended=True)
+    assert extended["tool_problems"][0]["call"] == 2
+    assert "tool_problems" not in report.to_dict()

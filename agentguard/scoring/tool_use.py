@@ -1,0 +1,53 @@
+"""A completed trace checked against the spec's ``tool`` declarations.
+
+The firewall refuses a call that breaks its tool's declaration (an undeclared tool, a
+missing or mistyped argument, a ``from`` value never seen, a ``requires`` that fails);
+offline, the same checks are replayed call by call and reported next to the compliance
+score, which they do not change (they check the tool interface, not the procedure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentguard.enforcement.schema import ToolChecker
+from agentguard.language import ast as A
+from agentguard.trace.model import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseProblem:
+    """One call of the trace that breaks its tool's declaration."""
+
+    position: int
+    tool: str
+    kind: str  # schema | dependency | requires
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call": self.position + 1,
+            "tool": self.tool,
+            "kind": self.kind,
+            "detail": self.detail,
+        }
+
+    def __str__(self) -> str:
+        return f'call #{self.position + 1} ("{self.tool}"), {self.kind}: {self.detail}'
+
+
+def check_tool_use(
+    trace: Trace, spec: A.Spec, *, final_tools: tuple[str, ...] = ("final_answer",)
+) -> tuple[ToolUseProblem, ...]:
+    """Replay the trace through the declarations; empty when the spec declares no tools."""
+    if not spec.tools:
+        return ()
+    checker = ToolChecker(spec.tools, implicit=final_tools)
+    problems: list[ToolUseProblem] = []
+    calls = trace.calls
+    for i, call in enumerate(calls):
+        for p in checker.check(call.name, call.args, calls[:i]):
+            problems.append(ToolUseProblem(i, p.tool, p.kind, p.detail))
+        checker.observe(call)
+    return tuple(problems)
