@@ -24,16 +24,18 @@ def parse_spec(
         if base_dir is not None
         else (Path(source).parent if source != "<string>" else None)
     )
-    return Resolver(registry).resolve_spec(text, source, base)
+    return Resolver(registry).resolve_spec(text.removeprefix("\ufeff"), source, base)
 
 
 def load_spec(path: str | Path, *, registry: Registry | None = None) -> ast.Spec:
     """Read and parse a ``.ltl`` file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a leading byte-order mark is tolerated
     except OSError as exc:
         raise SpecImportError(f"{p}: cannot read spec ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise SpecImportError(f"{p}: cannot decode spec as UTF-8 (byte {exc.start}: {exc.reason})") from None
     return Resolver(registry).resolve_spec(text, str(p), p.parent)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast as pyast
 import dataclasses
+import re
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from agentguard.errors import Problem, SourceLocation, SpecSemanticError, SpecSy
 from agentguard.language import ast as A
 from agentguard.language.grammar import parse_tree
 from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
+from agentguard.semantics.values import compile_regex
 
 _PARAM_TYPES = {
     "str": "str",
@@ -240,9 +242,12 @@ class Resolver:
         if path in self._loaded:
             return
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
         except OSError as exc:
             self._problem(f"cannot import {rel!r}: {exc.strerror or exc}", item, source)
+            return
+        except UnicodeDecodeError as exc:
+            self._problem(f"cannot import {rel!r}: not UTF-8 (byte {exc.start})", item, source)
             return
         try:
             tree = parse_tree(text, str(path))
@@ -722,7 +727,12 @@ class Resolver:
         if kind == "regex":
             text = str(node.children[0])
             end = text.rfind("/")
-            return A.Regex(text[1:end].replace("\\/", "/"), text[end + 1 :], span)
+            regex = A.Regex(text[1:end].replace("\\/", "/"), text[end + 1 :], span)
+            try:
+                compile_regex(regex.pattern, regex.flags)
+            except re.error as exc:
+                raise self._problem(f"invalid regular expression /{regex.pattern}/: {exc}", node, src) from None
+            return regex
         if kind == "list":
             return A.ListLiteral(
                 tuple(

@@ -135,7 +135,8 @@ class Trace(Sequence[Call]):
         Also accepts the common spellings ``name``/``tool``, ``args``/``input``,
         ``result``/``output``. ``arguments`` given as JSON text is decoded. A record
         with ``"is_error": true`` (or ``"status": "error"``) is listed in
-        ``metrics["tool_errors"]``.
+        ``metrics["tool_errors"]``. Without a ``num_tool_calls`` in ``metrics``, it is the
+        number of calls that are not ``final_answer`` (the firewall counts the same way).
         """
         calls = []
         errors = []
@@ -146,6 +147,8 @@ class Trace(Sequence[Call]):
         out = dict(metrics or {})
         if errors:
             out["tool_errors"] = errors
+        # a record without a count gets the firewall's: tool calls, final answers excluded
+        out.setdefault("num_tool_calls", sum(1 for c in calls if c.name != "final_answer"))
         return cls(tuple(calls), out)
 
     @classmethod

@@ -155,4 +155,12 @@ def test_records_mark_tool_errors() -> None:
         ]
     )
     assert t.tool_errors == {0, 2} and t[0].result == "boom"
-    assert Trace.from_records([{"tool_name": "a"}]).metrics == {}
+    assert Trace.from_records([{"tool_name": "a"}]).metrics == {"num_tool_calls": 1}
+
+
+def test_records_without_a_count_get_one() -> None:
+    """num_tool_calls is derived when absent (final answers excluded) and kept when given."""
+    recs = [{"tool_name": "a"}, {"tool_name": "b"}, {"tool_name": "final_answer"}]
+    assert Trace.from_records(recs).metrics["num_tool_calls"] == 2
+    assert Trace.from_metrics({"tool_calls": recs}).metrics["num_tool_calls"] == 2
+    assert Trace.from_metrics({"tool_calls": recs, "num_tool_calls": 6}).metrics["num_tool_calls"] == 6
