@@ -246,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="score trace files against a spec")
     check.add_argument("spec", help="the .ltl spec")
     check.add_argument(
-        "traces", nargs="+", help="trace files (metrics records, agent and chat logs; see docs/traces.md)"
+        "traces",
+        nargs="+",
+        help="trace files (metrics records, agent and chat logs; see docs/traces.md)",
     )
     check.add_argument("--json", action="store_true", help="print the Appendix B JSON report(s)")
     check.add_argument(

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
 from agentguard.enforcement.log import FAILURE_EVENT, FINISH_EVENT, DecisionLog, Redactor
@@ -66,6 +67,7 @@ def spec_hash(spec: A.Spec) -> str:
 class Firewall:
     """Checks proposed calls against a spec; see the module docstring and docs/firewall.md."""
 
+    @allow_deep
     def __init__(
         self,
         spec: A.Spec | str | Path,

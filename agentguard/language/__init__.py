@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentguard._recursion import allow_deep
 from agentguard.errors import SpecImportError
 from agentguard.language import ast
 from agentguard.language.resolver import Resolver
 from agentguard.semantics.registry import Registry
 
 
+@allow_deep
 def parse_spec(
     text: str,
     source: str = "<string>",
@@ -27,6 +29,7 @@ def parse_spec(
     return Resolver(registry).resolve_spec(text.removeprefix("\ufeff"), source, base)
 
 
+@allow_deep
 def load_spec(path: str | Path, *, registry: Registry | None = None) -> ast.Spec:
     """Read and parse a ``.ltl`` file."""
     p = Path(path)
@@ -35,10 +38,13 @@ def load_spec(path: str | Path, *, registry: Registry | None = None) -> ast.Spec
     except OSError as exc:
         raise SpecImportError(f"{p}: cannot read spec ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise SpecImportError(f"{p}: cannot decode spec as UTF-8 (byte {exc.start}: {exc.reason})") from None
+        raise SpecImportError(
+            f"{p}: cannot decode spec as UTF-8 (byte {exc.start}: {exc.reason})"
+        ) from None
     return Resolver(registry).resolve_spec(text, str(p), p.parent)
 
 
+@allow_deep
 def parse_formula(
     text: str,
     *,

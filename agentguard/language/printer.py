@@ -11,6 +11,7 @@ import re
 from functools import singledispatch
 from typing import Any
 
+from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
 
 KEYWORDS = frozenset(
@@ -286,6 +287,7 @@ def tool(t: A.ToolDecl) -> str:
     return out
 
 
+@allow_deep
 def spec(s: A.Spec) -> str:
     """Canonical text of a whole (resolved) spec."""
     parts: list[str] = []
@@ -301,5 +303,5 @@ def spec(s: A.Spec) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-format_formula = formula
+format_formula = allow_deep(formula)
 format_spec = spec

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast as pyast
 import dataclasses
-import re
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -394,6 +394,13 @@ class Resolver:
             return self._formula(node, env)
         except _Skip:
             return None
+        except RecursionError:
+            self._problem(
+                "formula nested too deeply to process; split it into several constraints or macros",
+                node,
+                env.source,
+            )
+            return None
 
     def _formula(self, node: Tree[Any] | Token, env: _Env) -> A.Formula:
         src = env.source
@@ -731,7 +738,9 @@ class Resolver:
             try:
                 compile_regex(regex.pattern, regex.flags)
             except re.error as exc:
-                raise self._problem(f"invalid regular expression /{regex.pattern}/: {exc}", node, src) from None
+                raise self._problem(
+                    f"invalid regular expression /{regex.pattern}/: {exc}", node, src
+                ) from None
             return regex
         if kind == "list":
             return A.ListLiteral(

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
+from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
@@ -63,6 +64,7 @@ class Peek:
 class Monitor:
     """Monitors every constraint of a spec (or a list of constraints)."""
 
+    @allow_deep
     def __init__(
         self,
         spec: A.Spec | Sequence[A.Constraint],

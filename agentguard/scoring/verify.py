@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.scoring.explain import explain
@@ -25,6 +26,7 @@ def as_trace(value: Trace | Mapping[str, Any] | Sequence[Any]) -> Trace:
     return trace_from_json(value, source="<input>")
 
 
+@allow_deep
 def verify_trace(
     trace_or_metrics: Trace | Mapping[str, Any] | Sequence[Any],
     spec: A.Spec | Sequence[A.Constraint],
@@ -49,6 +51,9 @@ def verify_trace(
         except AgentGuardError as exc:
             passed, error = False, str(exc)
             detail = f"Evaluation error: {exc}"
+        except RecursionError:
+            passed, error = False, "formula nested too deeply to evaluate"
+            detail = f"Evaluation error: {error}"
         results.append(
             ConstraintResult(
                 c.name, c.layer, c.weight, passed, detail, str(c.severity), c.message, error

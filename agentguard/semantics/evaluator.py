@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agentguard._recursion import allow_deep
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
 from agentguard.semantics import predicates as P
@@ -68,7 +69,7 @@ class Evaluator:
         # Caches below are keyed by id(node); pinning each node keeps it alive for the
         # evaluator's lifetime, so an id can never be reused by another formula.
         self._pinned: list[Any] = []
-        self._free: dict[int, frozenset[str]] = {}
+        self._free: dict[int, tuple[Any, frozenset[str]]] = {}
         self._compressed = Compressed(self)
         self._domains: dict[int, list[Any]] = {}  # parametric domains depend on the trace only
         self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
@@ -446,38 +447,42 @@ class Evaluator:
         self._pinned.append(node)
 
     def free_vars(self, f: Any) -> frozenset[str]:
-        key = id(f)
-        hit = self._free.get(key)
-        if hit is None:
-            hit = free_variables(f)
-            self._free[key] = hit
-            self._pinned.append(f)
-        return hit
+        return free_variables(f, self._free)
 
 
-def free_variables(node: Any) -> frozenset[str]:
-    """Variables a node uses that no quantifier inside it binds."""
+def free_variables(
+    node: Any, memo: dict[int, tuple[Any, frozenset[str]]] | None = None
+) -> frozenset[str]:
+    """Variables a node uses that no quantifier inside it binds.
+
+    ``memo`` (id -> (node, result)) makes repeated questions about subtrees O(1), so
+    asking about every node of a formula stays linear in its size.
+    """
+    if memo is not None:
+        hit = memo.get(id(node))
+        if hit is not None:
+            return hit[1]
+    out: frozenset[str] = frozenset()
     if isinstance(node, A.Var):
-        return frozenset({node.name})
-    if isinstance(node, A.Quantified):
-        inner = free_variables(node.body) - {node.var}
-        return inner | (free_variables(node.domain) if node.domain is not None else frozenset())
-    if isinstance(
+        out = frozenset({node.name})
+    elif isinstance(node, A.Quantified):
+        out = free_variables(node.body, memo) - {node.var}
+        if node.domain is not None:
+            out |= free_variables(node.domain, memo)
+    elif isinstance(
         node, (A.Literal, A.Regex, A.MetricRef, A.FieldRef, A.Const, str, int, float, type(None))
     ):
-        return frozenset()
-    if isinstance(node, tuple):
-        out: frozenset[str] = frozenset()
-        for x in node:
-            out |= free_variables(x)
         return out
-    if hasattr(node, "__dataclass_fields__"):
-        out = frozenset()
+    elif isinstance(node, tuple):
+        for x in node:
+            out |= free_variables(x, memo)
+    elif hasattr(node, "__dataclass_fields__"):
         for name in node.__dataclass_fields__:
             if name != "span":
-                out |= free_variables(getattr(node, name))
-        return out
-    return frozenset()
+                out |= free_variables(getattr(node, name), memo)
+    if memo is not None and hasattr(node, "__dataclass_fields__"):
+        memo[id(node)] = (node, out)  # the node is kept alive with its entry
+    return out
 
 
 def collect_sites(
@@ -536,6 +541,7 @@ def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
     return False
 
 
+@allow_deep
 def holds(
     formula: A.Formula,
     trace: Trace,

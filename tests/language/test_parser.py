@@ -202,3 +202,37 @@ class TestImports:
             load_spec(main)
         assert info.value.problems[0].location is not None
         assert info.value.problems[0].location.line == 2
+
+
+class TestDeepFormulas:
+    def test_generated_deny_list_of_two_thousand_tools(self) -> None:
+        """A G !(t0 | ... | t1999) deny-list parses, prints and evaluates (no RecursionError)."""
+        from agentguard import Trace, format_formula, holds
+
+        deny = " | ".join(f"t{i}" for i in range(2000))
+        f = parse_formula(f"G !({deny})")
+        assert parse_formula(format_formula(f)) == f
+        assert holds(f, Trace.of("x", "y")) is True
+        assert holds(f, Trace.of("x", "t1999")) is False
+
+    def test_absurdly_deep_nesting_is_a_located_error(self) -> None:
+        """Past what the machine can walk, the error names the formula, not Python internals."""
+        with pytest.raises(SpecSemanticError, match="nested too deeply"):
+            parse_formula(" & ".join(f"a{i}" for i in range(20000)))
+
+    def test_invalid_regex_is_a_spec_error_with_location(self) -> None:
+        """An invalid regular expression is reported at parse time with its location."""
+        with pytest.raises(SpecSemanticError, match=r"1:32: invalid regular expression /\[a-/"):
+            parse_spec("constraint a := G !read(path ~ /[a-/)")
+
+    def test_non_utf8_and_bom_files(self, tmp_path: Path) -> None:
+        """A file that is not UTF-8 is a SpecImportError; a byte-order mark is fine."""
+        from agentguard import SpecImportError
+
+        bad = tmp_path / "bad.ltl"
+        bad.write_bytes(b"constraint a := G !x\n\xff\n")
+        with pytest.raises(SpecImportError, match="cannot decode"):
+            load_spec(bad)
+        bom = tmp_path / "bom.ltl"
+        bom.write_bytes(b"\xef\xbb\xbfconstraint a := G !x\n")
+        assert load_spec(bom).constraints[0].name == "a"

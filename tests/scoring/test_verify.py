@@ -171,12 +171,14 @@ def test_tool_declarations_are_checked_without_changing_the_score() -> None:
         "tool refund(order: str from results(lookup.order), amount: number >= 0)\n"
         "constraint c := Called(refund)"
     )
-    t = Trace.from_records([
-        {"tool_name": "lookup", "arguments": {"order": "A"}, "tool_result": {"order": "A"}},
-        {"tool_name": "refund", "arguments": {"order": "B", "amount": 5}},
-        {"tool_name": "refund", "arguments": {"order": "A", "amount": -1}},
-        {"tool_name": "wire", "arguments": {}},
-    ])
+    t = Trace.from_records(
+        [
+            {"tool_name": "lookup", "arguments": {"order": "A"}, "tool_result": {"order": "A"}},
+            {"tool_name": "refund", "arguments": {"order": "B", "amount": 5}},
+            {"tool_name": "refund", "arguments": {"order": "A", "amount": -1}},
+            {"tool_name": "wire", "arguments": {}},
+        ]
+    )
     report = verify_trace(t, spec)
     assert report.score == 1.0
     kinds = [(p.position, p.kind) for p in report.tool_problems]

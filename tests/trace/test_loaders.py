@@ -163,4 +163,6 @@ def test_records_without_a_count_get_one() -> None:
     recs = [{"tool_name": "a"}, {"tool_name": "b"}, {"tool_name": "final_answer"}]
     assert Trace.from_records(recs).metrics["num_tool_calls"] == 2
     assert Trace.from_metrics({"tool_calls": recs}).metrics["num_tool_calls"] == 2
-    assert Trace.from_metrics({"tool_calls": recs, "num_tool_calls": 6}).metrics["num_tool_calls"] == 6
+    assert (
+        Trace.from_metrics({"tool_calls": recs, "num_tool_calls": 6}).metrics["num_tool_calls"] == 6
+    )
