@@ -8,6 +8,7 @@ Write a procedure once as an AgentLTL spec, then enforce it online (``Firewall``
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
@@ -48,6 +49,18 @@ if TYPE_CHECKING:
     from agentguard.monitor import Monitor, Verdict, classify
 
 __version__ = "0.1.0"
+
+# Imported from a source checkout (e.g. `python -m agentguard demo` run at the repo root,
+# which puts ./agentguard first on sys.path), the adapters sit in ../integrations rather
+# than in this folder; installs map them to agentguard.integrations. Let the checkout
+# resolve them the same way.
+_here = Path(__file__).resolve().parent
+if (
+    not (_here / "integrations").is_dir()
+    and (_here.parent / "integrations" / "__init__.py").is_file()
+):
+    __path__.append(str(_here.parent))
+
 
 # Heavier parts load on first use, so `import agentguard` stays cheap for offline scoring.
 _LAZY = {
