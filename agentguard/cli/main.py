@@ -63,9 +63,29 @@ def _load(path: str, plugins: Sequence[str] = ()) -> Spec | None:
 
 
 # ------------------------------------------------------------------------- check
+def _unregistered(spec: Spec) -> list[str]:
+    """Predicates and extractors the spec declares that nothing registered."""
+    from agentguard.semantics.registry import default_registry as reg
+
+    missing = [
+        f"predicate {n}"
+        for n, _ in spec.predicates
+        if n not in reg.predicates and n not in reg.context_predicates
+    ]
+    missing += [f"extractor {n}" for n in spec.extractors if n not in reg.extractors]
+    return missing
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     spec = _load(args.spec, args.load)
     if spec is None:
+        return EXIT_USAGE
+    missing = _unregistered(spec)
+    if missing:
+        _err(
+            f"{args.spec}: declared but not registered: {', '.join(missing)}; "
+            "register them in a module and pass it with --load MODULE"
+        )
         return EXIT_USAGE
     console = _console()
     results: list[dict[str, Any]] = []
@@ -79,6 +99,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             _err(str(exc))
             worst = max(worst, EXIT_INPUT)
             results.append({"source": path, "record": None, "error": str(exc)})
+            continue
+        if not records:
+            _err(f"{path}: no trace records in the file")
+            worst = max(worst, EXIT_INPUT)
+            results.append({"source": path, "record": None, "error": "no trace records"})
             continue
         for rec in records:
             if rec.error is not None or rec.trace is None:
@@ -124,16 +149,30 @@ def cmd_check(args: argparse.Namespace) -> int:
         console.print(table)
         for problem in rep.tool_problems:
             console.print(f"[yellow]tool declaration[/] {problem}")
-        console.print(f"tool sequence: {' -> '.join(rep.tool_sequence) or '(empty)'}\n")
+        console.print(f"tool sequence: {_sequence(rep.tool_sequence)}\n")
     return worst
 
 
 _COLOURS = {"FULL": "green", "PARTIAL": "yellow", "NONE": "red"}
 
 
+def _sequence(names: tuple[str, ...], head: int = 30, tail: int = 10) -> str:
+    """The tool sequence, elided in the middle when long (a 10k-call run fits one line)."""
+    if not names:
+        return "(empty)"
+    if len(names) <= head + tail:
+        return " -> ".join(names)
+    skipped = len(names) - head - tail
+    return (
+        " -> ".join(names[:head]) + f" -> ... ({skipped} more) ... -> " + " -> ".join(names[-tail:])
+    )
+
+
 def _print_summary(console: Console, reports: list[dict[str, Any]], unreadable: int) -> None:
     """Many traces: one row per trace, then pass rates per constraint."""
-    runs = Table(title=f"{len(reports)} traces", title_justify="left")
+    runs = Table(
+        title=f"{len(reports)} trace{'s' if len(reports) != 1 else ''}", title_justify="left"
+    )
     for col in ("trace", "score", "label", "violated"):
         runs.add_column(col, overflow="fold")
     passed: dict[str, int] = {}

@@ -32,7 +32,9 @@ def compose(
             "A SOFT_BLOCK constraint reached its limit of blocked attempts and became a stop."
         )
     for v in violations:
-        text = v.message or f"constraint {v.constraint} would be violated"
+        text = (v.message or f"constraint {v.constraint} would be violated").rstrip()
+        if text[-1:] not in ".!?":
+            text += "."
         line = f"- [{v.severity}] {v.constraint}: {text} ({v.detail})"
         if v.hint:
             line += f" To satisfy it: {v.hint}."

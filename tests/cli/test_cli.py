@@ -130,3 +130,27 @@ def test_many_traces_print_a_summary(
     assert "3 traces" in out and "pass rate per constraint" in out
     assert "mean score" in out and "FULL 2" in out
     assert "2/3" in out
+
+
+def test_empty_trace_file_is_an_input_error(
+    tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace file with no records is reported (exit 3), never a silent success."""
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("\n\n")
+    assert main(["check", str(specs_dir / "refund.ltl"), str(empty)]) == EXIT_INPUT
+    assert "no trace records" in capsys.readouterr().err
+
+
+def test_unregistered_declared_predicate_is_a_setup_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spec declaring a predicate nobody registered exits 2 and points at --load."""
+    spec = tmp_path / "s.ltl"
+    spec.write_text(
+        "predicate never_registered_xyz(x)\nconstraint c := forall x in args(t.i): never_registered_xyz(x)\n"
+    )
+    trace = tmp_path / "t.json"
+    trace.write_text('{"tool_calls": [{"tool_name": "t", "arguments": {"i": 4}}]}')
+    assert main(["check", str(spec), str(trace)]) == EXIT_USAGE
+    assert "--load" in capsys.readouterr().err
