@@ -19,7 +19,14 @@ from rich.console import Console
 from rich.table import Table
 
 from agentguard import __version__
-from agentguard.errors import AgentGuardError, SpecError, TraceError
+from agentguard.errors import (
+    AgentGuardError,
+    SourceLocation,
+    SpecError,
+    SpecSemanticError,
+    SpecSyntaxError,
+    TraceError,
+)
 from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
@@ -219,9 +226,30 @@ def _classify(spec: Spec) -> dict[str, str]:
     return out
 
 
+def _problems_json(path: str) -> dict[str, Any]:
+    """The spec's problems as data, for `lint --json` on an invalid spec."""
+    try:
+        load_spec(path)
+    except SpecSyntaxError as exc:
+        return {"ok": False, "problems": [_located(exc.message, exc.location)]}
+    except SpecSemanticError as exc:
+        return {"ok": False, "problems": [_located(p.message, p.location) for p in exc.problems]}
+    except SpecError as exc:
+        return {"ok": False, "problems": [{"message": str(exc)}]}
+    return {"ok": True, "problems": []}
+
+
+def _located(message: str, loc: SourceLocation | None) -> dict[str, Any]:
+    if loc is None:
+        return {"message": message}
+    return {"message": message, "file": loc.source, "line": loc.line, "column": loc.column}
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     spec = _load(args.spec, args.load)
     if spec is None:
+        if args.json:
+            print(json.dumps({"spec": None, **_problems_json(args.spec)}, indent=2))
         return EXIT_USAGE
     classes = _classify(spec)
     if args.json:
@@ -229,6 +257,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "spec": spec.name,
+                    "ok": True,
                     "tools": [t.name for t in spec.tools],
                     "total_weight": spec.total_weight,
                     "constraints": [
@@ -347,6 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except AgentGuardError as exc:
         _err(str(exc))
+        return EXIT_USAGE
+    except OSError as exc:  # an output path that cannot be written, a missing input
+        _err(f"{exc.filename or ''}: {exc.strerror or exc}" if exc.filename else str(exc))
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - `agentguard ... | head`
         return EXIT_OK

@@ -46,8 +46,13 @@ def check_tool_use(
     checker = ToolChecker(spec.tools, implicit=final_tools)
     problems: list[ToolUseProblem] = []
     calls = trace.calls
+    # a trace recorded without results (e.g. a decision log) cannot show where values came
+    # from: dependency checks would only report false problems there
+    results_known = all(c.has_result for c in calls if c.name not in final_tools)
     for i, call in enumerate(calls):
         for p in checker.check(call.name, call.args, calls[:i]):
+            if p.kind == "dependency" and not results_known:
+                continue
             problems.append(ToolUseProblem(i, p.tool, p.kind, p.detail))
         checker.observe(call)
     return tuple(problems)

@@ -154,3 +154,15 @@ def test_unregistered_declared_predicate_is_a_setup_error(
     trace.write_text('{"tool_calls": [{"tool_name": "t", "arguments": {"i": 4}}]}')
     assert main(["check", str(spec), str(trace)]) == EXIT_USAGE
     assert "--load" in capsys.readouterr().err
+
+
+def test_lint_json_reports_problems_as_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lint --json on an invalid spec prints its located problems as JSON (exit 2)."""
+    spec = tmp_path / "bad.ltl"
+    spec.write_text("constraint a weight 0 := G(b)\nconstraint a := x\n")
+    assert main(["lint", "--json", str(spec)]) == EXIT_USAGE
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False
+    assert [(p["line"], p["column"]) for p in out["problems"]] == [(1, 14), (2, 1)]
