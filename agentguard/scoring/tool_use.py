@@ -48,7 +48,13 @@ def check_tool_use(
     calls = trace.calls
     # a trace recorded without results (e.g. a decision log) cannot show where values came
     # from: dependency checks would only report false problems there
-    results_known = all(c.has_result for c in calls if c.name not in final_tools)
+    sources = {
+        p.source.tool
+        for decl in spec.tools
+        for p in decl.params
+        if p.source is not None and p.source.extractor == "results"
+    }
+    results_known = all(c.has_result for c in calls if c.name in sources or (None in sources))
     for i, call in enumerate(calls):
         for p in checker.check(call.name, call.args, calls[:i]):
             if p.kind == "dependency" and not results_known:

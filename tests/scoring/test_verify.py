@@ -187,3 +187,19 @@ def test_tool_declarations_are_checked_without_changing_the_score() -> None:
     extended = report.to_dict(extended=True)
     assert extended["tool_problems"][0]["call"] == 2
     assert "tool_problems" not in report.to_dict()
+
+
+def test_no_dependency_problems_without_recorded_results() -> None:
+    """A trace without results (a decision log) cannot show dependencies: none reported."""
+    spec = parse_spec(
+        "tool lookup(order: str)\n"
+        "tool refund(order: str from results(lookup.order))\n"
+        "constraint c := Called(refund)"
+    )
+    t = Trace.from_records(
+        [
+            {"tool_name": "lookup", "arguments": {"order": "A"}},
+            {"tool_name": "refund", "arguments": {"order": "A"}},
+        ]
+    )
+    assert verify_trace(t, spec).tool_problems == ()
