@@ -264,7 +264,7 @@ def constraint(c: A.Constraint) -> str:
     clauses = []
     if c.layer is not None:
         clauses.append(f"layer {c.layer}")
-    clauses.append(f"weight {c.weight!r}")
+    clauses.append(f"weight {c.weight:g}")
     clauses.append(f"severity {c.severity}")
     out = f"constraint {name(c.name)}\n    {'  '.join(clauses)}"
     if c.message:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.enforcement.schema import occurs_in
 from agentguard.pec.environment import Environment, is_error_result
 from agentguard.pec.episode import NO_TOOL, Episode, Scored
 from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
@@ -105,28 +106,6 @@ def dependency_check(tools: ToolSchemas) -> Check:
         return None
 
     return check
-
-
-def occurs_in(value: Any, result: Any) -> bool:
-    """``value`` equals a leaf or an object key somewhere in ``result`` (JSON text decoded)."""
-    stack = [decode_result(result)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            if any(_same(value, k) for k in node):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-        elif _same(value, decode_result(node)) or _same(value, node):
-            return True
-    return False
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    return bool(a == b)
 
 
 def _at_path(result: Any, path: Sequence[str | int]) -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard.enforcement.schema import fits_type
 from agentguard.language.ast import Spec, ToolDecl
 from agentguard.pec.errors import PecError
 
@@ -75,23 +76,6 @@ ToolSchemas = Mapping[str, ToolSchema]
 
 
 # -------------------------------------------------------------------- type checks
-def fits_type(value: Any, type_name: str) -> bool:
-    """``value`` has JSON type ``type_name`` (bools are not numbers; ints are numbers)."""
-    if type_name == "any":
-        return True
-    if type_name == "bool":
-        return isinstance(value, bool)
-    if type_name == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if type_name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if type_name == "str":
-        return isinstance(value, str)
-    if type_name == "list":
-        return isinstance(value, (list, tuple))
-    return isinstance(value, Mapping)
-
-
 _BOUND_OPS: dict[str, Callable[[Any, Any], bool]] = {
     "=": operator.eq,
     "==": operator.eq,
