@@ -159,7 +159,8 @@ def information_check(is_error: Callable[[Any], bool] = is_error_result) -> Chec
     def check(ctx: CallContext) -> str | None:
         if ctx.call.name == NO_TOOL or ctx.outcome is UNKNOWN:
             return None
-        if is_error(ctx.outcome):
+        recorded_error = ctx.call.error and ctx.outcome is ctx.call.result  # not replayed
+        if recorded_error or is_error(ctx.outcome):
             return f"outcome is an error: {str(ctx.outcome)[:160]}"
         return None
 

@@ -60,29 +60,36 @@ def _looks_numeric(text: str) -> bool:
 class Call:
     """One tool call: name, argument mapping, result (or UNKNOWN), position.
 
-    ``args`` is never mutated by agentguard; treat it as read-only.
+    ``args`` is never mutated by agentguard; treat it as read-only. ``error`` marks a
+    result that the source recorded as a tool error (``is_error``, ``status: "error"``);
+    the error text stays the result, so tests on it still see the text.
     """
 
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
     result: Any = UNKNOWN
     position: int = 0
+    error: bool = False
 
     @property
     def has_result(self) -> bool:
         return self.result is not UNKNOWN
 
     def at(self, position: int) -> Call:
-        return Call(self.name, self.args, self.result, position)
+        return Call(self.name, self.args, self.result, position, self.error)
 
-    def with_result(self, result: Any) -> Call:
-        return Call(self.name, self.args, result, self.position)
+    def with_result(self, result: Any, *, error: bool | None = None) -> Call:
+        return Call(
+            self.name, self.args, result, self.position, self.error if error is None else error
+        )
 
     def to_record(self) -> dict[str, Any]:
         """The Appendix A.1.2 record (`tool_result` omitted while unknown)."""
         out: dict[str, Any] = {"tool_name": self.name, "arguments": dict(self.args)}
         if self.has_result:
             out["tool_result"] = self.result
+        if self.error:
+            out["is_error"] = True
         return out
 
 
@@ -233,4 +240,5 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
         if key in record:
             result = decode_result(record[key])
             break
-    return Call(name, args, result, index)
+    error = record.get("is_error") is True or record.get("status") == "error"
+    return Call(name, args, result, index, error)

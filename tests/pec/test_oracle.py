@@ -292,3 +292,17 @@ def test_occurs_in_keys_leaves_and_json_text() -> None:
     assert occurs_in(12, {"12": "x"}) is False
     assert occurs_in("k", {"k": 1})
     assert not occurs_in(True, {"x": 1})
+
+
+def test_recorded_tool_error_flag_is_information_failure() -> None:
+    """A call its log marks as an error fails the information stage, whatever its text."""
+    from agentguard.pec.episode import Episode
+    from agentguard.pec.oracle import CallContext, information_check
+    from agentguard.trace import Call, Trace
+
+    check = information_check(lambda outcome: False)  # an error detector that never fires
+    flagged = Call("search", {"q": "x"}, "nothing useful here", 0, error=True)
+    clean = Call("search", {"q": "x"}, "nothing useful here", 0)
+    episode = Episode(task_id="t", calls=(flagged,), success=False)
+    assert check(CallContext(episode, 0, flagged, Trace(), flagged.result)) is not None
+    assert check(CallContext(episode, 0, clean, Trace(), clean.result)) is None

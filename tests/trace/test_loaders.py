@@ -166,3 +166,16 @@ def test_records_without_a_count_get_one() -> None:
     assert (
         Trace.from_metrics({"tool_calls": recs, "num_tool_calls": 6}).metrics["num_tool_calls"] == 6
     )
+
+
+def test_tool_errors_are_marked_on_the_call() -> None:
+    """A record marked as an error keeps its text as the result and sets Call.error."""
+    t = Trace.from_records(
+        [
+            {"tool_name": "a", "tool_result": "boom", "is_error": True},
+            {"tool_name": "b", "tool_result": "ok"},
+        ]
+    )
+    assert t[0].error and t[0].result == "boom" and not t[1].error
+    assert t[0].to_record()["is_error"] is True
+    assert Trace.from_records([t[0].to_record()])[0].error

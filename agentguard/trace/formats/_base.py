@@ -82,7 +82,7 @@ class CallLog:
         if slot is None:
             return None
         self._waiting.remove(slot)
-        self.calls[slot] = self.calls[slot].with_result(result)
+        self.calls[slot] = self.calls[slot].with_result(result, error=error)
         if error:
             self.errors.append(slot)
         return slot
@@ -91,7 +91,7 @@ class CallLog:
         """Attach a result to a known position (formats that store results beside calls)."""
         if slot in self._waiting:
             self._waiting.remove(slot)
-        self.calls[slot] = self.calls[slot].with_result(result)
+        self.calls[slot] = self.calls[slot].with_result(result, error=error)
         if error:
             self.errors.append(slot)
 
@@ -103,7 +103,10 @@ class CallLog:
         self.set_result(slot, answer)
 
     def trace(self, metrics: Mapping[str, Any] | None = None) -> Trace:
-        out: dict[str, Any] = {"num_tool_calls": len(self.calls)}
+        # counted as the firewall counts: tool calls, final answers excluded
+        out: dict[str, Any] = {
+            "num_tool_calls": sum(1 for c in self.calls if c.name != FINAL_ANSWER)
+        }
         if self.errors:
             out[TOOL_ERRORS] = sorted(set(self.errors))
         out.update(metrics or {})
