@@ -300,6 +300,13 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
 
 # -------------------------------------------------------------------------- main
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentguard",
@@ -336,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--detail-limit",
-        type=int,
+        type=_non_negative,
         default=5,
         metavar="N",
         help="show a full table per trace up to N traces, else one summary (default 5)",

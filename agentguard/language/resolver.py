@@ -334,9 +334,14 @@ class Resolver:
         weight = 1.0
         severity = DEFAULT_SEVERITY
         message = ""
+        given: set[str] = set()
         for clause in item.children[1:-1]:
             if not isinstance(clause, Tree):
                 continue
+            if clause.data in given:
+                word = clause.data.removesuffix("_clause")
+                self._problem(f"constraint {name!r}: `{word}` is given twice", clause, source)
+            given.add(clause.data)
             if clause.data == "layer_clause":
                 layer = str(clause.children[0])
             elif clause.data == "weight_clause":

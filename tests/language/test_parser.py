@@ -141,6 +141,7 @@ constraint c3 severity LOUD := unknown_pred(1, 2)
 constraint c4 := Before(a)
 constraint c5 := forall x: a(x = y)
 constraint c6 severity HARD_STOP(2) := a
+constraint c7 layer L3 layer L4 := a
 """
         with pytest.raises(SpecSemanticError) as info:
             parse_spec(text, source="s.ltl")
@@ -153,6 +154,7 @@ constraint c6 severity HARD_STOP(2) := a
         assert "Before takes 2 argument(s), got 1" in joined
         assert "unbound variable 'y'" in joined
         assert "only SOFT_BLOCK takes a count" in joined
+        assert "`layer` is given twice" in joined
         assert all(m.startswith("s.ltl:") for m in messages)
 
     def test_unknown_macro_arity_and_recursion(self) -> None:
