@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentguard._recursion import allow_deep
@@ -29,16 +31,19 @@ def as_trace(value: Trace | Mapping[str, Any] | Sequence[Any]) -> Trace:
 @allow_deep
 def verify_trace(
     trace_or_metrics: Trace | Mapping[str, Any] | Sequence[Any],
-    spec: A.Spec | Sequence[A.Constraint],
+    spec: A.Spec | Sequence[A.Constraint] | str | os.PathLike[str],
     *,
     registry: Registry | None = None,
     match: Matcher | None = None,
 ) -> ComplianceReport:
     """Evaluate every constraint on the whole trace and compute ``C(τ, G_P)``.
 
+    ``spec`` is a parsed spec, its constraints, a path to a ``.ltl`` file, or spec text.
     A constraint whose evaluation raises (a user predicate failing, an unregistered
     extractor) counts as violated and carries the error; the others are still scored.
     """
+    if isinstance(spec, (str, os.PathLike)):
+        spec = _spec_from(spec, registry)
     trace = as_trace(trace_or_metrics)
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
     ev = Evaluator(trace, registry=registry, match=match)
@@ -70,6 +75,16 @@ def verify_trace(
         spec_name=spec.name if isinstance(spec, A.Spec) else None,
         tool_problems=check_tool_use(trace, spec) if isinstance(spec, A.Spec) else (),
     )
+
+
+def _spec_from(spec: str | os.PathLike[str], registry: Registry | None) -> A.Spec:
+    from agentguard.language import load_spec, parse_spec
+
+    if isinstance(spec, os.PathLike) or (
+        "\n" not in spec and spec.strip().endswith(".ltl") and Path(spec).is_file()
+    ):
+        return load_spec(Path(spec), registry=registry)
+    return parse_spec(spec, registry=registry)
 
 
 def _details(

@@ -543,12 +543,24 @@ def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
 
 @allow_deep
 def holds(
-    formula: A.Formula,
-    trace: Trace,
+    formula: A.Formula | str,
+    trace: Trace | Mapping[str, Any] | Sequence[Any],
     *,
     registry: Registry | None = None,
     match: Matcher | None = None,
     position: int = 0,
 ) -> bool:
-    """Does ``trace`` satisfy ``formula`` (at ``position``, 0 by default)?"""
+    """Does ``trace`` satisfy ``formula`` (at ``position``, 0 by default)?
+
+    ``formula`` may be AgentLTL text, and ``trace`` a metrics record, a list of call
+    records or chat messages (anything :func:`agentguard.trace.trace_from_json` reads).
+    """
+    if isinstance(formula, str):
+        from agentguard.language import parse_formula
+
+        formula = parse_formula(formula, registry=registry)
+    if not isinstance(trace, Trace):
+        from agentguard.trace.loaders import trace_from_json
+
+        trace = trace_from_json(trace, source="<input>")
     return Evaluator(trace, registry=registry, match=match).holds(formula, position)

@@ -203,3 +203,16 @@ def test_no_dependency_problems_without_recorded_results() -> None:
         ]
     )
     assert verify_trace(t, spec).tool_problems == ()
+
+
+def test_conveniences_take_text_and_paths(specs_dir: Path) -> None:
+    """holds takes formula text and records; verify_trace takes a .ltl path or spec text."""
+    from agentguard import holds
+
+    records = [{"tool_name": "search"}, {"tool_name": "final_answer", "arguments": {"answer": "x"}}]
+    assert holds("Before(search, final_answer)", records)
+    assert verify_trace(APPENDIX_B_METRICS, specs_dir / "appendix_b_fanout.ltl").label == "FULL"
+    assert (
+        verify_trace(APPENDIX_B_METRICS, str(specs_dir / "appendix_b_fanout.ltl")).label == "FULL"
+    )
+    assert verify_trace(records, "constraint c := Called(search)").score == 1.0
