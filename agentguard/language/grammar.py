@@ -87,6 +87,10 @@ def _syntax_error(exc: UnexpectedInput, text: str, source: str) -> SpecSyntaxErr
     expected: set[str] = set()
     for name in getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ():
         expected.add(_describe(name))
+    lines = text.splitlines()
+    before = lines[line - 1][: column - 1] if 0 < line <= len(lines) else ""
+    if before.endswith("/") and before.count("/") >= 2:
+        message += " (a '/' inside a /regular expression/ is written '\\/')"
     return SpecSyntaxError(
         message,
         SourceLocation(source, line, column),

@@ -238,3 +238,10 @@ class TestDeepFormulas:
         bom = tmp_path / "bom.ltl"
         bom.write_bytes(b"\xef\xbb\xbfconstraint a := G !x\n")
         assert load_spec(bom).constraints[0].name == "a"
+
+
+def test_unescaped_slash_in_regex_gets_a_hint() -> None:
+    """A '/' that ends a regex early is reported with the escaping hint."""
+    with pytest.raises(SpecSyntaxError, match=r"is written '\\/'"):
+        parse_formula("G !read(path ~ /a/b/)")
+    assert parse_formula(r"G !read(path ~ /a\/b/)") is not None
