@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 
+from agentguard import Trace, holds, parse_formula
+
 from .formulas import (
     FUTURE,
     MIXED,
@@ -30,11 +32,6 @@ from .formulas import (
 )
 from .ltlf_oracle import Engine, empty_trace_holds, engine_available, oracle_holds
 from .marks import engine_for, needs, needs_mona
-
-try:
-    from agentguard import Trace, holds, parse_formula
-except ImportError as exc:  # the evaluator lands separately from these tests
-    pytest.skip(f"agentguard.holds is not importable yet: {exc}", allow_module_level=True)
 
 #: (fragment, engine, seed, formulas, traces per formula): 9,000 non-empty pairs in all,
 #: 5,000 of them on Spot alone, so a machine without MONA still meets the 5,000.

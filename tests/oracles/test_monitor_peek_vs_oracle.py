@@ -14,16 +14,13 @@ import random
 
 import pytest
 
+from agentguard import parse_formula
+from agentguard.monitor import Monitor
+from agentguard.trace.model import Call
+
 from .formulas import FUTURE, LETTERS, MIXED, Formula, Fragment, sample_cases, to_agentguard
 from .ltlf_oracle import Engine, dfa
 from .marks import needs
-
-try:
-    from agentguard import parse_formula
-    from agentguard.monitor import Monitor
-    from agentguard.trace.model import Call
-except ImportError as exc:  # the monitor lands separately from these tests
-    pytest.skip(f"agentguard.monitor.Monitor is not importable yet: {exc}", allow_module_level=True)
 
 DEPTH = 4
 MAX_LEN = 10

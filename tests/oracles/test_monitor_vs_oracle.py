@@ -11,6 +11,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
+from agentguard import parse_formula
+from agentguard.monitor import Monitor
+from agentguard.trace.model import Call
+
 from .formulas import (
     FUTURE,
     MIXED,
@@ -36,13 +40,6 @@ from .ltlf_oracle import (
     oracle_verdicts,
 )
 from .marks import engine_for, needs, needs_mona
-
-try:
-    from agentguard import parse_formula
-    from agentguard.monitor import Monitor
-    from agentguard.trace.model import Call
-except ImportError as exc:  # the monitor lands separately from these tests
-    pytest.skip(f"agentguard.monitor.Monitor is not importable yet: {exc}", allow_module_level=True)
 
 #: (fragment, engine, seed, formulas, traces per formula): about 90,000 prefix verdicts,
 #: over 50,000 of them on Spot alone, so a machine without MONA still meets the 50,000.

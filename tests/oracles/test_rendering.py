@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from agentguard.language import ast, parse_formula
+
 from .formulas import (
     FRAGMENTS,
     MIXED,
@@ -26,11 +28,6 @@ from .formulas import (
     random_formula,
     to_agentguard,
 )
-
-try:
-    from agentguard.language import ast, parse_formula
-except ImportError as exc:  # the parser lands separately from these tests
-    pytest.skip(f"agentguard.language is not importable yet: {exc}", allow_module_level=True)
 
 
 def back(node: Any) -> Formula:

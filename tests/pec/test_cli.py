@@ -191,7 +191,8 @@ def test_bad_depths_is_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_through_main_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The main `agentguard` entry point reaches `pec` (plugin wiring)."""
-    main = pytest.importorskip("agentguard.cli.main").main
+    from agentguard.cli.main import main
+
     code = main(["pec", str(worked_file(tmp_path)), "--json", "--resamples", "100"])
     assert code == 0
     assert json.loads(capsys.readouterr().out)["groups"][0]["n"] == 200
