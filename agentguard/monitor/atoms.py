@@ -8,7 +8,6 @@ verdict equals ``holds`` on the whole trace.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Union
@@ -18,6 +17,7 @@ from agentguard.language import ast as A
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import (
     MISSING,
+    CompiledRegex,
     call_field,
     compare,
     compile_regex,
@@ -187,4 +187,4 @@ def uses_metrics(t: Any) -> bool:
 
 
 def is_regex(value: Any) -> bool:
-    return isinstance(value, re.Pattern)
+    return isinstance(value, CompiledRegex)

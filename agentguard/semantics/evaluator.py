@@ -19,7 +19,6 @@ Conventions (documented in docs/language.md):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
     MISSING,
+    CompiledRegex,
     call_field,
     compare,
     compile_regex,
@@ -225,7 +225,7 @@ class Evaluator:
                 test.op == "="
                 and path
                 and path[0] != "result"
-                and not isinstance(value, re.Pattern)
+                and not isinstance(value, CompiledRegex)
             ):
                 key = (f.tool, path)
                 index = self._eq_index.get(key)

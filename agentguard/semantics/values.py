@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
+
+import re2  # type: ignore[import-untyped]
 
 from agentguard.trace.model import UNKNOWN, Call
 
@@ -89,12 +92,54 @@ def is_submapping(expected: Mapping[str, Any], actual: Any) -> bool:
     return all(k in actual and values_equal(v, actual[k]) for k, v in expected.items())
 
 
+_RE2_FLAGS: Final = {"i": "i", "m": "m", "s": "s"}
+_PYTHON_END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
+"""``\\Z`` (Python's end of text) not preceded by an escaping backslash; RE2 spells it ``\\z``."""
+_UNSUPPORTED = re.compile(r"perl operator|escape sequence: \\\d")
+"""RE2's wording for Python features it refuses by design (look-around, backreferences)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRegex:
+    """A spec regular expression compiled for RE2, whose matching time is linear in the text.
+
+    Python's backtracking engine takes exponential time on patterns like ``^(a+)+$``
+    while the firewall holds its lock; RE2 cannot backtrack, so one argument can never
+    stall every guarded call. Patterns RE2 cannot take (backreferences, look-around) are
+    refused when the spec is loaded, with ``re.error``, as any invalid pattern is.
+    """
+
+    pattern: str
+    flags: str
+    engine: Any = field(compare=False, repr=False)
+
+    def search(self, text: str) -> bool:
+        """Does the pattern match anywhere in ``text`` (``re.search`` semantics)?"""
+        return self.engine.search(text) is not None
+
+
 @lru_cache(maxsize=1024)
-def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
-    value = 0
+def compile_regex(pattern: str, flags: str = "") -> CompiledRegex:
+    """The one place spec regexes are compiled; raises ``re.error`` when RE2 refuses one."""
+    inline = ""
     for ch in flags:
-        value |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}[ch]
-    return re.compile(pattern, value)
+        if ch not in _RE2_FLAGS:
+            hint = " (RE2 has no verbose mode)" if ch == "x" else ""
+            raise re.error(f"unsupported flag {ch!r}{hint}; use i, m or s")
+        inline += _RE2_FLAGS[ch]
+    source = _PYTHON_END.sub(r"\1\\z", pattern)
+    if inline:
+        source = f"(?{inline}){source}"
+    options = re2.Options()
+    options.log_errors = False  # the error is raised (and located by the resolver), not logged
+    try:
+        engine = re2.compile(source, options=options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args else "rejected"
+        if _UNSUPPORTED.search(reason):
+            reason += " (the linear-time engine RE2 has no backreferences or look-around)"
+        raise re.error(reason) from None
+    return CompiledRegex(pattern, flags, engine)
 
 
 def _order(a: Any, b: Any, op: Callable[[Any, Any], bool]) -> bool:
@@ -129,7 +174,7 @@ def member(item: Any, container: Any) -> bool:
 
 
 def compare(left: Any, op: str, right: Any) -> bool:
-    """``left op right``; ``right`` is a compiled regex for ``~`` and ``!~``."""
+    """``left op right``; ``right`` is a :class:`CompiledRegex` (or its text) for ``~`` and ``!~``."""
     if left is MISSING or left is UNKNOWN or right is MISSING:
         return False
     if op == "=":
@@ -141,8 +186,8 @@ def compare(left: Any, op: str, right: Any) -> bool:
     if op in ("~", "!~"):
         if not isinstance(left, str):
             return False
-        pattern = right if isinstance(right, re.Pattern) else compile_regex(str(right))
-        found = pattern.search(left) is not None
+        pattern = right if isinstance(right, CompiledRegex) else compile_regex(str(right))
+        found = pattern.search(left)
         return found if op == "~" else not found
     if op == "contains":
         return member(right, left)
