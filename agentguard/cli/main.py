@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -49,14 +52,41 @@ def _err(message: str) -> None:
 
 
 def _import_plugins(modules: Sequence[str]) -> bool:
-    """Import user modules that register predicates and extractors (``--load``)."""
+    """Import user modules that register predicates and extractors (``--load``).
+
+    ``MODULE`` is a module name, found from the current directory first (the console
+    script, unlike ``python -m``, does not put it on ``sys.path``), or a ``.py`` file path.
+    """
     for name in modules:
         try:
-            importlib.import_module(name)
+            _import_one(name)
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, not raised
             _err(f"--load {name}: {type(exc).__name__}: {exc}")
             return False
     return True
+
+
+def _import_one(name: str) -> None:
+    path = Path(name)
+    if name.endswith(".py") or os.sep in name or (os.altsep and os.altsep in name):
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {name}")
+        module_name = path.stem
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {name} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+        return
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    importlib.import_module(name)
 
 
 def _load(path: str, plugins: Sequence[str] = ()) -> Spec | None:
@@ -246,35 +276,57 @@ def _located(message: str, loc: SourceLocation | None) -> dict[str, Any]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from agentguard.analysis import find_witness, lint_spec
+
     spec = _load(args.spec, args.load)
     if spec is None:
         if args.json:
             print(json.dumps({"spec": None, **_problems_json(args.spec)}, indent=2))
         return EXIT_USAGE
-    classes = _classify(spec)
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "spec": spec.name,
-                    "ok": True,
-                    "tools": [t.name for t in spec.tools],
-                    "total_weight": spec.total_weight,
-                    "constraints": [
-                        {
-                            "name": c.name,
-                            "layer": c.layer,
-                            "weight": c.weight,
-                            "severity": str(c.severity),
-                            "class": classes.get(c.name),
-                        }
-                        for c in spec.constraints
-                    ],
-                },
-                indent=2,
-            )
+    missing = _unregistered(spec)
+    if missing:
+        message = (
+            f"{args.spec}: declared but not registered: {', '.join(missing)}; "
+            "register them in a module and pass it with --load MODULE"
         )
-        return EXIT_OK
+        _err(message)
+        if args.json:
+            problems = {"spec": spec.name, "ok": False, "problems": [{"message": message}]}
+            print(json.dumps(problems, indent=2))
+        return EXIT_USAGE
+    classes = _classify(spec)
+    warnings = lint_spec(spec)
+    witness = find_witness(spec) if args.witness else None
+    status = EXIT_VIOLATION if args.strict and warnings else EXIT_OK
+    if args.json:
+        doc: dict[str, Any] = {
+            "spec": spec.name,
+            "ok": True,
+            "tools": [t.name for t in spec.tools],
+            "total_weight": spec.total_weight,
+            "constraints": [
+                {
+                    "name": c.name,
+                    "layer": c.layer,
+                    "weight": c.weight,
+                    "severity": str(c.severity),
+                    "class": classes.get(c.name),
+                }
+                for c in spec.constraints
+            ],
+            "warnings": [w.to_dict() for w in warnings],
+        }
+        if witness is not None:
+            doc["witness"] = {
+                "found": witness.records is not None,
+                "records": witness.records,
+                "nonempty": witness.nonempty,
+                "unsatisfiable": witness.proven_unsatisfiable,
+                "conflict": list(witness.conflict),
+                "message": witness.message,
+            }
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        return status
     console = _console()
     table = Table(title=f"{args.spec}: spec {spec.name or '(unnamed)'} — OK", title_justify="left")
     for col in ("constraint", "layer", "weight", "severity", "class"):
@@ -288,7 +340,24 @@ def cmd_lint(args: argparse.Namespace) -> int:
         f"{len(spec.constraints)} constraint(s), total weight {spec.total_weight:g}, "
         f"{len(spec.tools)} declared tool(s)"
     )
-    return EXIT_OK
+    if warnings:
+        found = Table(title=f"{len(warnings)} warning(s)", title_justify="left")
+        for col in ("where", "kind", "constraint", "message"):
+            found.add_column(col, overflow="fold")
+        for w in warnings:
+            found.add_row(f"{w.source}:{w.line}:{w.column}", w.kind, w.constraint or "-", w.message)
+        console.print(found)
+    if witness is not None:
+        _print_witness(witness)
+    return status
+
+
+def _print_witness(witness: Any) -> None:
+    """The witness as JSON records a user can paste into a test or a trace file."""
+    print(f"witness: {witness.message}")
+    for label, records in (("records", witness.records), ("non-empty", witness.nonempty)):
+        if records is not None:
+            print(f"{label}: {json.dumps(records, ensure_ascii=False)}")
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
@@ -315,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     load_help = (
-        "import MODULE first (it registers the spec's predicates and extractors); repeatable"
+        "import MODULE first (it registers the spec's predicates and extractors): a module "
+        "name (found from the current directory too) or a .py file; repeatable"
     )
 
     check = sub.add_parser("check", help="score trace files against a spec")
@@ -351,9 +421,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     check.set_defaults(func=cmd_check)
 
-    lint = sub.add_parser("lint", help="parse and check a spec; summarise its constraints")
+    lint = sub.add_parser(
+        "lint", help="parse and check a spec; warn about what it will really do (docs/lint.md)"
+    )
     lint.add_argument("spec")
-    lint.add_argument("--json", action="store_true")
+    lint.add_argument("--json", action="store_true", help="print the summary and warnings as JSON")
+    lint.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
+    lint.add_argument(
+        "--witness",
+        action="store_true",
+        help="also print a shortest trace satisfying the spec (or the proof none does)",
+    )
     lint.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     lint.set_defaults(func=cmd_lint)
 
