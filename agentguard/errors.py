@@ -14,6 +14,9 @@ Hierarchy::
     ├── RunStopped (BaseException too)        a HARD_STOP: escapes `except Exception`
     └── MissingExtraError (ImportError)       an optional extra is not installed
 
+    AgentGuardWarning (UserWarning)           warnings.warn category; `-W error` makes it fatal
+    └── ToolMismatchWarning                   the spec's tools differ from the agent's
+
 Errors are plain data: building one never logs or does I/O.
 """
 
@@ -185,3 +188,15 @@ __all__ = [
     "TraceRecordError",
     "draw_caret",
 ]
+
+
+class AgentGuardWarning(UserWarning):
+    """Root of the warnings agentguard emits (filter them by this class)."""
+
+
+class ToolMismatchWarning(AgentGuardWarning):
+    """The spec names a tool, parameter or type the agent's tools do not have.
+
+    Emitted when the agent's tools are known (see ``agentguard.analysis.compare_tools``):
+    such a constraint would never fire, or the declaration would refuse every call.
+    """

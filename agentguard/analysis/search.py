@@ -18,6 +18,7 @@ bounded; past the bound every answer is "unknown" and nothing is claimed.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ MAX_FROZEN = 10
 """Frozen atoms (comparisons, user predicates, budgets) whose 2^k values are enumerated."""
 MAX_TRANSITIONS = 400_000
 """Transitions computed per exploration, whatever the number of letters."""
+SECONDS = 2.0
+"""Wall-clock bound per exploration: progression of a large residual can be slow even
+when few states are reachable, and lint must answer in bounded time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +71,9 @@ def ordered_letters(machine: Machine) -> list[Letter] | None:
     return sorted(letters, key=lambda letter: (bin(letter[1]).count("1"), letter[0] == "", letter))
 
 
-def explore(machine: Machine, budget: int = MAX_EXPLORE) -> Exploration:
-    """Explore the whole reachable abstraction (up to ``budget`` states)."""
+def explore(machine: Machine, budget: int = MAX_EXPLORE, seconds: float = SECONDS) -> Exploration:
+    """Explore the whole reachable abstraction (up to ``budget`` states and ``seconds``)."""
+    deadline = time.monotonic() + seconds
     exact = machine.propositional
     roots = starts(machine)
     letters = ordered_letters(machine)
@@ -84,7 +89,7 @@ def explore(machine: Machine, budget: int = MAX_EXPLORE) -> Exploration:
         if len(graph) >= budget:
             return Exploration(None, None, None, exact, len(graph), True)
         transitions += len(letters)
-        if transitions > MAX_TRANSITIONS:
+        if transitions > MAX_TRANSITIONS or time.monotonic() > deadline:
             return Exploration(None, None, None, exact, len(graph), False)
         succ = {machine.step(node, letter) for letter in letters}
         graph[node] = succ
@@ -114,14 +119,20 @@ class Path:
 
 
 def accepting_paths(
-    machine: Machine, budget: int, letters: Sequence[Letter] | None = None
+    machine: Machine,
+    budget: int,
+    letters: Sequence[Letter] | None = None,
+    deadline: float | None = None,
 ) -> Iterator[Path | None]:
     """Shortest paths to accepting states, in breadth-first order.
 
     ``letters``: the alphabet to search over (default: every letter, which makes an
     exhausted search a proof of unsatisfiability). Yields None once, at the end, if the
-    bound stopped the search first (so "no path" is not a proof).
+    bound (states, transitions, or the ``time.monotonic()`` ``deadline``) stopped the
+    search first (so "no path" is not a proof).
     """
+    if deadline is None:
+        deadline = time.monotonic() + SECONDS
     roots = starts(machine)
     if letters is None:
         letters = ordered_letters(machine)
@@ -136,7 +147,7 @@ def accepting_paths(
         if machine.accepts(node):
             yield Path(_route(parent, node), node)
         transitions += len(letters)
-        if len(parent) > budget or transitions > MAX_TRANSITIONS:
+        if len(parent) > budget or transitions > MAX_TRANSITIONS or time.monotonic() > deadline:
             yield None
             return
         for letter in letters:

@@ -8,6 +8,7 @@ hides a proven problem, and a warning is never a guess.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -36,6 +37,8 @@ on ``F cite`` still act (the final answer is sent back so the agent can cite fir
 HARD_STOP can only end a run that is ending anyway, so it prevents nothing."""
 JOINT_BUDGET = 20_000
 """States explored when deciding whether several constraints can hold together."""
+JOINT_SECONDS = 4.0
+"""Wall-clock bound on the whole conflict search (a joint automaton can be slow to step)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +184,18 @@ def joint_machine(formulas: Sequence[A.Formula], match: Matcher = values_match) 
         return None
 
 
-def jointly_unsatisfiable(formulas: Sequence[A.Formula], match: Matcher = values_match) -> bool:
+def jointly_unsatisfiable(
+    formulas: Sequence[A.Formula], match: Matcher = values_match, deadline: float | None = None
+) -> bool:
     """Proven: no trace satisfies all of them (False also when undecided)."""
+    if deadline is not None and time.monotonic() > deadline:
+        return False
     machine = joint_machine(formulas, match)
     if machine is None:
         return False
     # the first thing found is a path (satisfiable) or None (bound hit: undecided)
-    return next(iter(accepting_paths(machine, JOINT_BUDGET)), _EXHAUSTED) is _EXHAUSTED
+    paths = accepting_paths(machine, JOINT_BUDGET, deadline=deadline)
+    return next(iter(paths), _EXHAUSTED) is _EXHAUSTED
 
 
 _EXHAUSTED = object()
@@ -202,12 +210,16 @@ def minimal_conflict(
     conflict. Every member is then necessary, so the set is minimal (not necessarily
     the smallest).
     """
-    if len(candidates) < 2 or not jointly_unsatisfiable([c.formula for c in candidates], match):
+    deadline = time.monotonic() + JOINT_SECONDS
+    if len(candidates) < 2 or not jointly_unsatisfiable(
+        [c.formula for c in candidates], match, deadline
+    ):
         return ()
     kept = list(candidates)
     for c in list(candidates):
         rest = [k for k in kept if k is not c]
-        if len(rest) >= 1 and jointly_unsatisfiable([k.formula for k in rest], match):
+        # an undecided check keeps c: the set stays a proven conflict, perhaps not minimal
+        if len(rest) >= 1 and jointly_unsatisfiable([k.formula for k in rest], match, deadline):
             kept = rest
     return tuple(kept)
 

@@ -11,12 +11,19 @@ set of constraints.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentguard.analysis.search import accepting_paths, ordered_letters
-from agentguard.analysis.temporal import JOINT_BUDGET, facts_of, joint_machine, minimal_conflict
+from agentguard.analysis.temporal import (
+    JOINT_BUDGET,
+    JOINT_SECONDS,
+    facts_of,
+    joint_machine,
+    minimal_conflict,
+)
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom
 from agentguard.monitor.compile import AutoPlan, compile_plan
@@ -74,7 +81,8 @@ def find_witness(
     machine = joint_machine([c.formula for c in auto], m)
     if machine is None:
         return _try(spec, [[]], registry, match, "no constraint has an automaton to search")
-    proof = next(iter(accepting_paths(machine, JOINT_BUDGET)), _EXHAUSTED)
+    deadline = time.monotonic() + JOINT_SECONDS
+    proof = next(iter(accepting_paths(machine, JOINT_BUDGET, deadline=deadline)), _EXHAUSTED)
     if proof is _EXHAUSTED:
         conflict = minimal_conflict(auto, m) or tuple(auto)
         names = ", ".join(repr(c.name) for c in conflict)
@@ -87,7 +95,7 @@ def find_witness(
     calls = realisable_calls(machine, spec)
     shortest: list[Record] | None = None
     tried = 0
-    for path in accepting_paths(machine, JOINT_BUDGET, list(calls)):
+    for path in accepting_paths(machine, JOINT_BUDGET, list(calls), deadline):
         if path is None or tried >= MAX_CANDIDATES:
             break
         tried += 1
@@ -105,8 +113,8 @@ def find_witness(
         None,
         None,
         (),
-        f"no satisfying trace found among {tried} candidate(s); one may exist with argument "
-        "values or quantified bindings lint does not invent",
+        f"no satisfying trace found among {tried} candidate(s) within the search bound; one "
+        "may exist with argument values or quantified bindings lint does not invent",
     )
 
 
