@@ -123,13 +123,16 @@ def accepting_paths(
     budget: int,
     letters: Sequence[Letter] | None = None,
     deadline: float | None = None,
+    *,
+    nonempty: bool = False,
 ) -> Iterator[Path | None]:
     """Shortest paths to accepting states, in breadth-first order.
 
     ``letters``: the alphabet to search over (default: every letter, which makes an
-    exhausted search a proof of unsatisfiability). Yields None once, at the end, if the
-    bound (states, transitions, or the ``time.monotonic()`` ``deadline``) stopped the
-    search first (so "no path" is not a proof).
+    exhausted search a proof of unsatisfiability). ``nonempty``: only paths with at least
+    one letter. Yields None once, at the end, if the bound (states, transitions, or the
+    ``time.monotonic()`` ``deadline``) stopped the search first (so "no path" is not a
+    proof).
     """
     if deadline is None:
         deadline = time.monotonic() + SECONDS
@@ -139,27 +142,34 @@ def accepting_paths(
     if roots is None or letters is None:
         yield None
         return
-    parent: dict[int, tuple[int, Letter] | None] = dict.fromkeys(roots)
-    queue = deque(roots)
+    # a search node is (state, moved): the empty path and a path back to a root differ
+    # only when non-empty paths are asked for
+    Key = tuple[int, bool]
+    parent: dict[Key, tuple[Key, Letter] | None] = {(r, not nonempty): None for r in roots}
+    queue = deque(parent)
     transitions = 0
     while queue:
-        node = queue.popleft()
-        if machine.accepts(node):
-            yield Path(_route(parent, node), node)
+        key = queue.popleft()
+        node, moved = key
+        if moved and machine.accepts(node):
+            yield Path(_route(parent, key), node)
         transitions += len(letters)
         if len(parent) > budget or transitions > MAX_TRANSITIONS or time.monotonic() > deadline:
             yield None
             return
         for letter in letters:
-            nxt = machine.step(node, letter)
+            nxt = (machine.step(node, letter), True)
             if nxt not in parent:
-                parent[nxt] = (node, letter)
+                parent[nxt] = (key, letter)
                 queue.append(nxt)
 
 
-def _route(parent: dict[int, tuple[int, Letter] | None], node: int) -> tuple[Letter, ...]:
+def _route(
+    parent: dict[tuple[int, bool], tuple[tuple[int, bool], Letter] | None],
+    key: tuple[int, bool],
+) -> tuple[Letter, ...]:
     out: list[Letter] = []
-    link = parent[node]
+    link = parent[key]
     while link is not None:
         prev, letter = link
         out.append(letter)

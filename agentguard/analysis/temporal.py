@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import reduce
+from functools import lru_cache, reduce
 
 from agentguard.analysis.findings import LintWarning, located
 from agentguard.analysis.search import Exploration, accepting_paths, explore
@@ -37,8 +37,10 @@ on ``F cite`` still act (the final answer is sent back so the agent can cite fir
 HARD_STOP can only end a run that is ending anyway, so it prevents nothing."""
 JOINT_BUDGET = 20_000
 """States explored when deciding whether several constraints can hold together."""
-JOINT_SECONDS = 4.0
+JOINT_SECONDS = 3.0
 """Wall-clock bound on the whole conflict search (a joint automaton can be slow to step)."""
+WITNESS_SECONDS = 10.0
+"""Wall-clock bound on ``lint --witness`` (asked for explicitly, so it may take longer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +177,16 @@ def constraint_findings(
 
 
 def joint_machine(formulas: Sequence[A.Formula], match: Matcher = values_match) -> Machine | None:
-    """One automaton for the conjunction (None when it cannot be built incrementally)."""
+    """One automaton for the conjunction (None when it cannot be built incrementally).
+
+    Cached, so the witness search after lint's conflict check reuses the transitions
+    already computed (a machine only memoises; sharing it changes no answer).
+    """
+    return _joint(tuple(formulas), match)
+
+
+@lru_cache(maxsize=8)
+def _joint(formulas: tuple[A.Formula, ...], match: Matcher) -> Machine | None:
     if not formulas:
         return None
     try:

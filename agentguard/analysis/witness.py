@@ -19,7 +19,7 @@ from typing import Any
 from agentguard.analysis.search import accepting_paths, ordered_letters
 from agentguard.analysis.temporal import (
     JOINT_BUDGET,
-    JOINT_SECONDS,
+    WITNESS_SECONDS,
     facts_of,
     joint_machine,
     minimal_conflict,
@@ -81,7 +81,7 @@ def find_witness(
     machine = joint_machine([c.formula for c in auto], m)
     if machine is None:
         return _try(spec, [[]], registry, match, "no constraint has an automaton to search")
-    deadline = time.monotonic() + JOINT_SECONDS
+    deadline = time.monotonic() + WITNESS_SECONDS
     proof = next(iter(accepting_paths(machine, JOINT_BUDGET, deadline=deadline)), _EXHAUSTED)
     if proof is _EXHAUSTED:
         conflict = minimal_conflict(auto, m) or tuple(auto)
@@ -93,29 +93,40 @@ def find_witness(
             f"no trace satisfies the spec: {names} conflict",
         )
     calls = realisable_calls(machine, spec)
-    shortest: list[Record] | None = None
-    tried = 0
-    for path in accepting_paths(machine, JOINT_BUDGET, list(calls), deadline):
-        if path is None or tried >= MAX_CANDIDATES:
-            break
-        tried += 1
-        records = [calls[letter] for letter in path.letters]
-        if not verify_trace(records, spec, registry=registry, match=match).passed:
-            continue
-        if records:
-            if shortest is None:
-                return Witness(records, None, (), "a shortest trace satisfying every constraint")
-            return Witness(shortest, records, (), "the empty trace satisfies every constraint")
-        shortest = records
+    shortest = _search(machine, spec, calls, deadline, registry, match, nonempty=False)
+    if shortest:
+        return Witness(shortest, None, (), "a shortest trace satisfying every constraint")
     if shortest is not None:
-        return Witness(shortest, None, (), "the empty trace satisfies every constraint")
+        longer = _search(machine, spec, calls, deadline, registry, match, nonempty=True)
+        return Witness(shortest, longer, (), "the empty trace satisfies every constraint")
     return Witness(
         None,
         None,
         (),
-        f"no satisfying trace found among {tried} candidate(s) within the search bound; one "
+        f"no satisfying trace found within the search bound ({MAX_CANDIDATES} candidates); one "
         "may exist with argument values or quantified bindings lint does not invent",
     )
+
+
+def _search(
+    machine: Machine,
+    spec: A.Spec,
+    calls: Mapping[Letter, Record],
+    deadline: float,
+    registry: Registry | None,
+    match: Matcher | None,
+    *,
+    nonempty: bool,
+) -> list[Record] | None:
+    """The first abstract path whose concrete calls verify against the whole spec."""
+    paths = accepting_paths(machine, JOINT_BUDGET, list(calls), deadline, nonempty=nonempty)
+    for tried, path in enumerate(paths):
+        if path is None or tried >= MAX_CANDIDATES:
+            return None
+        records = [calls[letter] for letter in path.letters]
+        if verify_trace(records, spec, registry=registry, match=match).passed:
+            return records
+    return None
 
 
 def _try(

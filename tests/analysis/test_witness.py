@@ -65,7 +65,8 @@ def test_quantified_constraints_are_verified() -> None:
     """A forall constraint outside the automaton still holds on the printed witness."""
     spec = parse_spec(
         "tool get(id: str)\ntool put(id: str)\n"
-        "constraint c := forall o: G(put(id = o) -> O get(id = o))\nconstraint d := F put"
+        "constraint c := forall o: G(put(id = o) -> O get(id = o))\n"
+        "constraint d := F put & F get"
     )
     w = find_witness(spec)
     assert w.records is not None and verify_trace(w.records, spec).passed
