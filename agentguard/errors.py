@@ -6,7 +6,8 @@ Hierarchy::
     ├── SpecError
     │   ├── SpecSyntaxError (ValueError)      malformed `.ltl` text: file, line, column, caret
     │   ├── SpecSemanticError (ValueError)    all semantic problems of a spec, collected
-    │   └── SpecImportError (ImportError)     an `import` that cannot be read, or a cycle
+    │   ├── SpecImportError (ImportError)     an `import` that cannot be read, or a cycle
+    │   └── SpecTooLargeError (ValueError)    a spec file or text over the size limit
     ├── TraceError (ValueError)
     │   └── TraceRecordError                  one bad record: file and line / record index
     ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)
@@ -124,6 +125,10 @@ class SpecSemanticError(SpecError, ValueError):
 
 class SpecImportError(SpecError, ImportError):
     """An imported spec cannot be found or the imports form a cycle."""
+
+
+class SpecTooLargeError(SpecError, ValueError):
+    """A spec over ``agentguard.language.files.MAX_SPEC_BYTES``, refused before parsing."""
 
 
 class TraceError(AgentGuardError, ValueError):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from agentguard._recursion import allow_deep
-from agentguard.errors import SpecImportError
 from agentguard.language import ast
+from agentguard.language.files import check_size, read_spec_file
 from agentguard.language.resolver import Resolver
 from agentguard.semantics.registry import Registry
 
@@ -19,29 +19,37 @@ def parse_spec(
     *,
     registry: Registry | None = None,
     base_dir: str | Path | None = None,
+    allow_imports_from: Iterable[str | Path] = (),
 ) -> ast.Spec:
-    """Parse and resolve a spec; imports are read relative to ``base_dir`` (or the source's folder)."""
+    """Parse and resolve a spec; imports are read relative to ``base_dir`` (or the source's folder).
+
+    Imports must stay inside that folder's tree (or the current directory for text with
+    no folder), or inside one of ``allow_imports_from``.
+    """
+    check_size(len(text), source)
     base = (
         Path(base_dir)
         if base_dir is not None
         else (Path(source).parent if source != "<string>" else None)
     )
-    return Resolver(registry).resolve_spec(text.removeprefix("\ufeff"), source, base)
+    resolver = Resolver(registry)
+    resolver.import_roots = tuple(Path(p) for p in allow_imports_from)
+    return resolver.resolve_spec(text.removeprefix("\ufeff"), source, base)
 
 
 @allow_deep
-def load_spec(path: str | Path, *, registry: Registry | None = None) -> ast.Spec:
-    """Read and parse a ``.ltl`` file."""
+def load_spec(
+    path: str | Path,
+    *,
+    registry: Registry | None = None,
+    allow_imports_from: Iterable[str | Path] = (),
+) -> ast.Spec:
+    """Read and parse a ``.ltl`` file (a regular file of at most ``MAX_SPEC_BYTES``)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a leading byte-order mark is tolerated
-    except OSError as exc:
-        raise SpecImportError(f"{p}: cannot read spec ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise SpecImportError(
-            f"{p}: cannot decode spec as UTF-8 (byte {exc.start}: {exc.reason})"
-        ) from None
-    return Resolver(registry).resolve_spec(text, str(p), p.parent)
+    text = read_spec_file(p)
+    resolver = Resolver(registry)
+    resolver.import_roots = tuple(Path(r) for r in allow_imports_from)
+    return resolver.resolve_spec(text, str(p), p.parent)
 
 
 @allow_deep

@@ -20,8 +20,15 @@ from typing import Any
 from lark import Token, Tree
 
 from agentguard.enforcement.decision import DEFAULT_SEVERITY, Severity, SeverityKind
-from agentguard.errors import Problem, SourceLocation, SpecSemanticError, SpecSyntaxError
+from agentguard.errors import (
+    Problem,
+    SourceLocation,
+    SpecError,
+    SpecSemanticError,
+    SpecSyntaxError,
+)
 from agentguard.language import ast as A
+from agentguard.language.files import inside, read_spec_file
 from agentguard.language.grammar import parse_tree
 from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
 from agentguard.semantics.values import compile_regex
@@ -120,9 +127,12 @@ class Resolver:
         self.spec_name: str | None = None
         self._loading: list[Path] = []
         self._loaded: set[Path] = set()
+        self.import_roots: tuple[Path, ...] = ()  # folders imports may reach besides _root
+        self._root = Path.cwd()
 
     # ---------------------------------------------------------------- entry points
     def resolve_spec(self, text: str, source: str, base: Path | None) -> A.Spec:
+        self._root = (base or Path.cwd()).resolve()
         tree = parse_tree(text, source)
         path = Path(source).resolve() if base is not None or Path(source).exists() else None
         if path is not None:
@@ -241,18 +251,28 @@ class Resolver:
             return
         if path in self._loaded:
             return
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            self._problem(f"cannot import {rel!r}: {exc.strerror or exc}", item, source)
+        roots = (self._root, *(r.resolve() for r in self.import_roots))
+        if not inside(path, roots):
+            self._problem(
+                f"cannot import {rel!r}: outside the spec's folder {self._root} (imports stay "
+                "in its tree, symlinks resolved; allow more with allow_imports_from)",
+                item,
+                source,
+            )
             return
-        except UnicodeDecodeError as exc:
-            self._problem(f"cannot import {rel!r}: not UTF-8 (byte {exc.start})", item, source)
+        try:
+            text = read_spec_file(path)
+        except SpecError as exc:  # never the file's content: only why it cannot be read
+            self._problem(
+                f"cannot import {rel!r}: {str(exc).removeprefix(f'{path}: ')}", item, source
+            )
             return
         try:
             tree = parse_tree(text, str(path))
         except SpecSyntaxError as exc:
-            self.problems.append(Problem(f"in imported file: {exc.message}", exc.location))
+            # a file that is not a spec would have its first token echoed: name the place only
+            detail = exc.message if path.suffix == ".ltl" else "not AgentLTL (syntax error)"
+            self.problems.append(Problem(f"in imported file: {detail}", exc.location))
             return
         self._loading.append(path)
         self._loaded.add(path)
