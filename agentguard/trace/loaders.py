@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +80,9 @@ def iter_trace_file(
         return
     try:
         value = json.loads(text)
+    except RecursionError:
+        yield LoadedTrace(source, 1, None, _too_deep(source, 1))
+        return
     except ValueError as exc:
         if _looks_like_jsonl(text):  # JSON lines saved under a .json name
             yield from _jsonl(text, source, format, final_answer)
@@ -98,8 +103,13 @@ def iter_trace_file(
 
 
 def _read(path: Path, source: str) -> str:
-    """The file's text: UTF-8 with or without a BOM, gunzipped when it ends in ``.gz``."""
+    """The file's text: UTF-8 with or without a BOM, gunzipped when it ends in ``.gz``.
+
+    Only regular files: a FIFO would block and a device (``/dev/zero``) never end.
+    """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise TraceError(f"{source}: not a regular file (a device, FIFO or folder)")
         raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
         return raw.decode("utf-8-sig")
     except OSError as exc:
@@ -143,8 +153,12 @@ def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> It
             continue
         try:
             lines.append((lineno, json.loads(line)))
-        except ValueError as exc:
-            err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
+        except (ValueError, RecursionError) as exc:
+            err = (
+                _too_deep(source, lineno)
+                if isinstance(exc, RecursionError)
+                else TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
+            )
             bad.append(LoadedTrace(source, lineno, None, err))
             lines.append((lineno, _BAD))
     good = [(n, v) for n, v in lines if v is not _BAD]
@@ -184,7 +198,16 @@ def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace
             )
             out.append(LoadedTrace(source, lineno, None, err))
             continue
-        runs.setdefault(value.get("run_id"), []).append((lineno, value))
+        run_id = value.get("run_id")
+        if run_id is not None and not isinstance(run_id, (str, int, float, bool)):
+            err = TraceRecordError(
+                f"malformed decision log: run_id must be a string, got {type(run_id).__name__}",
+                source=source,
+                record=lineno,
+            )
+            out.append(LoadedTrace(source, lineno, None, err))
+            continue
+        runs.setdefault(run_id, []).append((lineno, value))
     for events in runs.values():
         first = events[0][0]
         try:
@@ -192,6 +215,11 @@ def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace
             out.append(LoadedTrace(source, first, trace, None, "agentguard-log"))
         except TraceRecordError as exc:
             out.append(LoadedTrace(source, first, None, _relabel(exc, source, first)))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            err = TraceRecordError(
+                f"malformed decision log: {type(exc).__name__}: {exc}", source=source, record=first
+            )
+            out.append(LoadedTrace(source, first, None, err))
     return out
 
 
@@ -206,7 +234,13 @@ def _load(
         trace, name = parse(value, source=source, format=format, final_answer=final_answer)
     except TraceRecordError as exc:
         return LoadedTrace(source, record, None, _relabel(exc, source, record))
+    except RecursionError:
+        return LoadedTrace(source, record, None, _too_deep(source, record))
     return LoadedTrace(source, record, trace, None, name)
+
+
+def _too_deep(source: str, record: int) -> TraceRecordError:
+    return TraceRecordError("JSON nested too deeply to read", source=source, record=record)
 
 
 def _looks_like_jsonl(text: str) -> bool:
