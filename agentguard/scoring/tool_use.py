@@ -8,12 +8,13 @@ score, which they do not change (they check the tool interface, not the procedur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from agentguard.enforcement.schema import ToolChecker
 from agentguard.language import ast as A
-from agentguard.trace.model import Trace
+from agentguard.trace.model import Call, Trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +57,37 @@ def check_tool_use(
     }
     results_known = all(c.has_result for c in calls if c.name in sources or (None in sources))
     for i, call in enumerate(calls):
-        for p in checker.check(call.name, call.args, calls[:i]):
+        for p in checker.check(call.name, call.args, _Prefix(calls, i)):
             if p.kind == "dependency" and not results_known:
                 continue
             problems.append(ToolUseProblem(i, p.tool, p.kind, p.detail))
         checker.observe(call)
     return tuple(problems)
+
+
+class _Prefix(Sequence[Call]):
+    """The first ``n`` calls, without copying them.
+
+    Slicing ``calls[:i]`` for every call made a replay quadratic (64k calls: 10 s); the
+    checker reads the history only when a precondition has to be re-evaluated.
+    """
+
+    __slots__ = ("_calls", "_n")
+
+    def __init__(self, calls: Sequence[Call], n: int) -> None:
+        self._calls = calls
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Call: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Call]: ...
+    def __getitem__(self, index: int | slice) -> Call | Sequence[Call]:
+        if isinstance(index, slice):
+            return tuple(self._calls[: self._n])[index]
+        if not -self._n <= index < self._n:
+            raise IndexError(index)
+        return self._calls[index % self._n]
