@@ -11,6 +11,7 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentguard import _checkout_finder
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
 from agentguard.errors import (
     AgentGuardError,
@@ -52,14 +53,10 @@ __version__ = "0.1.0"
 
 # Imported from a source checkout (e.g. `python -m agentguard demo` run at the repo root,
 # which puts ./agentguard first on sys.path), the adapters sit in ../integrations rather
-# than in this folder; installs map them to agentguard.integrations. Let the checkout
-# resolve them the same way.
-_here = Path(__file__).resolve().parent
-if (
-    not (_here / "integrations").is_dir()
-    and (_here.parent / "integrations" / "__init__.py").is_file()
-):
-    __path__.append(str(_here.parent))
+# than in this folder; installs map them to agentguard.integrations. A finder for that one
+# name lets the checkout resolve it the same way, and nothing else of the checkout
+# (tests/, benchmarks/, examples/) becomes importable under `agentguard`.
+_checkout_finder.install(Path(__file__).resolve().parent)
 
 
 # Heavier parts load on first use, so `import agentguard` stays cheap for offline scoring.
