@@ -5,11 +5,13 @@ Write a procedure once as an AgentLTL spec, then enforce it online (``Firewall``
 (``agentguard.pec``) or benchmark agents (``agentguard.bench``).
 """
 
-from __future__ import annotations
-
-import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+# No `from __future__ import annotations` here: it would bind `annotations` as a public
+# name; private aliases keep helper imports out of the public namespace too (a test
+# compares `__all__` with the module's namespace).
+import importlib as _importlib
+from pathlib import Path as _Path
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from agentguard import _checkout_finder
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
@@ -45,7 +47,7 @@ from agentguard.semantics.registry import (
 )
 from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.monitor import Monitor, Verdict, classify
 
@@ -56,7 +58,7 @@ __version__ = "0.1.0"
 # than in this folder; installs map them to agentguard.integrations. A finder for that one
 # name lets the checkout resolve it the same way, and nothing else of the checkout
 # (tests/, benchmarks/, examples/) becomes importable under `agentguard`.
-_checkout_finder.install(Path(__file__).resolve().parent)
+_checkout_finder.install(_Path(__file__).resolve().parent)
 
 
 # Heavier parts load on first use, so `import agentguard` stays cheap for offline scoring.
@@ -69,11 +71,11 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'agentguard' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
