@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from agentguard import _checkout_finder
-from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.errors import (
     AgentGuardError,
     EvaluationError,
@@ -45,6 +45,7 @@ from agentguard.semantics.registry import (
     register_extractor,
     register_predicate,
 )
+from agentguard.severity import Severity, SeverityKind
 from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
 if _TYPE_CHECKING:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from agentguard.enforcement.decision import DEFAULT_SEVERITY, Severity
+from agentguard.severity import DEFAULT_SEVERITY, Severity
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,12 @@ from typing import Any
 
 from lark import Token, Tree
 
-from agentguard.enforcement.decision import DEFAULT_SEVERITY, Severity, SeverityKind
 from agentguard.errors import Problem, SourceLocation, SpecSemanticError, SpecSyntaxError
 from agentguard.language import ast as A
 from agentguard.language.grammar import parse_tree
 from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
 from agentguard.semantics.values import compile_regex
+from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 
 _PARAM_TYPES = {
     "str": "str",
