@@ -42,6 +42,40 @@ LAYERS: dict[str, int] = {
 }
 
 
+# Known violations still being removed (issue 10). The tests fail on any violation not
+# listed here AND on any listed one that no longer occurs, so this list only shrinks.
+KNOWN_UPWARD: frozenset[str] = frozenset(
+    {
+        "agentguard.bench.reward -> agentguard",
+        "agentguard.bench.runner -> agentguard",
+        "agentguard.cli.main -> agentguard",
+        "agentguard.demo.runner -> agentguard",
+        "agentguard.errors -> agentguard.enforcement.decision",
+        "agentguard.language -> agentguard.semantics.registry",
+        "agentguard.language.resolver -> agentguard.semantics.registry",
+        "agentguard.language.resolver -> agentguard.semantics.values",
+        "agentguard.pec.cli -> agentguard",
+        "agentguard.pec.oracle -> agentguard",
+        "agentguard.scoring.tool_use -> agentguard.enforcement.schema",
+        "agentguard.semantics.builtins -> agentguard.bench.grounding",
+    }
+)
+KNOWN_CYCLES: frozenset[str] = frozenset(
+    {
+        "agentguard.bench.generate <-> agentguard.bench.instance <-> agentguard.bench.synthesis"
+        " <-> agentguard.bench.templates <-> agentguard.bench.templates._base"
+        " <-> agentguard.bench.templates.composite <-> agentguard.bench.templates.fanout"
+        " <-> agentguard.bench.templates.nested <-> agentguard.bench.templates.sequential",
+        "agentguard.bench.grounding <-> agentguard.semantics.builtins"
+        " <-> agentguard.semantics.registry",
+        "agentguard.monitor.nodes <-> agentguard.monitor.quantified",
+        "agentguard.semantics.compressed <-> agentguard.semantics.evaluator",
+        "agentguard.trace.formats._base <-> agentguard.trace.formats.openai_chat"
+        " <-> agentguard.trace.model",
+    }
+)
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -105,8 +139,11 @@ def test_every_import_points_down_or_across() -> None:
         for target in sorted(targets):
             theirs = _layer(target)
             if mine is not None and theirs is not None and theirs > mine:
-                upward.append(f"{module} (layer {mine}) imports {target} (layer {theirs})")
-    assert not upward, "\n".join(upward)
+                upward.append(f"{module} -> {target}")
+    new = sorted(set(upward) - KNOWN_UPWARD)
+    gone = sorted(KNOWN_UPWARD - set(upward))
+    assert not new, "imports pointing up the layer order:\n" + "\n".join(new)
+    assert not gone, "fixed; remove from KNOWN_UPWARD:\n" + "\n".join(gone)
 
 
 def test_the_core_never_imports_integrations() -> None:
@@ -162,15 +199,17 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """A package's ``__init__`` re-exporting its own submodules is not a cycle of meaning."""
     inits = {m for m, p in _modules().items() if p.name == "__init__.py"}
     return {
-        m: {t for t in ts if not (t in inits and m.startswith(t + "."))}
-        for m, ts in graph.items()
+        m: {t for t in ts if not (t in inits and m.startswith(t + "."))} for m, ts in graph.items()
     }
 
 
 def test_no_import_cycles() -> None:
     """The module import graph is acyclic (package __init__ re-exports aside)."""
-    cycles = _cycles(_without_package_inits(_graph()))
-    assert not cycles, "\n".join(" <-> ".join(c) for c in cycles)
+    cycles = {" <-> ".join(c) for c in _cycles(_without_package_inits(_graph()))}
+    new = sorted(cycles - KNOWN_CYCLES)
+    gone = sorted(KNOWN_CYCLES - cycles)
+    assert not new, "import cycles:\n" + "\n".join(new)
+    assert not gone, "fixed; remove from KNOWN_CYCLES:\n" + "\n".join(gone)
 
 
 @pytest.mark.parametrize("module", sorted(_modules()))
