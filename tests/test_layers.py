@@ -49,7 +49,6 @@ KNOWN_UPWARD: frozenset[str] = frozenset(
         "agentguard.bench.reward -> agentguard",
         "agentguard.bench.runner -> agentguard",
         "agentguard.cli.main -> agentguard",
-        "agentguard.demo.runner -> agentguard",
         "agentguard.errors -> agentguard.enforcement.decision",
         "agentguard.language -> agentguard.semantics.registry",
         "agentguard.language.resolver -> agentguard.semantics.registry",
