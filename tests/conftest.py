@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -17,3 +19,37 @@ def root() -> Path:
 @pytest.fixture
 def specs_dir() -> Path:
     return ROOT / "specs"
+
+
+# In CI (CI=true) a test never skips for want of a package or a program: .ci/run installs
+# everything the tests use, so a skip there means an install step is missing. Turn every
+# skip (collection-time importorskip included) into a failure that says what was missing.
+_STRICT_SKIPS = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _skip_reason(longrepr: object) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if _STRICT_SKIPS and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped in CI (CI=true), which installs everything: {_skip_reason(report.longrepr)}"
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if _STRICT_SKIPS and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped in CI (CI=true), which installs everything: {_skip_reason(report.longrepr)}"
+        )
