@@ -31,6 +31,7 @@ from agentguard.errors import (
 from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
+from agentguard.report import batch
 from agentguard.trace.formats import format_names
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -93,21 +94,22 @@ def cmd_check(args: argparse.Namespace) -> int:
             "register them in a module and pass it with --load MODULE"
         )
         return EXIT_USAGE
-    loaded = check.read_files(args.traces, format=args.format, final_answer=args.final_answer)
-    items = check.score_records(loaded, spec, err=Console(stderr=True))
-    check.check_fields(items, args.by)
+    loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
+    err = Console(stderr=True)
+    items = batch.score_records(check.with_progress(loaded, "scoring", err), spec)
+    batch.check_fields(items, args.by)
     for item in items:
         if item.error is not None:
             _err(item.error)
     worst = EXIT_INPUT if any(i.error is not None for i in items) else EXIT_OK
     if args.fail_under is not None:
-        failed = check.below(items, args.fail_under)
+        failed = batch.below(items, args.fail_under)
     else:
         failed = any(i.report is not None and not i.report.passed for i in items)
     if failed and worst == EXIT_OK:
         worst = EXIT_VIOLATION
     if args.json:
-        doc = check.document(
+        doc = batch.document(
             items, spec, by=args.by, fail_under=args.fail_under, extended=args.extended
         )
         print(json.dumps(doc, indent=2, ensure_ascii=False))
