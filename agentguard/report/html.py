@@ -266,9 +266,10 @@ def _score_table(scored: Sequence[CheckedTrace]) -> str:
         '<label><input type="checkbox" id="failing-only"> failing only</label>'
         '<button id="expand-all" type="button">expand all</button>'
         '<button id="collapse-all" type="button">collapse all</button></div>'
-        '<table class="sortable" id="scores"><thead><tr><th class="num">#</th><th>trace</th>'
+        '<div class="scroll"><table class="sortable" id="scores"><thead><tr>'
+        '<th class="num">#</th><th>trace</th>'
         '<th class="num">score</th><th>label</th><th class="num">calls</th>'
-        f"<th>violated</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<th>violated</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
