@@ -100,9 +100,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
+    batch.check_fields(loaded, args.by)
     err = Console(stderr=True)
     items = batch.score_records(check.with_progress(loaded, "scoring", err), spec)
-    batch.check_fields(items, args.by)
     for item in items:
         if item.error is not None:
             _err(item.error)

@@ -141,17 +141,25 @@ def group_name(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def check_fields(items: Sequence[CheckedTrace], by: Sequence[str]) -> None:
-    """Raise :class:`GroupFieldError` for a ``--by`` field that no scored trace has."""
-    scored = [i for i in items if i.report is not None]
+def check_fields(records: Sequence[LoadedTrace | CheckedTrace], by: Sequence[str]) -> None:
+    """Raise :class:`GroupFieldError` for a ``--by`` field that no readable trace has.
+
+    Takes the loaded records, so a misspelt field fails before a long batch is scored.
+    """
+    items = (r if isinstance(r, CheckedTrace) else _unscored(r) for r in records)
+    readable = [i for i in items if i.loaded is not None and i.loaded.trace is not None]
     for name in by:
-        if name in BUILTIN_FIELDS or not scored:
+        if name in BUILTIN_FIELDS or not readable:
             continue
-        if all(field_value(i, name) == MISSING for i in scored):
-            known = sorted(set(BUILTIN_FIELDS) | _fields_seen(scored))
+        if all(field_value(i, name) == MISSING for i in readable):
+            known = sorted(set(BUILTIN_FIELDS) | _fields_seen(readable))
             raise GroupFieldError(
                 f"--by {name}: no trace has this field; fields present: {', '.join(known)}"
             )
+
+
+def _unscored(rec: LoadedTrace) -> CheckedTrace:
+    return CheckedTrace(rec.source, rec.record, rec.label, rec.format, None, None, rec)
 
 
 def _fields_seen(items: Sequence[CheckedTrace]) -> set[str]:

@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
         return cli.EXIT_USAGE
     err = Console(stderr=True)
     loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
+    batch.check_fields(loaded, args.by)
     items = batch.score_records(check.with_progress(loaded, "scoring", err), spec)
-    batch.check_fields(items, args.by)
     for item in items:
         if item.error is not None:
             cli._err(item.error)
