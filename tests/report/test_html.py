@@ -124,3 +124,30 @@ def test_small_reports_open_every_trace(
     """Up to three traces, every section starts open."""
     items, spec = _items(refund_batch("p" * n), specs_dir / "refund.ltl")
     assert compliance_html(items, spec).count(" open><summary>") == n  # type: ignore[arg-type]
+
+
+def test_report_exit_codes_follow_check(
+    tmp_path: Path, specs_dir: Path, refund_batch: Callable[..., Path]
+) -> None:
+    """An invalid spec exits 2 and writes nothing; --fail-under decides exit 1 by the mean."""
+    bad_spec = tmp_path / "bad.ltl"
+    bad_spec.write_text("constraint a := G(b ->\n")
+    out = tmp_path / "r.html"
+    runs = refund_batch("ppppf")
+    assert main(["report", str(bad_spec), str(runs), "--html", str(out)]) == 2
+    assert not out.exists()
+    spec = str(specs_dir / "refund.ltl")
+    assert main(["report", spec, str(runs), "--html", str(out), "--fail-under", "0.8"]) == EXIT_OK
+    assert main(["report", spec, str(runs), "--html", str(out)]) == EXIT_VIOLATION
+
+
+def test_report_groups_by_label(
+    tmp_path: Path, specs_dir: Path, refund_batch: Callable[..., Path]
+) -> None:
+    """--by label makes one group per trace label, shown in the group table."""
+    out = tmp_path / "r.html"
+    runs = refund_batch("pf")
+    main(["report", str(specs_dir / "refund.ltl"), str(runs), "--by", "label", "--html", str(out)])
+    page = out.read_text()
+    assert "Pass rate by label" in page
+    assert f'<td class="mono">{runs}:1</td>' in page and f'<td class="mono">{runs}:2</td>' in page
