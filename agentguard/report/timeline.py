@@ -72,29 +72,38 @@ class Timeline:
 
 
 def timeline(trace: Trace, spec: Spec, report: ComplianceReport) -> Timeline:
-    """Step a fresh monitor over ``trace``; the violations follow ``report`` (offline)."""
+    """Step a fresh monitor over ``trace``; the violations follow ``report`` (offline).
+
+    A monitor that cannot follow the spec (it raises while built or stepped) leaves the
+    timeline partial, with a note saying where and why; the scores are not affected.
+    """
     steps = tuple(_step(c) for c in trace.calls)
     names = tuple(c.name for c in spec.constraints)
     try:
         monitor = Monitor(spec)
-    except AgentGuardError as exc:
+    except (AgentGuardError, RecursionError) as exc:
         return Timeline(names, steps, {}, _offline_violations(report), f"no timeline: {exc}")
     codes: dict[str, list[str]] = {n: [] for n in names}
     found: dict[str, Violation] = {}
+    note = ""
     for position, call in enumerate(trace.calls):
-        peek = monitor.peek(call)
-        for n in (n for n in peek.changed if peek.verdicts[n] is Verdict.VIOLATED):
-            found.setdefault(n, Violation(n, position, _hint(monitor, n, call)))
-        monitor.advance(call)
-        ending = monitor.peek_end()
+        try:
+            peek = monitor.peek(call)
+            for n in (n for n in peek.changed if peek.verdicts[n] is Verdict.VIOLATED):
+                found.setdefault(n, Violation(n, position, _hint(monitor, n, call)))
+            monitor.advance(call)
+            ending = monitor.peek_end()
+        except (AgentGuardError, RecursionError) as exc:
+            note = f"timeline stops at call #{position + 1}: {exc or type(exc).__name__}"
+            break
         for n in names:
             codes[n].append(_code(monitor.verdicts[n], ending.get(n)))
     failed = {c.name for c in report.violated}
     for n in names:
         if n in failed and n not in found:
-            found[n] = Violation(n, None, _hint(monitor, n, None))
+            found[n] = Violation(n, None, "" if note else _hint(monitor, n, None))
     violations = tuple(found[n] for n in names if n in found and n in failed)
-    return Timeline(names, steps, {n: "".join(v) for n, v in codes.items()}, violations)
+    return Timeline(names, steps, {n: "".join(v) for n, v in codes.items()}, violations, note)
 
 
 def _hint(monitor: Monitor, name: str, call: Call | None) -> str:

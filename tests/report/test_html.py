@@ -9,11 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentguard import load_spec
 from agentguard.cli.main import EXIT_INPUT, EXIT_OK, EXIT_VIOLATION, main
 from agentguard.report import batch
-from agentguard.report.html import compliance_html
+from agentguard.report.html import _json_island, compliance_html
 
 
 def _items(path: Path, spec_path: Path) -> tuple[list[batch.CheckedTrace], object]:
@@ -151,3 +153,11 @@ def test_report_groups_by_label(
     page = out.read_text()
     assert "Pass rate by label" in page
     assert f'<td class="mono">{runs}:1</td>' in page and f'<td class="mono">{runs}:2</td>' in page
+
+
+@given(st.recursive(st.text(), lambda c: st.lists(c, max_size=3), max_leaves=6))
+def test_json_island_round_trips_and_never_closes_the_script(value: object) -> None:
+    """Any data put in the page's JSON island reads back equal and holds no '<', '>' or '&'."""
+    text = _json_island(value)
+    assert not set(text) & set("<>&")
+    assert json.loads(text) == value
