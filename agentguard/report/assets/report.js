@@ -43,6 +43,9 @@
       : " violated by call #" + (v[1] + 1) + " " + steps[v[1]][0];
     box.appendChild(el("span", "", where));
     if (v[2]) box.appendChild(el("div", "hint", v[2]));
+    else box.appendChild(el("div", "muted", v[1] === null
+      ? "no repair hint: no further call would satisfy it"
+      : "no repair hint: no earlier call would have made this call compliant"));
     return box;
   }
 
