@@ -44,8 +44,8 @@
     box.appendChild(el("span", "", where));
     if (v[2]) box.appendChild(el("div", "hint", v[2]));
     else box.appendChild(el("div", "muted", v[1] === null
-      ? "no repair hint: no further call would satisfy it"
-      : "no repair hint: no earlier call would have made this call compliant"));
+      ? "no repair hint (the monitor found no calls that would satisfy it)"
+      : "no repair hint (the monitor found no earlier calls that would make this call compliant)"));
     return box;
   }
 
