@@ -1,4 +1,4 @@
-"""``agentguard pec EPISODES... --by method [--by model] [--json] [--csv PATH] [--plot PNG]``.
+"""``agentguard pec EPISODES... --by method [--by model] [--json] [--csv PATH] [--plot PNG] [--html PATH]``.
 
 Wired into the main CLI by :func:`add_parser`. Episodes carry their verdict
 (``fed`` or per-call ``executable``) or are replayed by an oracle: ``--bfcl``
@@ -54,6 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print plain JSON only")
     parser.add_argument("--csv", metavar="PATH", help="also write the table as CSV")
     parser.add_argument("--plot", metavar="PNG", help="also draw the PEC curves (needs [plot])")
+    parser.add_argument(
+        "--html", metavar="PATH", help="also write a self-contained HTML report (curves, episodes)"
+    )
     parser.add_argument("--depths", default="1,2,3,4", help="PEC@k columns (default 1,2,3,4)")
     parser.add_argument(
         "--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)"
@@ -121,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
             from agentguard.pec.plot import plot_pec
 
             plot_pec(report, args.plot)
+        if args.html:
+            from agentguard.report.html import pec_html, write_html
+
+            write_html(pec_html(report, scored), args.html)
     except AgentGuardError as exc:
         err.print(Text("error: ", style="red") + Text(str(exc)))
         return EXIT_USAGE
@@ -134,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"CSV written to {args.csv}")
         if args.plot:
             out.print(f"PEC plot written to {args.plot}")
+        if args.html:
+            out.print(f"HTML report written to {args.html}")
         _report_errors(errors, err, False)
     return EXIT_INPUT if errors else EXIT_OK
 

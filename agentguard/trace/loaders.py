@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
-from agentguard.trace.formats import OBJECT_FORMATS, detect_format, parse
+from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
 from agentguard.trace.formats.agentguard_logs import events_trace, is_event
 from agentguard.trace.model import Trace
 
@@ -129,7 +129,10 @@ def _is_collection(value: Any, format: str | None) -> bool:
     if not all(isinstance(v, (Mapping, list)) for v in value):
         return False
     if format is not None:
-        return format in _OBJECT_FORMAT_NAMES or all(isinstance(v, list) for v in value)
+        if format in _OBJECT_FORMAT_NAMES or all(isinstance(v, list) for v in value):
+            return True
+        # a list of conversations (envelopes) each in the forced format, not one conversation
+        return not fits(value, format) and any(fits(v, format) for v in value)
     if detect_format(value) not in (None, "records"):
         return False
     return any(detect_format(v) is not None for v in value)

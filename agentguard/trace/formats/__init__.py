@@ -158,7 +158,28 @@ def parse(
         raise TraceRecordError(
             f"format {name!r} expects a JSON object, got {_describe(value)}", source=source
         )
+    if format is not None and value != [] and not fmt.detect(value):
+        # a forced format that does not fit reads nothing: an empty trace that would score
+        # FULL. Forcing chooses among the formats that fit; it never bypasses the shape.
+        raise TraceRecordError(_misfit(fmt, value), source=source)
     return fmt.load(value, source, final_answer), name
+
+
+def fits(value: Any, name: str) -> bool:
+    """Whether ``value`` (or the list inside its envelope) has the shape of format ``name``."""
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        return False
+    if fmt in OBJECT_FORMATS:
+        return fmt.detect(value)
+    inner = unwrap(value)
+    return fmt.detect(inner if inner is not None else value)
+
+
+def _misfit(fmt: TraceFormat, value: Any) -> str:
+    detected = detect_format(value)
+    hint = f"; it reads as {detected!r} (drop --format to detect it)" if detected else ""
+    return f"forced format {fmt.name!r} ({fmt.summary}) does not fit {_describe(value)}{hint}"
 
 
 def _no_fit(value: Any) -> str:
@@ -190,6 +211,7 @@ __all__ = [
     "TOOL_ERRORS",
     "TraceFormat",
     "detect_format",
+    "fits",
     "format_names",
     "parse",
 ]
