@@ -41,7 +41,7 @@ _PLUGINS = (
     "agentguard.pec.cli",
     "agentguard.bench.cli",
     "agentguard.demo.cli",
-    "agentguard.report.cli",
+    "agentguard.cli.report",
 )
 
 
