@@ -51,6 +51,7 @@ EXPECTED = frozenset(
         "register_extractor",
         "register_predicate",
         "verify_trace",
+        "verify_traces",
         "classify",
     ]
 )
