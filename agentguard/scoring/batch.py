@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, count
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -22,12 +24,13 @@ import numpy as np
 from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
 from agentguard.language.printer import formula as show
-from agentguard.scoring.report import ComplianceReport, ConstraintResult
+from agentguard.scoring.report import ComplianceReport, ConstraintResult, score_of
 from agentguard.scoring.verify import (
     _spec_from,
     as_trace,
     assemble_report,
     constraint_result,
+    details_of,
     missing_tool_candidates,
 )
 from agentguard.semantics import segmented as S
@@ -38,6 +41,8 @@ from agentguard.semantics.vectors import BINARY, UNARY, BoolVec
 from agentguard.trace.model import Call, Trace
 
 Value = bool | BoolVec
+_NAME = attrgetter("name")
+_PASSED = attrgetter("passed")
 TraceLike = Trace | Mapping[str, Any] | Sequence[Any]
 
 
@@ -59,7 +64,7 @@ def verify_traces(
         spec = _spec_from(spec, registry)
     loaded = [as_trace(t) for t in traces]
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
-    names = [t.names for t in loaded]
+    names = [tuple(map(_NAME, t.calls)) for t in loaded]  # Trace.names, without a genexpr
     bulk = _Bulk(loaded, names)
     fallback: dict[int, Evaluator] = {}
 
@@ -74,21 +79,45 @@ def verify_traces(
         scored = bulk.score(c)
         if scored is None:
             columns.append([constraint_result(c, evaluator(t)) for t in range(len(loaded))])
-            continue
-        column: list[ConstraintResult | None] = [None] * len(loaded)
-        for t, result in zip(bulk.rows, scored, strict=True):
-            column[t] = result
-        columns.append(
-            [
-                r if r is not None else constraint_result(c, evaluator(t))
-                for t, r in enumerate(column)
-            ]
-        )
-    candidates = missing_tool_candidates(constraints)
-    return [
-        assemble_report(tuple(column[t] for column in columns), spec, trace, names[t], candidates)
-        for t, trace in enumerate(loaded)
-    ]
+        elif len(bulk.rows) == len(loaded):
+            columns.append(scored)
+        else:  # empty traces keep the evaluator's own rules
+            column: list[ConstraintResult | None] = [None] * len(loaded)
+            for t, result in zip(bulk.rows, scored, strict=True):
+                column[t] = result
+            columns.append(
+                [
+                    r if r is not None else constraint_result(c, evaluator(t))
+                    for t, r in enumerate(column)
+                ]
+            )
+    return _reports(columns, spec, loaded, names, missing_tool_candidates(constraints))
+
+
+def _reports(
+    columns: list[list[ConstraintResult]],
+    spec: A.Spec | Sequence[A.Constraint],
+    traces: list[Trace],
+    names: list[tuple[str, ...]],
+    candidates: tuple[str, ...],
+) -> list[ComplianceReport]:
+    """One report per trace; traces with the same outcomes share their score and details
+    (which depend only on which constraints passed, and on the tools called when the
+    details name missing tools)."""
+    rows: list[tuple[ConstraintResult, ...]] = (
+        list(zip(*columns, strict=True)) if columns else [()] * len(traces)
+    )
+    summaries: dict[tuple[bool, ...], tuple[float, str]] = {}
+    out = []
+    for t, row in enumerate(rows):
+        summary = None
+        if not candidates:
+            key = tuple(map(_PASSED, row))
+            summary = summaries.get(key)
+            if summary is None:
+                summary = summaries[key] = (score_of(row), details_of(row, (), names[t]))
+        out.append(assemble_report(row, spec, traces[t], names[t], candidates, summary))
+    return out
 
 
 class _Bulk:
@@ -99,17 +128,21 @@ class _Bulk:
         # the non-empty traces, in order; an empty one keeps the evaluator's own rules
         self.rows = [t for t, n in enumerate(names) if n]
         self.seg = S.Segments([len(names[t]) for t in self.rows])
-        flat: list[str] = [name for t in self.rows for name in names[t]]
-        self.flat_names = flat
+        self.names = names
+        # a code per tool name (its first position: unique, not dense), in one pass
         codes: dict[str, int] = {}
-        for name in dict.fromkeys(flat):
-            codes[name] = len(codes)
         self.codes = codes
-        self.code_vec = np.fromiter(map(codes.__getitem__, flat), dtype=np.int64, count=len(flat))
+        self.code_vec = np.fromiter(
+            map(codes.setdefault, chain.from_iterable(names), count()),
+            dtype=np.int64,
+            count=self.seg.n,
+        )
         self._calls: list[Call] | None = None
         self._values: dict[int, Value] = {}
         self._pinned: list[A.Formula] = []  # keeps every id() key of _values alive
         self._shown: dict[int, str] = {}
+        self._starts: dict[int, BoolVec] = {}
+        self._firsts: dict[tuple[int, bool], S.Index] = {}
 
     # ---------------------------------------------------------------- scoring
     def score(self, c: A.Constraint) -> list[ConstraintResult] | None:
@@ -117,21 +150,63 @@ class _Bulk:
         if not self.rows or not _in_fragment(c.formula):
             return None
         try:
-            value = self.value(c.formula)
-            passed = self._at_start(value)
+            passed = self.start(c.formula)
             details = self._explain(c.formula, np.arange(len(self.rows)), passed)
         except Exception:  # noqa: BLE001 - the per-trace path reproduces the error exactly
             return None
-        memo: dict[tuple[bool, str], ConstraintResult] = {}
-        out: list[ConstraintResult] = []
-        for ok, detail in zip(passed.tolist(), details, strict=True):
-            result = memo.get((ok, detail))
-            if result is None:
-                result = memo[(ok, detail)] = ConstraintResult(
-                    c.name, c.layer, c.weight, ok, detail, str(c.severity), c.message, None
-                )
-            out.append(result)
+        outcomes = list(zip(passed.tolist(), details, strict=True))
+        severity = str(c.severity)
+        shared = {  # one result object per distinct outcome (they are immutable)
+            (ok, detail): ConstraintResult(
+                c.name, c.layer, c.weight, ok, detail, severity, c.message, None
+            )
+            for ok, detail in set(outcomes)
+        }
+        return list(map(shared.__getitem__, outcomes))
+
+    def start(self, f: A.Formula) -> BoolVec:
+        """Truth of ``f`` at each row's first position.
+
+        At the top of a constraint, ``G φ`` and ``F φ`` need only each segment's first
+        failure or witness of ``φ``, one reduction, not the vector at every position.
+        """
+        key = id(f)
+        hit = self._starts.get(key)
+        if hit is not None:
+            return hit
+        out: BoolVec
+        if isinstance(f, A.Always) and f.bound is None:
+            out = self._first(f.operand, negated=True) < 0
+        elif isinstance(f, A.Eventually) and f.bound is None:
+            out = self._first(f.operand, negated=False) >= 0
+        elif isinstance(f, A.Not):
+            out = ~self.start(f.operand)
+        elif isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
+            left, right = self.start(f.left), self.start(f.right)
+            if isinstance(f, A.And):
+                out = left & right
+            elif isinstance(f, A.Or):
+                out = left | right
+            elif isinstance(f, A.Implies):
+                out = ~left | right
+            else:
+                out = left == right
+        else:
+            out = self._at_start(self.value(f))
+        self._starts[key] = out
+        self._pinned.append(f)
         return out
+
+    def _first(self, f: A.Formula, *, negated: bool) -> S.Index:
+        """Per row, the global index of the first position where ``f`` (or ``!f``) holds,
+        or -1."""
+        key = (id(f), negated)
+        hit = self._firsts.get(key)
+        if hit is None:
+            vec = self._vec(self.value(f))
+            hit = self._firsts[key] = S.first_true(~vec if negated else vec, self.seg)
+            self._pinned.append(f)
+        return hit
 
     def _at_start(self, v: Value) -> BoolVec:
         if isinstance(v, bool):
@@ -214,27 +289,31 @@ class _Bulk:
         """
         lengths = self.seg.lengths[group].tolist()
         if isinstance(f, A.Always) and f.bound is None:
-            bad = S.first_true_in_segment(~self._vec(self.value(f.operand)), self.seg)[group]
+            bad = self._first(f.operand, negated=True)[group]
             inner = self._show(f.operand)
             return [
                 f"Held at all {n} call(s)."
                 if ok
-                else f"Violated at {self._call(int(b))}: {inner} does not hold there."
-                for ok, n, b in zip(passed.tolist(), lengths, bad.tolist(), strict=True)
+                else f"Violated at {self._call(r, b)}: {inner} does not hold there."
+                for ok, n, r, b in zip(
+                    passed.tolist(), lengths, group.tolist(), bad.tolist(), strict=True
+                )
             ]
         if isinstance(f, A.Eventually) and f.bound is None:
-            good = S.first_true_in_segment(self._vec(self.value(f.operand)), self.seg)[group]
+            good = self._first(f.operand, negated=False)[group]
             inner = self._show(f.operand)
             return [
-                f"Satisfied at {self._call(int(g))}."
+                f"Satisfied at {self._call(r, g)}."
                 if ok
                 else f"Never satisfied in {n} call(s): {inner}."
-                for ok, n, g in zip(passed.tolist(), lengths, good.tolist(), strict=True)
+                for ok, n, r, g in zip(
+                    passed.tolist(), lengths, group.tolist(), good.tolist(), strict=True
+                )
             ]
         if isinstance(f, A.And):  # a failed conjunction is explained by its first failed part
             out = self._generic(f, passed, lengths)
-            left = self._at_start(self.value(f.left))[group]
-            right = self._at_start(self.value(f.right))[group]
+            left = self.start(f.left)[group]
+            right = self.start(f.right)[group]
             for part, pick in ((f.left, ~passed & ~left), (f.right, ~passed & left & ~right)):
                 chosen = np.flatnonzero(pick)
                 if chosen.size:
@@ -243,7 +322,7 @@ class _Bulk:
                         out[k] = text
             return out
         if isinstance(f, A.Implies):
-            left = self._at_start(self.value(f.left))[group]
+            left = self.start(f.left)[group]
             vacuous = f"Vacuously true: {self._show(f.left)} does not hold."
             out = [vacuous] * len(lengths)
             chosen = np.flatnonzero(left)
@@ -261,9 +340,10 @@ class _Bulk:
             for ok, n in zip(passed.tolist(), lengths, strict=True)
         ]
 
-    def _call(self, i: int) -> str:
-        local = i - int(self.seg.first[i])
-        return f'call #{local + 1} ("{self.flat_names[i]}")'
+    def _call(self, row: int, i: int) -> str:
+        """``call #k ("name")`` for global position ``i`` of row ``row``."""
+        local = i - int(self.seg.starts[row])
+        return f'call #{local + 1} ("{self.names[self.rows[row]][local]}")'
 
     def _show(self, f: A.Formula) -> str:
         text = self._shown.get(id(f))

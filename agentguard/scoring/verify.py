@@ -74,20 +74,24 @@ def assemble_report(
     trace: Trace,
     names: tuple[str, ...],
     candidates: tuple[str, ...] | None = None,
+    summary: tuple[float, str] | None = None,
 ) -> ComplianceReport:
     """The report of ``results`` on ``trace`` (``names`` is its tool sequence).
 
-    ``candidates`` (from :func:`missing_tool_candidates`) can be passed in when many
-    traces are scored against one spec, so it is computed once.
+    When many traces are scored against one spec, ``candidates`` (from
+    :func:`missing_tool_candidates`) and ``summary`` (the score and details, shared by
+    traces with the same outcomes) can be passed in instead of recomputed per trace.
     """
-    if candidates is None:
-        constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
-        candidates = missing_tool_candidates(constraints)
-    score = score_of(results)
+    if summary is None:
+        if candidates is None:
+            constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+            candidates = missing_tool_candidates(constraints)
+        summary = score_of(results), details_of(results, candidates, names)
+    score, details = summary
     return ComplianceReport(
         compliance_score=score,
         compliance_label=label_of(score),
-        details=details_of(results, candidates, names),
+        details=details,
         tool_sequence=names,
         constraints=results,
         spec_name=spec.name if isinstance(spec, A.Spec) else None,

@@ -127,3 +127,17 @@ def test_tool_declarations_are_checked_per_trace() -> None:
 def test_empty_batch() -> None:
     """No traces, no reports."""
     assert verify_traces([], "constraint c := F a") == []
+
+
+def test_fragment_constraints_take_the_bulk_path() -> None:
+    """Event/temporal constraints are scored in bulk, not silently per trace."""
+    from agentguard.scoring.batch import _Bulk
+
+    spec = parse_spec(
+        "constraint a := G(t1 -> F t2)\nconstraint b := F t0 -> F t3\n"
+        "constraint c := G(t8 -> X t9) & !F t10\nconstraint d := (t1 U t2) | H(t1(x > 2))"
+    )
+    corpus = [Trace.of("t1", "t2", "t8", "t9"), Trace.of("t0", "t8"), Trace.of("t2")]
+    bulk = _Bulk(corpus, [t.names for t in corpus])
+    assert all(bulk.score(c) is not None for c in spec.constraints)
+    assert bulk.score(parse_spec("constraint q := Called(t1)").constraints[0]) is None
