@@ -95,9 +95,7 @@ def spec_text() -> str:
     )
 
 
-def median_interleaved(
-    runs: dict[str, Callable[[], Any]], repeat: int
-) -> dict[str, float]:
+def median_interleaved(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
     """Median seconds of each run, alternating runs each round so load drift hits all."""
     for fn in runs.values():  # warm-up, untimed
         fn()
@@ -134,9 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp())
     path = folder / "log.jsonl"
     path.write_text(
-        "".join(
-            json.dumps({"tool_calls": [{"tool_name": a} for a in t]}) + "\n" for t in log
-        )
+        "".join(json.dumps({"tool_calls": [{"tool_name": a} for a in t]}) + "\n" for t in log)
     )
 
     # same deviations, constraint by constraint, before anything is timed
@@ -178,8 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ratios = {
         "verify_traces_speedup_over_pm4py": times["pm4py"] / times["verify_traces"],
         "verify_traces_speedup_over_loop": times["verify_trace_loop"] / times["verify_traces"],
-        "from_file_speedup_over_pm4py": times["pm4py_from_file"]
-        / times["verify_traces_from_file"],
+        "from_file_speedup_over_pm4py": times["pm4py_from_file"] / times["verify_traces_from_file"],
         "from_file_speedup_over_loop": times["verify_trace_loop_from_file"]
         / times["verify_traces_from_file"],
     }

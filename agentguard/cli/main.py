@@ -30,7 +30,7 @@ from agentguard.errors import (
 from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
-from agentguard.scoring import verify_trace
+from agentguard.scoring import verify_traces
 from agentguard.trace.formats import format_names
 from agentguard.trace.loaders import iter_trace_file
 
@@ -120,10 +120,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                     {"source": rec.source, "record": rec.record, "error": str(rec.error)}
                 )
                 continue
-            report = verify_trace(rec.trace, spec)
-            if not report.passed and worst == EXIT_OK:
-                worst = EXIT_VIOLATION
-            results.append({"source": rec.source, "record": rec.record, "report": report})
+            results.append({"source": rec.source, "record": rec.record, "trace": rec.trace})
+    if _score_all(results, spec, args) and worst == EXIT_OK:
+        worst = EXIT_VIOLATION
     if args.json:
         out = [
             {"source": r["source"], "record": r["record"], "error": r["error"]}
@@ -158,6 +157,22 @@ def cmd_check(args: argparse.Namespace) -> int:
             console.print(f"[yellow]tool declaration[/] {problem}")
         console.print(f"tool sequence: {_sequence(rep.tool_sequence)}\n")
     return worst
+
+
+def _score_all(results: list[dict[str, Any]], spec: Spec, args: argparse.Namespace) -> bool:
+    """Replace each result's ``trace`` by its ``report``, in one batch (``--jobs N``: on N
+    processes, same reports); True when some trace violates a constraint."""
+    pending = [r for r in results if "trace" in r]
+    traces = [r.pop("trace") for r in pending]
+    if args.jobs > 1:
+        from agentguard.scale.pool import verify_traces_parallel
+
+        reports = verify_traces_parallel(traces, args.spec, jobs=args.jobs, plugins=args.load)
+    else:
+        reports = verify_traces(traces, spec)
+    for r, report in zip(pending, reports, strict=True):
+        r["report"] = report
+    return not all(report.passed for report in reports)
 
 
 _COLOURS = {"FULL": "green", "PARTIAL": "yellow", "NONE": "red"}
@@ -307,6 +322,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a count >= 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentguard",
@@ -347,6 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=5,
         metavar="N",
         help="show a full table per trace up to N traces, else one summary (default 5)",
+    )
+    check.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="score on N worker processes (same reports as serial; default 1)",
     )
     check.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     check.set_defaults(func=cmd_check)
