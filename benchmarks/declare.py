@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ours = verify_traces(traces, spec)
     names = [c.name for c in spec.constraints]
     ours_counts = {n: sum(not r.constraints[k].passed for r in ours) for k, n in enumerate(names)}
-    theirs_counts = {n: 0 for n in names}
+    theirs_counts = dict.fromkeys(names, 0)
     for case in theirs:
         for template, acts in case["deviations"]:
             acts = (acts,) if isinstance(acts, str) else tuple(acts)

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard import Trace, parse_spec, verify_trace, verify_traces
+from agentguard._recursion import deep_recursion
 from agentguard.language import ast as A
 from agentguard.semantics import segmented as S
 from agentguard.semantics import vectors as V
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Registry
-from agentguard._recursion import deep_recursion
 from tests.strategies import data_formulas, propositional, quantified, traces
 
 with deep_recursion():  # raised before Hypothesis runs, which warns when a test raises it
