@@ -294,20 +294,20 @@ class _Bulk:
             return [
                 f"Held at all {n} call(s)."
                 if ok
-                else f"Violated at {self._call(r, b)}: {inner} does not hold there."
-                for ok, n, r, b in zip(
-                    passed.tolist(), lengths, group.tolist(), bad.tolist(), strict=True
+                else f"Violated at {self._call(r, k)}: {inner} does not hold there."
+                for ok, n, r, k in zip(
+                    passed.tolist(), lengths, group.tolist(), self._local(bad, group), strict=True
                 )
             ]
         if isinstance(f, A.Eventually) and f.bound is None:
             good = self._first(f.operand, negated=False)[group]
             inner = self._show(f.operand)
             return [
-                f"Satisfied at {self._call(r, g)}."
+                f"Satisfied at {self._call(r, k)}."
                 if ok
                 else f"Never satisfied in {n} call(s): {inner}."
-                for ok, n, r, g in zip(
-                    passed.tolist(), lengths, group.tolist(), good.tolist(), strict=True
+                for ok, n, r, k in zip(
+                    passed.tolist(), lengths, group.tolist(), self._local(good, group), strict=True
                 )
             ]
         if isinstance(f, A.And):  # a failed conjunction is explained by its first failed part
@@ -340,9 +340,13 @@ class _Bulk:
             for ok, n in zip(passed.tolist(), lengths, strict=True)
         ]
 
-    def _call(self, row: int, i: int) -> str:
-        """``call #k ("name")`` for global position ``i`` of row ``row``."""
-        local = i - int(self.seg.starts[row])
+    def _local(self, positions: S.Index, group: np.ndarray[Any, Any]) -> list[int]:
+        """Global positions (or -1) of the rows ``group`` as positions in their own trace."""
+        out: list[int] = (positions - self.seg.starts[group]).tolist()
+        return out
+
+    def _call(self, row: int, local: int) -> str:
+        """``call #k ("name")`` for position ``local`` of row ``row``'s trace."""
         return f'call #{local + 1} ("{self.names[self.rows[row]][local]}")'
 
     def _show(self, f: A.Formula) -> str:
