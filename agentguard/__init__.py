@@ -35,7 +35,7 @@ from agentguard.guard import guard
 from agentguard.language import load_spec, parse_formula, parse_spec
 from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
 from agentguard.language.printer import format_formula, format_spec
-from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace
+from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace, verify_traces
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.registry import (
     Registry,
@@ -128,4 +128,5 @@ __all__ = [
     "register_extractor",
     "register_predicate",
     "verify_trace",
+    "verify_traces",
 ]

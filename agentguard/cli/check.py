@@ -161,8 +161,18 @@ def score_threshold(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
 def add_scale_options(parser: argparse.ArgumentParser) -> None:
-    """``--by``, ``--summary`` and ``--fail-under`` (shared by ``check`` and ``report``)."""
+    """``--by``, ``--fail-under`` and ``--jobs`` (shared by ``check`` and ``report``)."""
     parser.add_argument(
         "--by",
         action="append",
@@ -178,6 +188,13 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         metavar="SCORE",
         help="exit 1 only when the mean compliance score is below SCORE (for CI), "
         "instead of on any violation",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="score on N worker processes (same reports as serial; default 1)",
     )
 
 

@@ -102,7 +102,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
     batch.check_fields(loaded, args.by)
     err = Console(stderr=True)
-    items = batch.score_records(check.with_progress(loaded, "scoring", err), spec)
+    items = batch.score_records(
+        check.with_progress(loaded, "scoring", err),
+        spec,
+        jobs=args.jobs,
+        spec_source=args.spec,
+        plugins=args.load,
+    )
     for item in items:
         if item.error is not None:
             _err(item.error)

@@ -65,7 +65,13 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
     batch.check_fields(loaded, args.by)
-    items = batch.score_records(check.with_progress(loaded, "scoring", err), spec)
+    items = batch.score_records(
+        check.with_progress(loaded, "scoring", err),
+        spec,
+        jobs=args.jobs,
+        spec_source=args.spec,
+        plugins=args.load,
+    )
     for item in items:
         if item.error is not None:
             cli._err(item.error)

@@ -75,7 +75,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     oracle.add_argument("--tools", metavar="JSON", help="replay with schemas from function defs")
     oracle.add_argument("--spec", metavar="LTL", help="replay with an .ltl spec's tool decls")
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="replay on N worker processes (same results as serial; default 1)",
+    )
     parser.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a count >= 1, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
                 scored.append(item.scored)
             else:
                 pending.append((item.where, item.episode))
-        if oracle is not None:
+        if oracle is not None and getattr(args, "jobs", 1) > 1:
+            scored += _replay_pool(args, pending, errors)
+        elif oracle is not None:
             scored += _replay(oracle, pending, err, errors, quiet=args.json)
         if not scored:
             _report_errors(errors, err, args.json)
@@ -198,6 +214,47 @@ def _replay(
         except AgentGuardError as exc:
             errors.append(AgentGuardError(f"{where}: {exc}"))
     return scored
+
+
+def _replay_pool(
+    args: argparse.Namespace, pending: Sequence[tuple[str, Episode]], errors: list[Exception]
+) -> list[Scored]:
+    """``_replay`` on ``args.jobs`` processes; each worker builds its own oracle."""
+    from agentguard.scale.pool import map_chunks
+
+    chosen = argparse.Namespace(bfcl=args.bfcl, tools=args.tools, spec=args.spec)
+    outcomes = map_chunks(
+        _replay_chunk, pending, args.jobs, initializer=_init_oracle, initargs=(chosen,)
+    )
+    scored = []
+    for outcome in outcomes:
+        if isinstance(outcome, str):
+            errors.append(AgentGuardError(outcome))
+        else:
+            scored.append(outcome)
+    return scored
+
+
+_worker_oracle: list[Oracle] = []
+
+
+def _init_oracle(chosen: argparse.Namespace) -> None:
+    oracle = _oracle(chosen)
+    if oracle is None:  # pragma: no cover - only called with an oracle option set
+        raise AgentGuardError("--jobs replays need --bfcl, --tools or --spec")
+    _worker_oracle[:] = [oracle]
+
+
+def _replay_chunk(pending: list[tuple[str, Episode]]) -> list[Scored | str]:
+    """Each episode's score, or the error text (as ``_replay`` words it)."""
+    oracle = _worker_oracle[0]
+    out: list[Scored | str] = []
+    for where, episode in pending:
+        try:
+            out.append(oracle.score(episode))
+        except AgentGuardError as exc:
+            out.append(f"{where}: {exc}")
+    return out
 
 
 def _report_errors(errors: Sequence[Exception], err: Console, as_json: bool) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from agentguard.errors import AgentGuardError, TraceError
 from agentguard.language.ast import Spec
-from agentguard.scoring import verify_trace
+from agentguard.scoring import verify_traces
 from agentguard.scoring.report import FULL, NONE, PARTIAL, ComplianceReport
 from agentguard.trace.loaders import LoadedTrace, iter_trace_file
 
@@ -83,20 +83,57 @@ def read_files(
     return out
 
 
-def score_records(records: Iterable[LoadedTrace | CheckedTrace], spec: Spec) -> list[CheckedTrace]:
-    """Score every readable record; unreadable ones pass through with their error."""
-    out = []
+def score_records(
+    records: Iterable[LoadedTrace | CheckedTrace],
+    spec: Spec,
+    *,
+    jobs: int = 1,
+    spec_source: str | None = None,
+    plugins: Sequence[str] = (),
+    chunk: int = 256,
+) -> list[CheckedTrace]:
+    """Score every readable record; unreadable ones pass through with their error.
+
+    Readable traces are scored in batches with :func:`~agentguard.scoring.verify_traces`
+    (compiled once, evaluated in bulk), ``chunk`` records at a time so that a progress
+    wrapper around ``records`` still advances. With ``jobs > 1`` they are scored on that
+    many processes (:mod:`agentguard.scale.pool`); each worker loads ``spec_source`` (the
+    ``.ltl`` path, after importing ``plugins``) itself. The reports are the same either way.
+    """
+    out: list[CheckedTrace] = []
+    pending: list[LoadedTrace] = []
+
+    def flush() -> None:
+        traces = [rec.trace for rec in pending if rec.trace is not None]
+        if jobs > 1:
+            from agentguard.scale.pool import verify_traces_parallel
+
+            reports = verify_traces_parallel(
+                traces, spec_source or spec, jobs=jobs, plugins=plugins
+            )
+        else:
+            reports = verify_traces(traces, spec)
+        for rec, report in zip(pending, reports, strict=True):
+            out.append(
+                CheckedTrace(rec.source, rec.record, rec.label, rec.format, report, None, rec)
+            )
+        pending.clear()
+
     for rec in records:
         if isinstance(rec, CheckedTrace):
+            flush()
             out.append(rec)
             continue
         if rec.error is not None or rec.trace is None:
+            flush()
             out.append(
                 CheckedTrace(rec.source, rec.record, rec.label, None, None, str(rec.error), rec)
             )
             continue
-        report = verify_trace(rec.trace, spec)
-        out.append(CheckedTrace(rec.source, rec.record, rec.label, rec.format, report, None, rec))
+        pending.append(rec)
+        if jobs <= 1 and len(pending) >= chunk:
+            flush()
+    flush()
     return out
 
 

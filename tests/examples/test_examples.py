@@ -84,7 +84,10 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--steps", "2", "--repeat", "1", "--json"]) == 0
+    argv = ["--steps", "2", "--repeat", "1", "--model-latency-ms", "1", "--json"]
+    assert module.main(argv) == 0
     result = json.loads(capsys.readouterr().out)
-    assert [r["framework"] for r in result["runs"]] == ["smolagents", "langchain"]
+    frameworks = ["smolagents", "langchain"]
+    assert [r["framework"] for r in result["headline_no_model_delay"]] == frameworks
+    assert [r["framework"] for r in result["with_model_delay"]["runs"]] == frameworks
     assert result["firewall_us_per_call"] > 0
