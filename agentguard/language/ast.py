@@ -35,13 +35,41 @@ def _span() -> Any:
     return field(default=None, compare=False, repr=False)
 
 
+def literal_identity(value: Any) -> Any:
+    """What makes two constants the same constant: their value *and* their JSON type.
+
+    Python has ``True == 1`` and ``hash(False) == hash(0)``, so nodes compared by value
+    would merge ``k = true`` with ``k = 1`` in every cache keyed on nodes (the evaluator's,
+    the monitor's atom table). The identity tags each scalar with its type, recursively
+    through lists and maps; ``1`` and ``1.0`` stay distinct nodes too (they evaluate alike).
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(literal_identity(v) for v in value))
+    if isinstance(value, Mapping):
+        return ("map", tuple((str(k), literal_identity(v)) for k, v in value.items()))
+    return (type(value).__name__, value)
+
+
+def _identity() -> Any:
+    return field(init=False, repr=False)
+
+
 # --------------------------------------------------------------------------- terms
 @dataclass(frozen=True, slots=True)
 class Literal:
-    """A constant: str, int, float, bool, None, a tuple (list) or a MapLiteral."""
+    """A constant: str, int, float, bool, None, a tuple (list) or a MapLiteral.
 
-    value: Any
+    Compared and hashed by :func:`literal_identity`, so ``Literal(True) != Literal(1)``.
+    """
+
+    value: Any = field(compare=False)
     span: Span | None = _span()
+    identity: Any = _identity()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "identity", literal_identity(self.value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +137,12 @@ class Domain:
     extractor: str
     tool: str | None = None
     path: tuple[str | int, ...] = ()
-    extra: tuple[Any, ...] = ()
+    extra: tuple[Any, ...] = field(default=(), compare=False)
     span: Span | None = _span()
+    extra_identity: Any = _identity()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra_identity", literal_identity(self.extra))
 
 
 Term: TypeAlias = Literal | MapLiteral | ListLiteral | Regex | Var | FieldRef | MetricRef | Domain
@@ -367,8 +399,12 @@ class Param:
     type: str = "any"
     optional: bool = False
     source: Domain | None = None
-    bound: tuple[str, Any] | None = None
+    bound: tuple[str, Any] | None = field(default=None, compare=False)
     span: Span | None = _span()
+    bound_identity: Any = _identity()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bound_identity", literal_identity(self.bound))
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,12 +214,12 @@ class Resolver:
                     name, params, item.children[2], source, self._span(item, source)
                 )
             elif kind == "predicate_decl":
-                name = str(item.children[0])
+                name = _name(item.children[0])
                 self.declared_predicates[name] = len(
                     [p for p in item.children[1:] if p is not None]
                 )
             elif kind == "extractor_decl":
-                self.declared_extractors.add(str(item.children[0]))
+                self.declared_extractors.add(_name(item.children[0]))
             elif kind == "tool_decl":
                 name = _name(item.children[0])
                 if name in self.tools:
@@ -294,7 +294,7 @@ class Resolver:
 
     def _param(self, node: Tree[Any], source: str) -> A.Param | None:
         kids = node.children
-        pname = str(kids[0])
+        pname = _name(kids[0])
         optional = kids[1] is not None
         type_tok = kids[2]
         ptype = _PARAM_TYPES.get(str(type_tok))
@@ -688,7 +688,7 @@ class Resolver:
             elif kind == "v":
                 out.append(self._term(arg, env, in_event=False))
             elif kind == "f":
-                fname = self._tool_name_arg(arg, env, name, check=False)
+                fname = str(self._tool_name_arg(arg, env, name, check=False))
                 if (
                     fname not in self.registry.context_predicates
                     and fname not in self.declared_predicates
@@ -704,7 +704,9 @@ class Resolver:
 
     def _tool_name_arg(
         self, arg: Tree[Any] | Token, env: _Env, pred: str, *, check: bool = True
-    ) -> str:
+    ) -> str | A.Var:
+        """A tool name (bare or quoted, checked against the declared tools), or a bound
+        variable: ``forall x in [a, b]: Called(x)`` substitutes ``x`` (Appendix A.2.4)."""
         src = env.source
         if isinstance(arg, Tree) and arg.data == "ref":
             name, path = _ref_parts(arg)
@@ -712,11 +714,16 @@ class Resolver:
                 if name in env.macro_args:
                     inner, inner_env = env.macro_args[name]
                     return self._tool_name_arg(inner, inner_env, pred, check=check)
+                if name in env.bound and check:
+                    return A.Var(name, (), self._span(arg, src))
                 if check:
                     self._check_tool(name, arg, src)
                 return name
         if isinstance(arg, Tree) and arg.data == "string":
-            return _string_value(arg.children[0])
+            text = _string_value(arg.children[0])
+            if check:
+                self._check_tool(text, arg, src)
+            return text
         raise self._problem(f"{pred} expects a tool name here", arg, src)
 
     # ------------------------------------------------------------- terms

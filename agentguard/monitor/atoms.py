@@ -13,14 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Union
 
-from agentguard.errors import PredicateError
+from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
+from agentguard.semantics.evaluator import located
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import (
     MISSING,
     call_field,
     compare,
-    compile_regex,
+    data_regex,
     get_path,
     unwrap_result,
 )
@@ -106,7 +107,7 @@ def term_value(t: A.Term, env: Env, metrics: Mapping[str, Any] | None = None) ->
     if isinstance(t, A.MapLiteral):
         return {k: term_value(v, env, metrics) for k, v in t.items}
     if isinstance(t, A.Regex):
-        return compile_regex(t.pattern, t.flags)
+        return data_regex(t.pattern, t.flags)
     if isinstance(t, A.MetricRef):
         if metrics is None:
             raise Unsupported("metrics are known only at the end")
@@ -135,8 +136,11 @@ def eval_event(atom: EventAtom, call: Call, env: Env, match: Matcher) -> bool | 
             unknown = True
             continue
         expected = term_value(test.value, env)
-        if not run_test(call_field(call, test.field.path), test, expected):
-            return False
+        try:
+            if not run_test(call_field(call, test.field.path), test, expected):
+                return False
+        except EvaluationError as exc:
+            raise located(exc, A.Event(atom.tool, atom.tests), test.span) from None
     if atom.result is not None:
         if not call.has_result:
             return None
@@ -157,7 +161,11 @@ def eval_frozen(
     """Value of a position-independent atom; raises PredicateError like the evaluator."""
     f = atom.formula
     if isinstance(f, A.Compare):
-        return compare(term_value(f.left, env, metrics), f.op, term_value(f.right, env, metrics))
+        left, right = term_value(f.left, env, metrics), term_value(f.right, env, metrics)
+        try:
+            return compare(left, f.op, right)
+        except EvaluationError as exc:
+            raise located(exc, f) from None
     entry = registry.predicates.get(f.name)
     if entry is None:
         raise PredicateError(f"predicate {f.name!r} is declared but not registered")

@@ -20,7 +20,8 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
     env = env or {}
     n = ev.n
     if isinstance(f, A.TracePredicate):
-        return P.explain(f, ev.idx, lambda t: ev.term(t, env), ev.match, passed)
+        resolve = ev.resolver(env)
+        return P.explain(P.ground(f, resolve), ev.idx, resolve, ev.match, passed)
     if isinstance(f, A.Compare):
         left = ev.term(f.left, env)
         return f"{show_term(f.left)} = {left!r}; expected {f.op} {show_term(f.right)}."

@@ -11,6 +11,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
+from agentguard.errors import EvaluationError
 from agentguard.trace.model import UNKNOWN, Call
 
 
@@ -97,6 +98,16 @@ def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
     return re.compile(pattern, value)
 
 
+def data_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+    """A pattern the resolver could not check (a string operand of ``~``, a variable bound
+    to trace data, a hand-built node): an invalid one is an :class:`EvaluationError`,
+    never ``re.error``."""
+    try:
+        return compile_regex(pattern, flags)
+    except (re.error, RecursionError, OverflowError, KeyError) as exc:
+        raise EvaluationError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
 def _order(a: Any, b: Any, op: Callable[[Any, Any], bool]) -> bool:
     if _is_number(a) and _is_number(b):
         return op(a, b)
@@ -141,7 +152,7 @@ def compare(left: Any, op: str, right: Any) -> bool:
     if op in ("~", "!~"):
         if not isinstance(left, str):
             return False
-        pattern = right if isinstance(right, re.Pattern) else compile_regex(str(right))
+        pattern = right if isinstance(right, re.Pattern) else data_regex(str(right))
         found = pattern.search(left) is not None
         return found if op == "~" else not found
     if op == "contains":
