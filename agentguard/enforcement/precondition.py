@@ -39,7 +39,7 @@ class PastFormula:
         if isinstance(f, A.Event):
             for t in f.tests:
                 term_value(t.value, {})  # raises Unsupported for variables, metrics, domains
-            self._events[len(self._nodes)] = EventAtom(f.tool, f.tests)
+            self._events[len(self._nodes)] = EventAtom(f.tool, f.tests, outcome=f.outcome)
         elif isinstance(f, A.Const):
             pass
         elif isinstance(f, A.Not | A.Yesterday | A.Once | A.Historically):
@@ -52,15 +52,18 @@ class PastFormula:
         self._kids.append(kids)
         return len(self._nodes) - 1
 
-    def _eval(self, call: Call, n: int, state: list[Any]) -> bool:
-        """Truth at position ``n`` (the call); ``state`` moves to position ``n``."""
+    def _eval(self, call: Call, n: int, state: list[Any], *, pending: bool = False) -> bool:
+        """Truth at position ``n`` (the call); ``state`` moves to position ``n``.
+
+        A ``pending`` call (proposed, not run) has no outcome yet: ``.ok`` / ``.error``
+        on it are not true."""
         vals: list[bool] = []
         for i, f in enumerate(self._nodes):
             k = self._kids[i]
             if isinstance(f, A.Const):
                 v = f.value
             elif isinstance(f, A.Event):
-                v = eval_event(self._events[i], call, {}, values_match) is True
+                v = eval_event(self._events[i], call, {}, values_match, pending=pending) is True
             elif isinstance(f, A.Not):
                 v = not vals[k[0]]
             elif isinstance(f, A.And):
@@ -111,7 +114,7 @@ class PastFormula:
         n = self.position
         value = True
         for call in calls:
-            value = self._eval(call, n, state)
+            value = self._eval(call, n, state, pending=True)
             n += 1
         return value
 

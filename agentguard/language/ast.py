@@ -167,12 +167,21 @@ class Test:
     span: Span | None = _span()
 
 
+OUTCOMES = ("ok", "error")
+"""The outcome tests on an atom: ``tool.ok`` (it ran without error), ``tool.error``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
-    """The call at this position is ``tool`` (``None``: any tool) and passes every test."""
+    """The call at this position is ``tool`` (``None``: any tool) and passes every test.
+
+    ``outcome`` (``"ok"`` / ``"error"``, from ``tool.ok`` / ``tool(...).error``) also asks
+    how the call ended: without error, or with one (``Call.error``).
+    """
 
     tool: str | None
     tests: tuple[Test, ...] = ()
+    outcome: str | None = None
     span: Span | None = _span()
 
 
@@ -347,8 +356,8 @@ TRACE_PREDICATES: Mapping[str, str] = {
 class TracePredicate:
     """One of the paper's global trace predicates (evaluated over the whole trace).
 
-    ``args`` hold plain values: tool names (str), ints, comparison strings, tuples of
-    tool names, a MapLiteral, a result Term.
+    ``args`` hold plain values: tool names (str, or a :class:`Var` a quantifier binds),
+    ints, comparison strings, tuples of tool names, a MapLiteral, a result Term.
     """
 
     name: str

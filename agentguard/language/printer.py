@@ -196,9 +196,9 @@ def _render(
         return "true" if f.value else "false"
     if isinstance(f, A.Event):
         head = "any" if f.tool is None else name(f.tool)
-        if not f.tests:
-            return head
-        return f"{head}({', '.join(_test(t) for t in f.tests)})"
+        if f.tests:
+            head += f"({', '.join(_test(t) for t in f.tests)})"
+        return head if f.outcome is None else f"{head}.{f.outcome}"
     if isinstance(f, A.Compare):
         return f"{term(f.left)} {f.op} {term(f.right)}"
     if isinstance(f, A.TracePredicate):

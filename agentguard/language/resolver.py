@@ -444,6 +444,9 @@ class Resolver:
             return self._ref_formula(node, env)
         if kind == "call":
             return self._call_formula(node, env)
+        if kind == "call_outcome":
+            inner = self._call_formula(node.children[0], env)
+            return self._outcome(inner, str(node.children[1]), node, src)
         if kind == "comparison":
             left = self._term(node.children[0], env, in_event=False)
             op = _cmp(node.children[1])
@@ -536,9 +539,14 @@ class Resolver:
         name, path = _ref_parts(node)
         src = env.source
         span = self._span(node, src)
+        if len(path) == 1 and path[0] in A.OUTCOMES and name not in env.bound:
+            bare = Tree("ref", node.children[:1], node.meta)
+            return self._outcome(self._ref_formula(bare, env), str(path[0]), node, src)
         if path:
+            outcome = " or test how the call ended: `.ok`, `.error`" if len(path) == 1 else ""
             raise self._problem(
-                f"{_ref_text(name, path)} is a value, not a formula (compare it: `... = v`)",
+                f"{_ref_text(name, path)} is a value, not a formula (compare it: `... = v`"
+                f"{outcome})",
                 node,
                 src,
             )
@@ -548,13 +556,29 @@ class Resolver:
         if name in env.bound:
             raise self._problem(f"variable {name!r} is used as a formula", node, src)
         if name == "any":
-            return A.Event(None, (), span)
+            return A.Event(None, span=span)
         if name in self.macros:
             return self._expand(name, [], node, env)
         if name in A.TRACE_PREDICATES or self._is_predicate(name):
             raise self._problem(f"{name!r} needs arguments: {name}(...)", node, src)
         self._check_tool(name, node, src)
-        return A.Event(name, (), span)
+        return A.Event(name, span=span)
+
+    def _outcome(self, inner: A.Formula, word: str, node: Tree[Any], src: str) -> A.Formula:
+        """``atom.ok`` / ``atom.error``: the atom, also testing how its call ended."""
+        if word not in A.OUTCOMES:
+            raise self._problem(
+                f"unknown call outcome `.{word}` (an atom ends in `.ok` or `.error`)", node, src
+            )
+        if not isinstance(inner, A.Event):
+            raise self._problem(
+                f"`.{word}` applies to a tool atom such as `lookup.{word}`", node, src
+            )
+        if inner.outcome not in (None, word):
+            raise self._problem(
+                f"an atom cannot test both `.{inner.outcome}` and `.{word}`", node, src
+            )
+        return A.Event(inner.tool, inner.tests, word, self._span(node, src))
 
     def _macro_arg_formula(self, arg: Tree[Any] | Token, arg_env: _Env) -> A.Formula:
         if isinstance(arg, Tree) and arg.data in (
@@ -635,7 +659,7 @@ class Resolver:
             tests.append(A.Test(field_ref, op, value, self._span(arg, src)))
         if tool is not None:
             self._check_tool(tool, node, src)
-        return A.Event(tool, tuple(tests), span)
+        return A.Event(tool, tuple(tests), span=span)
 
     def _trace_predicate_args(
         self, name: str, args: list[Tree[Any] | Token], node: Tree[Any], env: _Env

@@ -23,6 +23,7 @@ from agentguard.semantics.values import (
     compare,
     data_regex,
     get_path,
+    outcome_is,
     unwrap_result,
 )
 from agentguard.trace.model import Call
@@ -49,15 +50,17 @@ class NonEmpty:
 
 @dataclass(frozen=True, slots=True)
 class EventAtom:
-    """``tool(tests...)``; ``result`` is CalledWithResult's expected result (uses ``match``)."""
+    """``tool(tests...)[.ok|.error]``; ``result`` is CalledWithResult's expected result
+    (uses ``match``)."""
 
     tool: str | None
     tests: tuple[A.Test, ...] = ()
     result: A.Term | None = None
+    outcome: str | None = None
 
     @property
     def has_data(self) -> bool:
-        return bool(self.tests) or self.result is not None
+        return bool(self.tests) or self.result is not None or self.outcome is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +129,22 @@ def run_test(actual: Any, test: A.Test, expected: Any) -> bool:
     return False
 
 
-def eval_event(atom: EventAtom, call: Call, env: Env, match: Matcher) -> bool | None:
-    """Three-valued: None when a result test meets a call whose result is unknown."""
+def eval_event(
+    atom: EventAtom, call: Call, env: Env, match: Matcher, *, pending: bool = False
+) -> bool | None:
+    """Three-valued: None when a result test meets a call whose result is unknown, or an
+    outcome test (``.ok`` / ``.error``) meets a ``pending`` call (proposed, not yet run).
+
+    A committed call's outcome is known even without a result: it ran, and ``Call.error``
+    says whether it failed (as offline)."""
     if atom.tool is not None and atom.tool != call.name:
         return False
     unknown = False
+    if atom.outcome is not None:
+        if pending and not call.has_result and not call.error:
+            unknown = True
+        elif not outcome_is(call, atom.outcome):
+            return False
     for test in atom.tests:
         if test.field.is_result and not call.has_result:
             unknown = True
@@ -140,7 +154,7 @@ def eval_event(atom: EventAtom, call: Call, env: Env, match: Matcher) -> bool | 
             if not run_test(call_field(call, test.field.path), test, expected):
                 return False
         except EvaluationError as exc:
-            raise located(exc, A.Event(atom.tool, atom.tests), test.span) from None
+            raise located(exc, A.Event(atom.tool, atom.tests, atom.outcome), test.span) from None
     if atom.result is not None:
         if not call.has_result:
             return None

@@ -221,7 +221,7 @@ class _Builder:
             return TRUE if f.value else FALSE
         if isinstance(f, A.Event):
             self._check_tests(f.tests)
-            return self.lit(EventAtom(f.tool, f.tests))
+            return self.lit(EventAtom(f.tool, f.tests, outcome=f.outcome))
         if isinstance(f, (A.Compare, A.UserPredicate)):
             return self._frozen(f)
         if isinstance(f, A.Not):

@@ -42,6 +42,7 @@ from agentguard.semantics.values import (
     flatten_values,
     freeze,
     get_path,
+    outcome_is,
     unwrap_result,
 )
 from agentguard.trace.model import Call, Trace
@@ -188,7 +189,7 @@ class Evaluator:
 
     # ---------------------------------------------------------------- atoms
     def _event(self, f: A.Event, env: Env) -> Value:
-        if not f.tests:
+        if not f.tests and f.outcome is None:
             return self.idx.mask(f.tool) if f.tool is not None else np.ones(self.n, dtype=bool)
         out = np.zeros(self.n, dtype=bool)
         out[self.event_positions(f, env)] = True
@@ -200,16 +201,24 @@ class Evaluator:
 
     def event_hits(self, f: A.Event, env: Env) -> Sequence[int]:
         """Like :meth:`event_positions`, as a plain ascending sequence (cheap when sparse)."""
+        calls = self.idx.trace.calls
         if not f.tests:
-            if f.tool is None:
-                return range(self.n)
-            return self.idx.positions.get(f.tool, ())
+            found: Sequence[int] = (
+                range(self.n) if f.tool is None else self.idx.positions.get(f.tool, ())
+            )
+            if f.outcome is None:
+                return found
+            return [i for i in found if outcome_is(calls[i], f.outcome)]
         try:
             expected = [(t, self._test_operand(t, env)) for t in f.tests]
         except EvaluationError as exc:
             raise located(exc, f) from None
-        calls = self.idx.trace.calls
-        return [i for i in self._candidates(f, expected) if _passes(calls[i], f, expected)]
+        return [
+            i
+            for i in self._candidates(f, expected)
+            if _passes(calls[i], f, expected)
+            and (f.outcome is None or outcome_is(calls[i], f.outcome))
+        ]
 
     def _candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]:
         """Positions worth testing: the tool's calls, narrowed by an equality index.

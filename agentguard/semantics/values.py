@@ -62,6 +62,14 @@ def call_field(call: Call, path: Sequence[str | int]) -> Any:
     return get_path(call.args, path)
 
 
+def outcome_is(call: Call, outcome: str) -> bool:
+    """Did ``call`` end as ``outcome`` says (``"ok"``: without error, ``"error"``: with one)?
+
+    ``Call.error`` is read by truthiness, so a flag or an error message both count.
+    """
+    return bool(call.error) == (outcome == "error")
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
