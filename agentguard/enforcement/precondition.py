@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from typing_extensions import assert_never
+
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom, Unsupported, eval_event, term_value
 from agentguard.semantics.predicates import values_match
@@ -46,8 +48,22 @@ class PastFormula:
             kids = (self._build(f.operand),)
         elif isinstance(f, A.And | A.Or | A.Implies | A.Iff | A.Since):
             kids = (self._build(f.left), self._build(f.right))
-        else:
+        elif isinstance(
+            f,
+            A.Compare
+            | A.Next
+            | A.Eventually
+            | A.Always
+            | A.Until
+            | A.WeakUntil
+            | A.Release
+            | A.Quantified
+            | A.TracePredicate
+            | A.UserPredicate,
+        ):
             raise Unsupported(f"{type(f).__name__} in a precondition")
+        else:
+            assert_never(f)
         self._nodes.append(f)
         self._kids.append(kids)
         return len(self._nodes) - 1
@@ -82,8 +98,22 @@ class PastFormula:
                 state[i] = v
             elif isinstance(f, A.Once | A.Historically):
                 v = self._once_or_historically(f, vals[k[0]], n, state, i)
-            else:  # pragma: no cover - _build admits nothing else
+            elif isinstance(
+                f,
+                A.Compare
+                | A.Next
+                | A.Eventually
+                | A.Always
+                | A.Until
+                | A.WeakUntil
+                | A.Release
+                | A.Quantified
+                | A.TracePredicate
+                | A.UserPredicate,
+            ):  # pragma: no cover - _build admits none of these
                 raise Unsupported(type(f).__name__)
+            else:
+                assert_never(f)
             vals.append(v)
         return vals[-1]
 

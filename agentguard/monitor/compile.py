@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Union
 
+from typing_extensions import assert_never
+
 from agentguard.language import ast as A
-from agentguard.language.walk import children, is_formula
+from agentguard.language.walk import children, is_formula, subformulas
 from agentguard.monitor.atoms import (
     Atom,
     EventAtom,
@@ -92,12 +94,8 @@ def compile_plan(formula: A.Formula, match: Matcher) -> Plan:
         return FallbackPlan(formula, "too deeply nested to unroll")
 
 
-def _has_quantifier(f: Any) -> bool:
-    if isinstance(f, A.Quantified):
-        return True
-    if hasattr(f, "__dataclass_fields__") and not isinstance(f, (A.Event, A.TracePredicate)):
-        return any(_has_quantifier(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
-    return False
+def _has_quantifier(f: A.Formula) -> bool:
+    return any(isinstance(g, A.Quantified) for g in subformulas(f))
 
 
 def _top(f: A.Formula, match: Matcher) -> Plan:
@@ -117,7 +115,25 @@ def _top(f: A.Formula, match: Matcher) -> Plan:
         a, b = _top(f.left, match), _top(f.right, match)
         na, nb = BoolPlan("not", (a,)), BoolPlan("not", (b,))
         return BoolPlan("or", (BoolPlan("and", (a, b)), BoolPlan("and", (na, nb))))
-    raise Unsupported("a quantifier under a temporal operator")
+    if isinstance(
+        f,
+        (
+            A.Next,
+            A.Eventually,
+            A.Always,
+            A.Until,
+            A.WeakUntil,
+            A.Release,
+            A.Yesterday,
+            A.Once,
+            A.Historically,
+            A.Since,
+        ),
+    ):
+        raise Unsupported("a quantifier under a temporal operator")
+    if isinstance(f, (A.Const, A.Event, A.Compare, A.TracePredicate, A.UserPredicate)):
+        raise TypeError(f"{type(f).__name__} holds no quantifier")  # _has_quantifier said so
+    assert_never(f)
 
 
 def _quantified(f: A.Quantified, match: Matcher) -> Plan:
@@ -256,7 +272,9 @@ class _Builder:
             if f not in self.placeholders:
                 self.placeholders.append(f)
             return self.lit(Placeholder(self.placeholders.index(f)))
-        raise Unsupported(f"{type(f).__name__} is not monitored incrementally")
+        if isinstance(f, A.Quantified):
+            raise Unsupported("a quantifier inside a machine")  # the plan handles top ones
+        assert_never(f)
 
     def _check_tests(self, tests: tuple[A.Test, ...]) -> None:
         for t in tests:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from typing_extensions import assert_never
 
 from agentguard.language import ast as A
 from agentguard.language.printer import formula as show
@@ -62,4 +63,27 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
         if not ev.holds(f.left, 0, env):
             return f"Vacuously true: {show(f.left)} does not hold."
         return explain(f.right, ev, passed, env)
-    return f"{show(f)} {'holds' if passed else 'does not hold'} on the {n}-call trace."
+    if isinstance(
+        f,
+        (
+            A.Const,
+            A.Event,
+            A.Not,
+            A.And,
+            A.Or,
+            A.Iff,
+            A.Next,
+            A.Eventually,
+            A.Always,
+            A.Until,
+            A.WeakUntil,
+            A.Release,
+            A.Yesterday,
+            A.Once,
+            A.Historically,
+            A.Since,
+            A.UserPredicate,
+        ),
+    ):  # no specific story: say what held (a new operator must be placed here or above)
+        return f"{show(f)} {'holds' if passed else 'does not hold'} on the {n}-call trace."
+    assert_never(f)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import assert_never
 
 from agentguard._recursion import allow_deep
 from agentguard.errors import EvaluationError, PredicateError
@@ -157,7 +158,7 @@ class Evaluator:
             return self._compare(f, env)
         if isinstance(f, A.UserPredicate):
             return self._user_predicate(f, env)
-        raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
+        assert_never(f)
 
     def _boolean(self, f: A.And | A.Or | A.Implies | A.Iff, env: Env) -> Value:
         left = self.value(f.left, env)
@@ -453,7 +454,7 @@ class Evaluator:
             return self._compare(f, env)
         if isinstance(f, A.UserPredicate):
             return self._user_predicate(f, env)
-        raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
+        assert_never(f)
 
     # ---------------------------------------------------------------- free variables
     def pin(self, node: Any) -> None:
