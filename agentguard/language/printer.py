@@ -248,11 +248,18 @@ def _pred_arg(a: Any, scope: frozenset[str]) -> str:
     return term(a)
 
 
+def _weight(w: float) -> str:
+    """A weight as text that reads back as the same float (``:g`` would round it)."""
+    if w.is_integer() and abs(w) < 1e16:
+        return str(int(w))
+    return literal(w)
+
+
 def constraint(c: A.Constraint) -> str:
     clauses = []
     if c.layer is not None:
         clauses.append(f"layer {c.layer}")
-    clauses.append(f"weight {c.weight:g}")
+    clauses.append(f"weight {_weight(c.weight)}")
     clauses.append(f"severity {c.severity}")
     out = f"constraint {name(c.name)}\n    {'  '.join(clauses)}"
     if c.message:

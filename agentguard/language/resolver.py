@@ -346,9 +346,12 @@ class Resolver:
                 layer = str(clause.children[0])
             elif clause.data == "weight_clause":
                 weight = float(str(clause.children[0]))
-                if not weight > 0:
+                if not 0 < weight < float("inf"):
                     self._problem(
-                        f"constraint {name!r}: weight must be > 0, got {weight:g}", clause, source
+                        f"constraint {name!r}: weight must be a finite number > 0, "
+                        f"got {clause.children[0]}",
+                        clause,
+                        source,
                     )
             elif clause.data == "severity_clause":
                 sev = self._severity(clause, source, name)

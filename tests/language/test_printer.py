@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard import format_formula, format_spec, load_spec, parse_formula, parse_spec
+from agentguard.errors import SpecSemanticError
 from agentguard.language import ast as A
 from tests.strategies import data_formulas, propositional, quantified
 
@@ -155,3 +156,17 @@ def test_keyword_named_declarations_round_trip() -> None:
     assert again.constraints == spec.constraints
     assert again.tools == spec.tools
     assert again.predicates == spec.predicates and again.extractors == spec.extractors
+
+
+@pytest.mark.parametrize("weight", ["0.123456789", "12345678", "1e-7", "2.5", "3"])
+def test_weights_round_trip_exactly(weight: str) -> None:
+    """A weight prints as text that reads back as the same float (no `:g` rounding)."""
+    spec = parse_spec(f"constraint c weight {weight} := a\n")
+    again = parse_spec(format_spec(spec))
+    assert again.constraints[0].weight == spec.constraints[0].weight == float(weight)
+
+
+def test_infinite_weight_is_refused() -> None:
+    """`weight 1e309` (infinity) is a located problem, not a score of NaN."""
+    with pytest.raises(SpecSemanticError, match="weight must be a finite number > 0, got 1e309"):
+        parse_spec("constraint c weight 1e309 := a\n")
