@@ -30,6 +30,7 @@ from typing_extensions import assert_never
 from agentguard._recursion import allow_deep
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
+from agentguard.language.printer import format_formula
 from agentguard.semantics import predicates as P
 from agentguard.semantics import vectors as V
 from agentguard.semantics.compressed import Compressed
@@ -471,8 +472,6 @@ def located(exc: EvaluationError, node: A.Formula, span: A.Span | None = None) -
     Errors that depend on data (a pattern taken from the trace) can only be found while
     evaluating; this keeps them as findable as the resolver's problems.
     """
-    from agentguard.language.printer import format_formula
-
     span = span or node.span
     where = f" at {span.source}:{span.line}:{span.column}" if span is not None else ""
     return EvaluationError(f"in `{format_formula(node)}`{where}: {exc}")

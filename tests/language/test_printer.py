@@ -170,3 +170,12 @@ def test_infinite_weight_is_refused() -> None:
     """`weight 1e309` (infinity) is a located problem, not a score of NaN."""
     with pytest.raises(SpecSemanticError, match="weight must be a finite number > 0, got 1e309"):
         parse_spec("constraint c weight 1e309 := a\n")
+
+
+def test_demo_spec_round_trips(root: Path) -> None:
+    """The demo's spec (with `.ok` outcome tests) prints and re-parses to the same spec."""
+    spec = load_spec(root / "agentguard" / "demo" / "refund.ltl")
+    text = format_spec(spec)
+    assert "O verify_identity.ok" in text
+    again = parse_spec(text)
+    assert again.constraints == spec.constraints and again.tools == spec.tools
