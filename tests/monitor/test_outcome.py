@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agentguard.enforcement.precondition import past_formula
+from agentguard.language import ast as A
 from agentguard.language import parse_formula
 from agentguard.monitor import Monitor, Verdict
 from agentguard.semantics.evaluator import holds
@@ -80,3 +84,66 @@ def test_hint_asks_for_a_successful_call() -> None:
     m = Monitor.for_formula(parse_formula(SPEC))
     hint = m.monitor.hint("formula", Call("issue_refund"))
     assert hint == "call verify_identity successfully before calling issue_refund"
+
+
+def _outcome_formulas() -> st.SearchStrategy[A.Formula]:
+    leaves = st.builds(
+        A.Event,
+        st.sampled_from(["a", "b", None]),
+        st.just(()),
+        st.sampled_from([None, "ok", "error"]),
+    )
+    return st.recursive(
+        leaves,
+        lambda c: st.one_of(
+            st.builds(A.Not, c),
+            st.builds(A.And, c, c),
+            st.builds(A.Or, c, c),
+            st.builds(A.Eventually, c),
+            st.builds(A.Always, c),
+            st.builds(A.Next, c, st.booleans()),
+            st.builds(A.Once, c),
+            st.builds(A.Until, c, c),
+        ),
+        max_leaves=5,
+    )
+
+
+_runs = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.booleans()), max_size=6)
+
+
+def _calls(run: list[tuple[str, bool]]) -> list[Call]:
+    return [Call(n, {}, "x", i, err) for i, (n, err) in enumerate(run)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_outcome_formulas(), _runs)
+def test_final_verdict_equals_offline_with_outcomes(
+    f: A.Formula, run: list[tuple[str, bool]]
+) -> None:
+    """With `.ok` / `.error` atoms and failing calls, the final verdict equals `holds`."""
+    calls = _calls(run)
+    m = Monitor.for_formula(f)
+    for c in calls:
+        m.step(c)
+    assert (m.finish() is S) is holds(f, Trace(calls))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_outcome_formulas(), _runs, st.sampled_from(["a", "b", "c"]))
+def test_peek_is_sound_for_either_outcome(
+    f: A.Formula, run: list[tuple[str, bool]], proposed: str
+) -> None:
+    """A verdict decided while the proposed call's outcome is unknown holds for both outcomes."""
+    calls = _calls(run)
+    m = Monitor.for_formula(f)
+    for c in calls:
+        m.step(c)
+    verdict = m.peek(Call(proposed, {}, position=len(calls))).verdicts["formula"]
+    if verdict is P:
+        return
+    for error in (False, True):
+        again = Monitor.for_formula(f)
+        for c in calls:
+            again.step(c)
+        assert again.step(Call(proposed, {}, "x", len(calls), error)) is verdict
