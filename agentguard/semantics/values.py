@@ -11,6 +11,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
+from agentguard.errors import EvaluationError
 from agentguard.trace.model import UNKNOWN, Call
 
 
@@ -61,6 +62,14 @@ def call_field(call: Call, path: Sequence[str | int]) -> Any:
     return get_path(call.args, path)
 
 
+def outcome_is(call: Call, outcome: str) -> bool:
+    """Did ``call`` end as ``outcome`` says (``"ok"``: without error, ``"error"``: with one)?
+
+    ``Call.error`` is read by truthiness, so a flag or an error message both count.
+    """
+    return bool(call.error) == (outcome == "error")
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -95,6 +104,16 @@ def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
     for ch in flags:
         value |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}[ch]
     return re.compile(pattern, value)
+
+
+def data_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+    """A pattern the resolver could not check (a string operand of ``~``, a variable bound
+    to trace data, a hand-built node): an invalid one is an :class:`EvaluationError`,
+    never ``re.error``."""
+    try:
+        return compile_regex(pattern, flags)
+    except (re.error, RecursionError, OverflowError, KeyError) as exc:
+        raise EvaluationError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
 def _order(a: Any, b: Any, op: Callable[[Any, Any], bool]) -> bool:
@@ -141,7 +160,7 @@ def compare(left: Any, op: str, right: Any) -> bool:
     if op in ("~", "!~"):
         if not isinstance(left, str):
             return False
-        pattern = right if isinstance(right, re.Pattern) else compile_regex(str(right))
+        pattern = right if isinstance(right, re.Pattern) else data_regex(str(right))
         found = pattern.search(left) is not None
         return found if op == "~" else not found
     if op == "contains":
