@@ -27,7 +27,7 @@ def test_compliance_report_renders_timelines(
     for name in ("identity_first", "refund_only_known_orders", "tell_the_customer"):
         assert f'<th class="c" title="{name}">{name}</th>' in dom
     assert '<i class="v chg">✗</i>' in dom and '<i class="s chg">✓</i>' in dom
-    assert "repair hint: call verify_identity before calling issue_refund" in dom
+    assert "repair hint: call verify_identity successfully before calling issue_refund" in dom
     assert 'class="fail verdict-fail">FAIL</td>' in dom
     shot = screenshot(page, tmp_path / "profile", tmp_path / "report.png", 1280, 1800)
     width, height, colours = png_size_and_colours(shot)
