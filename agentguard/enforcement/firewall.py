@@ -34,8 +34,8 @@ from agentguard.enforcement.log import (
 from agentguard.enforcement.messages import compose
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
-from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.schema import ToolChecker, ToolProblem
+from agentguard.enforcement.shadows import Shadows
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
@@ -684,9 +684,10 @@ class Firewall:
     # ------------------------------------------------------------------ the end
     def finish(self, metrics: Mapping[str, Any] | None = None) -> FirewallReport:
         """End the run: offline verdicts of every constraint, the compliance report, history."""
-        with self._lock:
+        with self._cond:
             if self._report is not None:
                 return self._report
+            self._settle()
             from agentguard.scoring.verify import verify_trace
 
             merged = {"num_tool_calls": self._tool_calls(), **dict(metrics or {})}
@@ -714,6 +715,25 @@ class Firewall:
             )
             self._log.close()
             return self._report
+
+    def _settle(self) -> None:
+        """Before the report: wait (up to ``start_timeout``) for the calls that started to
+        complete; calls that never started are withdrawn, calls still running are left out
+        of the trace and logged as unfinished."""
+        for flight in [f for f in self._inflight.values() if not f.started]:
+            del self._inflight[flight.decision.call_id]
+            self._log.withdrawn(flight.decision, "the run ended before it started")
+        deadline = time.monotonic() + self.start_timeout
+        while self._inflight:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._cond.wait(remaining)
+        for flight in list(self._inflight.values()):
+            del self._inflight[flight.decision.call_id]
+            self._log.withdrawn(
+                flight.decision, "it started but had not finished when the run ended"
+            )
 
     # ------------------------------------------------------------------ state files
     def save_state(self) -> dict[str, Any]:
