@@ -204,7 +204,15 @@ class Firewall:
     def trace(self) -> Trace:
         """The executed calls with their results."""
         with self._lock:
-            return Trace(tuple(self._calls), {"num_tool_calls": self._tool_calls()})
+            return Trace(tuple(self._calls), self._metrics())
+
+    def _metrics(self) -> dict[str, Any]:
+        """The run's metrics record, counted as the loaders count a trace read back."""
+        out: dict[str, Any] = {"num_tool_calls": self._tool_calls()}
+        errors = [c.position for c in self._calls if c.error]
+        if errors:
+            out["tool_errors"] = errors
+        return out
 
     def _tool_calls(self) -> int:
         """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
@@ -690,7 +698,7 @@ class Firewall:
             self._settle()
             from agentguard.scoring.verify import verify_trace
 
-            merged = {"num_tool_calls": self._tool_calls(), **dict(metrics or {})}
+            merged = {**self._metrics(), **dict(metrics or {})}
             trace = Trace(tuple(self._calls), merged)
             compliance = verify_trace(trace, self.spec, registry=self.registry)
             verdicts = self.monitor.finish(merged)
