@@ -521,6 +521,8 @@ class Firewall:
             limit = self.start_timeout if timeout is None else timeout
             deadline = time.monotonic() + limit
             while not self._stopped:
+                if self._inflight.get(decision.call_id) is not flight:
+                    return self._refuse_ended(flight)  # the run finished while it waited
                 running = [f.call for f in self._inflight.values() if f.started]
                 if self._admits(flight, running):
                     flight.started = True
@@ -530,8 +532,25 @@ class Firewall:
                 if not waiting or remaining <= 0:
                     break
                 self._cond.wait(remaining)
+            if self._inflight.get(decision.call_id) is not flight:
+                return self._refuse_ended(flight)
             out: Decision = self._guarded(self._recheck, flight)
             return out
+
+    def _refuse_ended(self, flight: _Flight) -> Decision:
+        old = flight.decision
+        return Decision(
+            Action.BLOCK,
+            old.tool,
+            old.args,
+            old.step,
+            (),
+            "agentguard did not run this call: the run ended before it started.",
+            (),
+            False,
+            old.call_id,
+            old.tool_call_id,
+        )
 
     def _flight(self, decision: Decision, verb: str) -> _Flight:
         flight = self._inflight.get(decision.call_id)
