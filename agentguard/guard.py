@@ -138,6 +138,7 @@ class GuardSession:
         self.late_violations: list[Violation] = []
         self.report: FirewallReport | None = None
         self.stop: Decision | None = None
+        self.closed = False  # an adapter ended this session for good (no call may run)
 
     # run lifecycle ---------------------------------------------------------------
     def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:

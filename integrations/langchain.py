@@ -89,6 +89,13 @@ class _ToolGate:
         call = request.tool_call
         name, args = str(call["name"]), dict(call.get("args") or {})
         tool_call_id = None if call.get("id") is None else str(call["id"])
+        if session.closed:  # a sibling ended the invocation (it raised) before this call
+            return ToolMessage(
+                content=f"agentguard did not run {name}: the run already ended.",
+                tool_call_id=str(call.get("id")),
+                name=name,
+                status="error",
+            )
         decision = session.propose(name, args, tool_call_id=tool_call_id)
         if decision.action is Action.STOP:
             raise RunStopped(decision)
@@ -278,6 +285,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._lock = threading.RLock()
         self._runs: dict[str, GuardSession] = {}
         self._threads: OrderedDict[str, GuardSession] = OrderedDict()
+        self._ended: OrderedDict[str, GuardSession] = OrderedDict()  # token -> ended session
         self._last = self._new_session()
         self._gate = _ToolGate(self._session_of_request, self._end)
 
@@ -326,6 +334,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         with self._lock:
             if token is not None and token in self._runs:
                 return self._runs[token]
+            if token is not None and token in self._ended:
+                return self._ended[token]
             latest = None if thread is None else self._threads.get(thread)
             if latest is not None and latest.active:
                 return latest  # resumed after an interrupt: the run token is not checkpointed
@@ -338,9 +348,13 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _end(self, session: GuardSession) -> None:
         session.finish_run()
+        session.closed = True  # later tool calls of this invocation find it, and are refused
         with self._lock:
             for token in [t for t, s in self._runs.items() if s is session]:
                 del self._runs[token]
+                self._ended[token] = session
+                while len(self._ended) > self.keep_threads:
+                    self._ended.popitem(last=False)
             self._last = session
 
     # run lifecycle ----------------------------------------------------------------
