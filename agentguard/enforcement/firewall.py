@@ -592,9 +592,14 @@ class Firewall:
                 old.tool_call_id,
             )
         else:
-            found = self._findings(flight.call, running)
+            # on the executed calls alone (what it relied on may still be running, result
+            # unknown), and, if that is clean, alongside the calls running now
+            found = self._findings(flight.call, [])
+            beside = False
+            if running and not found.names(self.on_predicate_error == "fail_closed"):
+                found, beside = self._findings(flight.call, running), True
             fresh = self._judge(
-                flight.call, step, found, old.call_id, old.tool_call_id, inflight=bool(running)
+                flight.call, step, found, old.call_id, old.tool_call_id, inflight=beside
             )
         if fresh.executes:
             flight.decision, flight.started = fresh, True
