@@ -176,6 +176,7 @@ class Firewall:
         self._cond = threading.Condition(self._lock)
         self._calls: list[Call] = []
         self._inflight: dict[str, _Flight] = {}
+        self._withdrawn: dict[str, str] = {}  # call_id -> why it never ran
         self._decisions: list[Decision] = []
         self._late: list[Violation] = []
         self._soft_counts: dict[str, int] = {}
@@ -515,6 +516,9 @@ class Firewall:
         re-checked against what really ran. A refused call counts as withdrawn (logged).
         """
         with self._cond:
+            reason = self._withdrawn.get(decision.call_id)
+            if reason is not None:  # withdrawn meanwhile (a sibling stopped the run...)
+                return self._refusal(decision, f"agentguard did not run this call: {reason}.")
             flight = self._flight(decision, "start")
             if flight.started:
                 raise FirewallProtocolError(f"{_named(decision)} was already started")
@@ -538,19 +542,28 @@ class Firewall:
             return out
 
     def _refuse_ended(self, flight: _Flight) -> Decision:
-        old = flight.decision
+        reason = self._withdrawn.get(flight.decision.call_id, "the run ended before it started")
+        return self._refusal(flight.decision, f"agentguard did not run this call: {reason}.")
+
+    @staticmethod
+    def _refusal(old: Decision, message: str) -> Decision:
         return Decision(
             Action.BLOCK,
             old.tool,
             old.args,
             old.step,
             (),
-            "agentguard did not run this call: the run ended before it started.",
+            message,
             (),
             False,
             old.call_id,
             old.tool_call_id,
         )
+
+    def _withdrawn_now(self, decision: Decision, reason: str) -> None:
+        """Log a call that never ran; a later ``start`` of it is refused with the reason."""
+        self._withdrawn[decision.call_id] = reason
+        self._log.withdrawn(decision, reason)
 
     def _flight(self, decision: Decision, verb: str) -> _Flight:
         flight = self._inflight.get(decision.call_id)
@@ -609,7 +622,7 @@ class Firewall:
                 self._decide(fresh)
             return fresh
         self._decide(fresh)
-        self._log.withdrawn(old, f"re-checked when it was about to start: {fresh.message}")
+        self._withdrawn_now(old, f"re-checked when it was about to start: {fresh.message}")
         self._cond.notify_all()
         return fresh
 
@@ -645,7 +658,7 @@ class Firewall:
                     f"cannot withdraw {_named(decision)}: it started; complete it with its error"
                 )
             del self._inflight[decision.call_id]
-            self._log.withdrawn(flight.decision, reason)
+            self._withdrawn_now(flight.decision, reason)
             self._cond.notify_all()
 
     def record(
@@ -754,7 +767,7 @@ class Firewall:
         of the trace and logged as unfinished."""
         for flight in [f for f in self._inflight.values() if not f.started]:
             del self._inflight[flight.decision.call_id]
-            self._log.withdrawn(flight.decision, "the run ended before it started")
+            self._withdrawn_now(flight.decision, "the run ended before it started")
         deadline = time.monotonic() + self.start_timeout
         while self._inflight:
             remaining = deadline - time.monotonic()
@@ -763,7 +776,7 @@ class Firewall:
             self._cond.wait(remaining)
         for flight in list(self._inflight.values()):
             del self._inflight[flight.decision.call_id]
-            self._log.withdrawn(
+            self._withdrawn_now(
                 flight.decision, "it started but had not finished when the run ended"
             )
 
