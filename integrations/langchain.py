@@ -45,6 +45,7 @@ run at a time.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections import OrderedDict
@@ -158,10 +159,8 @@ class _ToolGate:
         if _is_interrupt(exc):  # an interrupt pauses the run; the call did not finish
             session.withdraw(started, "interrupted; it runs again when the run resumes")
             return
-        try:
+        with contextlib.suppress(RunStopped):  # the run ends either way, with exc
             session.complete(started, error=exc)
-        except RunStopped:
-            pass  # the run ends either way, with the tool's own exception
         self._stopped(session)
 
     def _stopped(self, session: GuardSession) -> None:
