@@ -346,8 +346,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self._session(getattr(request, "state", None), getattr(request, "runtime", None))
 
     def _end(self, session: GuardSession) -> None:
-        session.finish_run()
         session.closed = True  # later tool calls of this invocation find it, and are refused
+        session.finish_run()
         with self._lock:
             for token in [t for t, s in self._runs.items() if s is session]:
                 del self._runs[token]

@@ -445,7 +445,7 @@ class Firewall:
         predicate errors per ``on_predicate_error``."""
         out: dict[str, Violation] = {}
         for p in found.problems:  # tool-interface checks first; several of one kind are merged
-            if p.error and not self._fail_closed(step, call.name, p.constraint, p.error):
+            if p.error and not self._fail_closed(step, call, p.constraint, p.error):
                 continue
             prior = out.get(p.constraint)
             if prior is None:
@@ -461,21 +461,23 @@ class Firewall:
         for n in found.deferred:
             out[n] = self._violation(n, "ending the run now leaves it unsatisfied", "")
         for n, errs in found.errors.items():
-            if n not in out and self._fail_closed(step, call.name, n, errs[0]):
+            if n not in out and self._fail_closed(step, call, n, errs[0]):
                 out[n] = self._violation(n, f"a user predicate failed (fail-closed): {errs[0]}", "")
         return sorted(out.values(), key=lambda v: self._order.get(v.constraint, -1))
 
-    def _fail_closed(self, step: int, tool: str, constraint: str, error: str) -> bool:
+    def _fail_closed(self, step: int, call: Call, constraint: str, error: str) -> bool:
         """Does a predicate error block? Under fail-open it is logged and ignored."""
         if self.on_predicate_error == "fail_closed":
             return True
+        secrets = self._log.secrets(call.name, call.args)
         self._log.emit(
             ERROR_EVENT,
             warn=True,
             step=step,
-            tool=tool,
+            tool=call.name,
+            args=self._log.safe_args(call.name, call.args),
             constraint=constraint,
-            message=f"ignored (fail-open): {error}",
+            message=self._log.scrub(f"ignored (fail-open): {error}", secrets),
         )
         return False
 

@@ -279,3 +279,26 @@ class TestBlockAndWarn:
             d = f.propose("rm", {})
             assert d.executes and [v.constraint for v in d.violations] == ["no_rm"]
             f.record("rm", {}, "ok")
+
+
+def test_a_predicate_error_logged_under_fail_open_is_scrubbed(tmp_path: Path) -> None:
+    """The predicate_error event's message never shows a redacted argument value."""
+    reg = Registry()
+
+    def flagged(x: object) -> bool:
+        raise ValueError(f"cannot check {x}")
+
+    reg.register_predicate("flagged", flagged)
+    text = "spec s\npredicate flagged(x)\nconstraint c := forall x in args(pay.card): flagged(x)"
+    log = tmp_path / "log.jsonl"
+    f = Firewall(
+        parse_spec(text),
+        registry=reg,
+        on_predicate_error="fail_open",
+        log_path=log,
+        redact=lambda tool, args: {},
+    )
+    assert f.propose("pay", {"card": "4111-2222"}).executes
+    f.finish()
+    written = log.read_text()
+    assert "agentguard.predicate_error" in written and "4111-2222" not in written

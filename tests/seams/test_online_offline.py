@@ -72,7 +72,9 @@ def assert_online_equals_offline(report: FirewallReport, spec: Spec, where: Path
     online = report.compliance.to_dict()
     for path in (exported, report.log_path):
         assert path is not None
-        (loaded,) = load_traces(path)
+        runs = load_traces(path)
+        assert len(runs) == 1, [(r.trace.metrics if r.trace else r.error) for r in runs]
+        (loaded,) = runs
         assert loaded.trace is not None, loaded.error
         offline = verify_trace(loaded.trace, spec)
         assert offline.to_dict() == online, path

@@ -287,3 +287,20 @@ def test_tool_calling_bypass_attempts_never_refund_unverified(turns: list[Any]) 
     report = agent.agentguard.report
     assert report is not None and "issue_refund" not in report.trace.names
     assert agent.agentguard.trace.names == report.trace.names  # nothing left in flight
+
+
+def test_a_codeagent_tool_that_raises_is_in_the_trace_with_its_error() -> None:
+    """CodeAgent: a raising tool's call is recorded with its error; the model sees the error."""
+    agent = CodeAgent(
+        tools=TOOLS,
+        model=ScriptedModel(["verify_identity('bad')", "final_answer('done')"]),
+        verbosity_level=-1,
+    )
+    guard(agent, parse_spec(SPEC))
+    agent.run("verify")
+    report = agent.agentguard.report
+    assert report is not None
+    assert [(c.name, c.error) for c in report.trace] == [
+        ("verify_identity", True),
+        ("final_answer", False),
+    ]
