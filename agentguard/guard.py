@@ -22,7 +22,8 @@ from agentguard.enforcement.decision import Action, Decision, SeverityKind, Viol
 from agentguard.errors import AgentGuardError, RunStopped
 
 if TYPE_CHECKING:
-    from agentguard.enforcement.firewall import Firewall, FirewallReport, ProposedCall
+    from agentguard.enforcement.firewall import Firewall, FirewallReport
+    from agentguard.enforcement.flight import ProposedCall
     from agentguard.trace.model import Trace
 
 FirewallFactory = Callable[[], "Firewall"]
