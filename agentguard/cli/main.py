@@ -112,6 +112,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for item in items:
         if item.error is not None:
             _err(item.error)
+        elif item.unjudged:
+            _err(batch.unjudged_message(item))
     worst = EXIT_INPUT if any(i.error is not None for i in items) else EXIT_OK
     if args.fail_under is not None:
         failed = batch.below(items, args.fail_under)

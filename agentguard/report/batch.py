@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Final
 
 from agentguard.errors import AgentGuardError, TraceError
-from agentguard.language.ast import Spec
+from agentguard.language.ast import Domain, FieldRef, Spec
 from agentguard.scoring import verify_traces
 from agentguard.scoring.report import FULL, NONE, PARTIAL, ComplianceReport
 from agentguard.trace.loaders import LoadedTrace, iter_trace_file
+from agentguard.trace.model import Trace
 
 SCHEMA: Final = "agentguard.check/1"
 """The ``schema`` value of ``check --json`` documents (bumped when a key changes)."""
@@ -49,6 +50,9 @@ class CheckedTrace:
     report: ComplianceReport | None
     error: str | None
     loaded: LoadedTrace | None = None
+    unjudged: tuple[str, ...] = ()
+    """Constraints that test results, when the trace (a decision log written under
+    redaction) keeps only digests of them: their verdicts cannot be trusted."""
 
     @classmethod
     def unreadable_file(cls, source: str, error: str) -> CheckedTrace:
@@ -62,6 +66,7 @@ class CheckedTrace:
             "format": self.format,
             "error": self.error,
             "report": None if self.report is None else self.report.to_dict(extended=extended),
+            "unjudged": list(self.unjudged),
         }
 
 
@@ -114,8 +119,11 @@ def score_records(
         else:
             reports = verify_traces(traces, spec)
         for rec, report in zip(pending, reports, strict=True):
+            blind = unjudged_constraints(spec, rec.trace) if rec.trace is not None else ()
             out.append(
-                CheckedTrace(rec.source, rec.record, rec.label, rec.format, report, None, rec)
+                CheckedTrace(
+                    rec.source, rec.record, rec.label, rec.format, report, None, rec, blind
+                )
             )
         pending.clear()
 
@@ -135,6 +143,43 @@ def score_records(
             flush()
     flush()
     return out
+
+
+def unjudged_constraints(spec: Spec, trace: Trace) -> tuple[str, ...]:
+    """Constraints that test results, when ``trace``'s results were redacted.
+
+    A decision log written under redaction keeps a digest of each result, not the value
+    (``metrics.redacted_results`` lists the positions); a verdict on a result test there
+    would be a verdict on the digest.
+    """
+    if not trace.metrics.get("redacted_results"):
+        return ()
+    return tuple(c.name for c in spec.constraints if _reads_results(c.formula))
+
+
+def unjudged_message(item: CheckedTrace) -> str:
+    """The warning ``check`` prints for a trace with unjudged constraints."""
+    redacted = []
+    if item.loaded is not None and item.loaded.trace is not None:
+        redacted = list(item.loaded.trace.metrics.get("redacted_results", ()))
+    return (
+        f"{item.source}: the log keeps only digests of the results at positions {redacted} "
+        "(written under redaction), so these constraints, which test results, cannot be "
+        f"judged from it: {', '.join(item.unjudged)}"
+    )
+
+
+def _reads_results(node: object) -> bool:
+    """Does an AST node test a call's result (a ``result...`` field, ``results(...)``)?"""
+    if isinstance(node, FieldRef):
+        return node.is_result
+    if isinstance(node, Domain):
+        return node.extractor == "results"
+    if isinstance(node, (tuple, list)):
+        return any(_reads_results(n) for n in node)
+    if not is_dataclass(node):
+        return False
+    return any(_reads_results(getattr(node, f.name)) for f in fields(node) if f.name != "span")
 
 
 # ------------------------------------------------------------------ grouping

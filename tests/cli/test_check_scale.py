@@ -15,7 +15,7 @@ import pytest
 from agentguard.cli.main import EXIT_INPUT, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
 
 TOP_KEYS = {"schema", "spec", "traces", "summary", "by", "groups", "fail_under"}
-ITEM_KEYS = {"source", "record", "label", "format", "error", "report"}
+ITEM_KEYS = {"source", "record", "label", "format", "error", "report", "unjudged"}
 
 
 def _runs(tmp_path: Path, specs_dir: Path, pattern: str, **extra: str) -> Path:

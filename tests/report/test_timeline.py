@@ -24,7 +24,10 @@ def test_refund_failure_is_located_with_its_repair_hint(specs_dir: Path) -> None
     assert t.codes["identity_first"] == "v" * len(trace)
     first = {v.constraint: v for v in t.violations}
     assert first["identity_first"].position == 0
-    assert first["identity_first"].hint == "call verify_identity before calling issue_refund"
+    assert (
+        first["identity_first"].hint
+        == "call verify_identity successfully before calling issue_refund"
+    )
     assert first["refund_cap"].position == 1  # the 640.0 refund
     assert {v.constraint for v in t.violations} == {
         "identity_first",
