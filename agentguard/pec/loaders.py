@@ -181,7 +181,8 @@ def _failure_label(raw: Any, source: str) -> FailureLabel | None:
 def iter_episode_file(path: str | Path) -> Iterator[LoadedEpisode]:
     """Yield every record of a JSON Lines episode file, good or bad, with 1-based line numbers.
 
-    A ``.json`` file may hold one list of episode objects (numbered from 1).
+    A ``.json`` file may hold one list of episode objects (numbered from 1), or be a
+    tau-bench or tau2 results file (one episode per run, see :mod:`.tau_files`).
     """
     p = Path(path)
     source = str(p)
@@ -204,6 +205,12 @@ def _iter_json_list(text: str, source: str) -> Iterator[LoadedEpisode]:
         yield LoadedEpisode(
             source, 1, None, None, TraceRecordError(f"invalid JSON: {exc}", source=source, record=1)
         )
+        return
+    from agentguard.pec.tau_files import iter_tau_episodes, tau_items
+
+    tau = tau_items(value)
+    if tau is not None:
+        yield from iter_tau_episodes(*tau, source)
         return
     items = value if isinstance(value, list) else [value]
     for index, item in enumerate(items, start=1):
