@@ -303,7 +303,9 @@ def _oracle(args: argparse.Namespace) -> OracleFor | None:
 
 
 def _tau2_oracles(rule: ErrorRule) -> OracleFor:
-    from agentguard.pec.tau2_env import tau2_oracle
+    from agentguard.pec.tau2_env import quiet_tau2, tau2_oracle
+
+    quiet_tau2()  # the CLI owns this process: tau2's debug logging would flood stderr
 
     oracles: dict[str, Oracle] = {}
 

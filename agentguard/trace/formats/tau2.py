@@ -38,9 +38,11 @@ def detect(value: Any) -> bool:
 
 
 def load(value: Any, source: str, final_answer: bool) -> Trace:
-    messages = value["messages"]
-    if not mappings(messages):
-        raise TraceRecordError("tau2 'messages' must be a list of objects", source=source)
+    messages = value.get("messages")
+    if not isinstance(messages, list) or not mappings(messages) or "task_id" not in value:
+        raise TraceRecordError(
+            "a tau2 simulation needs 'task_id' and 'messages' (a list of objects)", source=source
+        )
     trace, users = read_messages(messages, source=source, final_answer=final_answer)
     reward_info = value.get("reward_info")
     reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None

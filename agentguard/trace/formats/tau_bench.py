@@ -29,14 +29,17 @@ def detect(value: Any) -> bool:
 
 
 def load(value: Any, source: str, final_answer: bool) -> Trace:
-    traj = value["traj"]
-    if not mappings(traj):
-        raise TraceRecordError("tau-bench 'traj' must be a list of messages", source=source)
+    traj = value.get("traj")
+    if not isinstance(traj, list) or not mappings(traj) or "task_id" not in value:
+        raise TraceRecordError(
+            "a tau-bench result item needs 'task_id' and 'traj' (a list of messages)",
+            source=source,
+        )
     trace = read_messages(traj, source=source, final_answer=final_answer)
     metrics = {
         **trace.metrics,
         "task_id": value["task_id"],
         "trial": value.get("trial"),
-        "reward": value["reward"],
+        "reward": value.get("reward"),
     }
     return Trace(trace.calls, metrics)
