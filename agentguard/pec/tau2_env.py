@@ -114,8 +114,9 @@ def _pristine_json(domain: str) -> tuple[str, str | None]:
     return env.tools.db.model_dump_json(), user_db
 
 
-def _fresh_environment(domain: str) -> Any:
-    """A new domain environment over private copies of the shipped databases."""
+def fresh_environment(domain: str) -> Any:
+    """A new domain environment over private copies of the shipped databases (fast: the
+    shipped JSON is parsed once per process)."""
     constructor = environment_constructor(domain)
     probe_db, probe_user = _db_types(domain)
     db_json, user_json = _pristine_json(domain)
@@ -145,7 +146,7 @@ class Tau2Environment:
         task = load_tasks(self.domain).get(task_id)
         if task is None:
             raise ReplayError(f"no tau2 {self.domain} task {task_id!r}")
-        env = _fresh_environment(self.domain)
+        env = fresh_environment(self.domain)
         state = task.initial_state
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # telecom's device tools print
@@ -199,6 +200,7 @@ __all__ = [
     "DOMAINS",
     "Tau2Environment",
     "environment_constructor",
+    "fresh_environment",
     "ground_truth_episode",
     "load_tasks",
     "quiet_tau2",
