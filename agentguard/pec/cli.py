@@ -204,7 +204,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _load(args: argparse.Namespace) -> list[LoadedEpisode]:
     """Episode files, and with ``--bfcl`` BFCL's own result files and directories."""
+    from agentguard.pec.bfcl_files import RESULT_FILE
+
     if not args.bfcl:
+        for path in args.episodes:
+            if RESULT_FILE.match(Path(path).name) or Path(path).is_dir():
+                raise AgentGuardError(
+                    f"{path}: a BFCL result file or directory; replay it with --bfcl"
+                )
         return load_episodes(*args.episodes)
     from agentguard.pec import bfcl
     from agentguard.pec.bfcl_files import is_result_path, load_result_files

@@ -294,3 +294,10 @@ def test_cli_bfcl_scores_needs_bfcl(tmp_path: Path, capsys: pytest.CaptureFixtur
     f.write_text('{"task_id": "a", "success": true, "fed": 2, "calls": [{"tool_name": "x"}]}\n')
     assert main(["pec", str(f), "--bfcl-scores", str(tmp_path)]) == 2
     assert "--bfcl-scores needs --bfcl" in capsys.readouterr().err
+
+
+def test_cli_bfcl_files_need_bfcl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A BFCL result file given without `--bfcl` gets a hint, not a JSON error."""
+    path = write_result(tmp_path, "multi_turn_base", [{"id": "multi_turn_base_0", "result": []}])
+    assert main(["pec", str(path)]) == 2
+    assert "replay it with --bfcl" in capsys.readouterr().err

@@ -229,3 +229,17 @@ def test_no_tool_allowed_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixt
         rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
         fed[selector] = [r["fed"] for r in rows]
     assert fed == {"refuse": [2, 1], "dataset=d2": [1, 2], "*": [2, 2]}
+
+
+def test_unevaluated_simulations_are_error_records(tmp_path: Path) -> None:
+    """A skipped simulation or one without reward_info is named, the others load."""
+    sims = [tau2_simulation("retail", "0", trial=t) for t in (0, 1, 2)]
+    results = tau2_results("retail", sims)
+    results["simulations"][1]["skipped"] = True
+    results["simulations"][2]["reward_info"] = None
+    path = write_json(tmp_path / "r.json", results)
+    loaded = load_episodes(path)
+    assert loaded[0].episode is not None
+    assert loaded[1].error is not None and "skipped" in str(loaded[1].error)
+    assert f"{path}:2" in str(loaded[1].error)
+    assert loaded[2].error is not None and "not evaluated" in str(loaded[2].error)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ tau2 = pytest.importorskip(
 )
 
 
+@needs_tau2
 def test_tau2_file_one_trace_per_simulation(tmp_path: Path) -> None:
     """A tau2 results file gives one trace per simulation, with task id and trial."""
     sims = [tau2_simulation("retail", "0", trial=t) for t in (0, 1)]
@@ -53,6 +55,7 @@ def test_tau2_file_one_trace_per_simulation(tmp_path: Path) -> None:
     assert trace.metrics[USER_TOOL_CALLS] == []
 
 
+@needs_tau2
 def test_tau2_user_tool_calls_kept_and_marked(tmp_path: Path) -> None:
     """The simulated user's calls stay in the trace, listed by position; not counted as the agent's."""
     from agentguard.pec.tau2_env import load_tasks
@@ -74,6 +77,7 @@ def test_tau2_user_tool_calls_kept_and_marked(tmp_path: Path) -> None:
     assert trace.names[: len(calls)] == tuple(c["name"] for c in calls)
 
 
+@needs_tau2
 def test_tau2_tool_error_flag(tmp_path: Path) -> None:
     """A tool message's `"error": true` marks the call as a tool error."""
     sim = tau2_simulation("retail", "0", fault={1: {"order_id": "#W0000000"}})
@@ -90,3 +94,12 @@ def _calls(sim: dict[str, object]) -> list[dict[str, object]]:
     messages = sim["messages"]
     assert isinstance(messages, list)
     return [tc for m in messages for tc in (m.get("tool_calls") or [])]
+
+
+def test_metrics_record_with_task_is_labelled(tmp_path: Path) -> None:
+    """Any record whose metrics name a task id and trial is labelled by them."""
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"task_id": "t9", "trial": 2, "tool_calls": []}\n{"tool_calls": []}\n')
+    first, second = load_traces(path)
+    assert (first.task_id, first.trial, first.label) == ("t9", 2, f"{path}:1 task t9 trial 2")
+    assert (second.task_id, second.trial, second.label) == (None, None, f"{path}:2")
