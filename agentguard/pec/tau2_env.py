@@ -134,20 +134,33 @@ def _db_types(domain: str) -> tuple[Any, Any]:
 
 
 class Tau2Environment:
-    """One tau2 domain, reset per replay to a task's initial state."""
+    """One tau2 domain, reset per replay to a task's initial state.
+
+    Building a domain means parsing its database (about 0.5 s for airline), so an
+    environment that is still pristine after a replay is kept for the next task
+    without an initial state: pristine means every call it ran was one of tau2's
+    ``READ`` tools (tau2 tags each tool ``READ``/``WRITE``/``THINK``/``GENERIC``;
+    anything but ``READ``, an unknown tool, or a user call counts as a change).
+    """
 
     def __init__(self, domain: str, error_rule: ErrorRule = raised_only_rule) -> None:
         _check_domain(domain)
         self.domain = domain
         self.error_rule = error_rule
         self._env: Any = None
+        self._spare: Any = None
+        self._pristine = False
 
     def reset(self, task_id: str) -> None:
         task = load_tasks(self.domain).get(task_id)
         if task is None:
             raise ReplayError(f"no tau2 {self.domain} task {task_id!r}")
-        env = fresh_environment(self.domain)
         state = task.initial_state
+        self._pristine = state is None
+        if state is None and self._spare is not None:
+            self._env, self._spare = self._spare, None
+            return
+        env = fresh_environment(self.domain)
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # telecom's device tools print
                 env.set_state(
@@ -172,6 +185,8 @@ class Tau2Environment:
             raise ReplayError("Tau2Environment.execute before reset")
         from tau2.data_model.message import ToolCall
 
+        if requestor != "assistant" or not _is_read_tool(self._env, call.name):
+            self._pristine = False
         tool_call = ToolCall(id="", name=call.name, arguments=dict(call.args), requestor=requestor)
         with contextlib.redirect_stdout(io.StringIO()):  # telecom's device tools print
             reply = self._env.get_response(tool_call)
@@ -179,7 +194,19 @@ class Tau2Environment:
         return not (reply.error or self.error_rule(call, result)), result
 
     def close(self) -> None:
+        if self._pristine and self._env is not None:
+            self._spare = self._env
         self._env = None
+
+
+def _is_read_tool(env: Any, name: str) -> bool:
+    """tau2 tagged the assistant tool ``name`` as ``READ`` (it changes no state)."""
+    from tau2.environment.toolkit import ToolType
+
+    try:
+        return bool(env.tools.tool_type(name) == ToolType.READ)
+    except (KeyError, AttributeError):
+        return False
 
 
 def tau2_oracle(domain: str, *, error_rule: ErrorRule = raised_only_rule) -> Oracle:

@@ -243,3 +243,29 @@ def test_unevaluated_simulations_are_error_records(tmp_path: Path) -> None:
     assert loaded[1].error is not None and "skipped" in str(loaded[1].error)
     assert f"{path}:2" in str(loaded[1].error)
     assert loaded[2].error is not None and "not evaluated" in str(loaded[2].error)
+
+
+def test_replays_do_not_share_state(retail: Oracle) -> None:
+    """A write replayed once does not leak into the next replay (the exchange works twice)."""
+    episode = ground_truth_episode("retail", "0")
+    assert retail.score(episode).executable
+    assert retail.score(episode).executable
+
+
+def test_pristine_environment_reused_only_after_reads() -> None:
+    """After read-only calls the domain is reused as is; after a write it is rebuilt."""
+    from agentguard.pec.tau2_env import Tau2Environment
+
+    env = Tau2Environment("retail")
+    env.reset("0")
+    first = env._env
+    assert env.execute(Call("get_order_details", {"order_id": "#W2378156"}))[0]
+    env.close()
+    env.reset("1")
+    assert env._env is first
+    args = {"order_id": "#W2378156", "reason": "no longer needed"}
+    env.execute(Call("cancel_pending_order", args))
+    env.close()
+    env.reset("1")
+    assert env._env is not first
+    env.close()
