@@ -12,6 +12,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
+FIREWALL_SCRIPTS = [s for s in SCRIPTS if s != "benchmark_files.py"]
 
 
 def load(name: str) -> ModuleType:
@@ -27,6 +28,7 @@ def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
     conversations) and LangGraph ToolNode."""
     assert SCRIPTS == [
+        "benchmark_files.py",
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
@@ -35,7 +37,7 @@ def test_the_examples_exist() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
+@pytest.mark.parametrize("name", FIREWALL_SCRIPTS)
 def test_example_blocks_then_corrects_and_reads_its_log(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -59,6 +61,20 @@ def test_threads_example_keeps_one_trace_per_conversation(
     assert "C-77 executed: verify_identity -> final_answer -> issue_refund -> final_answer" in out
     assert "C-78 decisions this turn: [('block', 'issue_refund')" in out
     assert "second worker, C-77 executed: verify_identity ->" in out
+
+
+def test_benchmark_files_example_scores_bfcl_and_tau2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BFCL result files and a tau2 results file are scored as written; the faults are found."""
+    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("tau2")
+    assert load("benchmark_files.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "multi_turn_base_0: T=10 FED=11 None ok=True" in out
+    assert "multi_turn_base_1: T=6 FED=1 state-consistency ok=False" in out
+    assert "task 0 trial 1: T=5 FED=2 state-consistency ok=True" in out
+    assert "retail_simulations.json:2 task 0 trial 1:" in out
 
 
 def test_example_runs_as_a_script() -> None:

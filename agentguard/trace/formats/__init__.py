@@ -2,7 +2,9 @@
 one by shape (or by name, when told).
 
 Detection, in order: an object is an agentguard report (``decisions`` + ``compliance``),
-a metrics record (``tool_calls``, no ``role``), or an envelope (``messages``,
+a metrics record (``tool_calls``, no ``role``), a tau-bench result item (``traj`` +
+``task_id`` + ``reward``), a tau2 simulation (``messages`` + ``task_id`` +
+``reward_info``/``termination_reason``), or an envelope (``messages``,
 ``request``/``response``, ``choices``, ``input``/``output``, ``steps``) whose inner list
 is then detected. A list is, first match wins: agentguard decision-log events, smolagents
 steps, Claude Code transcript entries, OpenAI Responses items, Anthropic messages (``tool_use``/``tool_result`` blocks), Gemini contents (``parts``),
@@ -26,6 +28,8 @@ from agentguard.trace.formats import (
     openai_responses,
     records,
     smolagents,
+    tau2,
+    tau_bench,
 )
 from agentguard.trace.formats._base import FINAL_ANSWER, TOOL_ERRORS, TraceFormat, mappings
 from agentguard.trace.formats.wrappers import unwrap
@@ -43,6 +47,18 @@ OBJECT_FORMATS: Final = (
         "AgentLTL metrics record {tool_calls: [...], ...}",
         records.detect_metrics,
         records.load_metrics,
+    ),
+    TraceFormat(
+        "tau-bench",
+        "tau-bench result item {task_id, reward, info, traj, trial}",
+        tau_bench.detect,
+        tau_bench.load,
+    ),
+    TraceFormat(
+        "tau2",
+        "tau2 simulation {task_id, trial, messages, reward_info, ...}",
+        tau2.detect,
+        tau2.load,
     ),
 )
 """Formats whose record is one JSON object."""
