@@ -14,12 +14,20 @@ from agentguard.trace.model import Trace
 
 @dataclass(frozen=True, slots=True)
 class GoldCall:
-    """One call of the gold trace; ``prompt_keys`` are the arguments the prompt states."""
+    """One call of the gold trace and its place in the procedure.
+
+    ``prompt_keys`` are the arguments whose values the prompt states (instance
+    parameters). ``after`` holds the positions of the calls the procedure puts directly
+    before this one (``None``: the previous call); ``block`` is ``(block, item)`` for a
+    call inside a fan-out over a set, whose whole items may come in any order.
+    """
 
     name: str
     args: Mapping[str, Any]
     result: Mapping[str, Any]
     prompt_keys: tuple[str, ...] = ()
+    after: tuple[int, ...] | None = None
+    block: tuple[int, int] | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The ``{tool_name, arguments, tool_result}`` record of Appendix A.1.2."""
