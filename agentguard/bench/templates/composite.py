@@ -83,8 +83,17 @@ def _fe_params(difficulty: int, seed: int) -> Params:
 
 def _fe_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     numbers = rec.call("tool_a_list", ("seed",), seed=p["seed"])["numbers"]
-    results = [rec.value("tool_b", ("j",), i=n, j=p["j"]) for n in numbers]
-    kept = [rec.value("tool_c", (), x=r) for r in results if r % p["modulus"] == 0]
+    results: list[tuple[int, int]] = []  # (result, position of its tool_b call)
+    with rec.fan_out() as item:
+        for n in numbers:
+            with item():
+                results.append((rec.value("tool_b", ("j",), i=n, j=p["j"]), len(rec.calls) - 1))
+    kept = []
+    with rec.fan_out() as item:
+        for r, position in results:
+            if r % p["modulus"] == 0:
+                with item(after=position):
+                    kept.append(rec.value("tool_c", (), x=r))
     return rec.value("tool_d", (), numbers=kept)
 
 
@@ -92,12 +101,12 @@ def _fe_steps(p: Mapping[str, Any]) -> list[str]:
     return [
         f"Call tool_a_list with seed = {p['seed']}. It returns a list of numbers "
         f"({p['num_items']} items).",
-        f"For each number n of the list, in list order, call tool_b with i = n and "
-        f"j = {p['j']}. Keep the results, in order.",
-        f"Then, for each kept result r, in order, with r mod {p['modulus']} = 0 (a qualifier), "
-        "call tool_c with x = r. Results that do not qualify are not processed further.",
-        "Call tool_d with numbers = the list of tool_c results (an empty list if no result "
-        "qualified). The answer is its result.",
+        f"For each number n of the list (in any order), call tool_b with i = n and "
+        f"j = {p['j']}. Keep the results.",
+        f"Then, for each kept result r with r mod {p['modulus']} = 0 (a qualifier; in any "
+        "order), call tool_c with x = r. Results that do not qualify are not processed further.",
+        "Call tool_d with numbers = the tool_c results, placed in the order of their numbers "
+        "in the list (an empty list if no result qualified). The answer is its result.",
     ]
 
 
@@ -125,7 +134,7 @@ def _nlb_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     for i in range(1, p["N"] + 1):
         v = rec.value("tool_a", ("i",), i=i)
         for j in range(1, v + 1):
-            r = rec.value("tool_b", ("i", "j"), i=i, j=j)
+            r = rec.value("tool_b", ("i",), i=i, j=j)
             if r >= p["threshold"]:
                 total += rec.value("tool_c", (), x=r)
             else:
@@ -172,9 +181,11 @@ def _fol_params(difficulty: int, seed: int) -> Params:
 def _fol_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     numbers = rec.call("tool_a_list", ("seed",), seed=p["seed"])["numbers"]
     kept = []
-    for n in numbers:
-        s = sum(rec.value("tool_b", ("j",), i=n, j=k) for k in range(1, p["r"] + 1))
-        kept.append(rec.value("tool_c", (), x=s) if s % 2 == 0 else s)
+    with rec.fan_out() as item:
+        for n in numbers:
+            with item():
+                s = sum(rec.value("tool_b", ("j",), i=n, j=k) for k in range(1, p["r"] + 1))
+                kept.append(rec.value("tool_c", (), x=s) if s % 2 == 0 else s)
     return rec.value("tool_d", (), numbers=kept)
 
 
@@ -182,10 +193,13 @@ def _fol_steps(p: Mapping[str, Any]) -> list[str]:
     return [
         f"Call tool_a_list with seed = {p['seed']}. It returns a list of numbers "
         f"({p['num_items']} items).",
-        f"For each number n of the list, in list order: for each k from 1 to {p['r']}, call "
-        "tool_b with i = n and j = k; let s be the sum of these results.",
-        "If s is even, call tool_c with x = s and keep its result. If s is odd, keep s.",
-        "Call tool_d with numbers = the kept values, in list order. The answer is its result.",
+        "For each number n of the list (the numbers may be processed in any order; finish "
+        f"one number before the next): for each k from 1 to {p['r']}, in increasing order, "
+        "call tool_b with i = n and j = k; let s be the sum of these results.",
+        "If s is even, call tool_c with x = s right away and keep its result. If s is odd, "
+        "keep s.",
+        "Call tool_d with numbers = the kept values, placed in the order of their numbers in "
+        "the list. The answer is its result.",
     ]
 
 

@@ -19,7 +19,7 @@ def _nested_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     for i in range(1, p["N"] + 1):
         v = rec.value("tool_a", ("i",), i=i)
         for j in range(1, v + 1):
-            r = rec.value("tool_b", ("i", "j"), i=i, j=j)
+            r = rec.value("tool_b", ("i",), i=i, j=j)
             if r >= p["threshold"]:
                 total += r
     return total
@@ -59,7 +59,7 @@ def _tcb_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     n = rec.value("tool_iterations", ("seed",), seed=p["seed"])
     total = 0
     for i in range(1, n + 1):
-        r = rec.value("tool_b", ("i", "j"), i=i, j=p["j"])
+        r = rec.value("tool_b", ("j",), i=i, j=p["j"])
         if r % 2 == 0:
             total += rec.value("tool_c", (), x=r)
         else:
