@@ -42,6 +42,17 @@ class GoldCall:
         return {k: self.args[k] for k in self.prompt_keys if k in self.args}
 
 
+def _positions(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(int(v) for v in value)
+
+
+def _block(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    block, item = value
+    return (int(block), int(item))
+
+
 @dataclass(frozen=True, slots=True)
 class Instance:
     """A (template, difficulty, seed) instance with its prompt, gold trace, answer and spec."""
@@ -93,6 +104,13 @@ class Instance:
             "prompt": self.prompt,
             "gold_trace": self.gold_records(),
             "gold_prompt_keys": [list(c.prompt_keys) for c in self.gold_trace],
+            "gold_structure": [
+                {
+                    "after": None if c.after is None else list(c.after),
+                    "block": None if c.block is None else list(c.block),
+                }
+                for c in self.gold_trace
+            ],
             "expected_answer": self.expected_answer,
             "num_tool_calls_expected": self.num_tool_calls_expected,
             "tools": list(self.tools),
@@ -111,9 +129,17 @@ class Instance:
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<instance>") -> Instance:
         try:
             keys = data.get("gold_prompt_keys") or [[] for _ in data["gold_trace"]]
+            structure = data.get("gold_structure") or [{} for _ in data["gold_trace"]]
             gold = tuple(
-                GoldCall(r["tool_name"], dict(r["arguments"]), dict(r["tool_result"]), tuple(k))
-                for r, k in zip(data["gold_trace"], keys, strict=True)
+                GoldCall(
+                    r["tool_name"],
+                    dict(r["arguments"]),
+                    dict(r["tool_result"]),
+                    tuple(k),
+                    _positions(st.get("after")),
+                    _block(st.get("block")),
+                )
+                for r, k, st in zip(data["gold_trace"], keys, structure, strict=True)
             )
             return cls(
                 template=str(data["template"]),

@@ -7,8 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentguard.bench.templates._base import Params, Recorder, Template, derived_j, schedule
+from agentguard.bench.templates.fanout import qualifier_modulus
+from agentguard.bench.templates.nested import nested_threshold
 
-_VALUE_THRESHOLD = 35
+_VALUE_THRESHOLD = 32
+"""dynamic_expansion's high-value threshold (the paper leaves it open).
+
+Lower thresholds expand more nodes: at 25 the answer is non-zero on 70% of instances but
+11% of D4-D5 instances exceed the 50-call filter, including two of the paper grid; at 35
+only 57% are non-zero. 32 is the lowest value that keeps all 120 paper-grid instances
+(under 1% of other seeds are filtered) and gives a non-zero answer on about two thirds
+of instances. D1 stays near one half: with ``min(d, 3) = 1`` child per node the answer
+is non-zero only when the start node's single child is high-value."""
 
 # -- dynamic_expansion: BFS from the seed node to max_depth over high-value children --------
 
@@ -77,7 +87,7 @@ def _fe_params(difficulty: int, seed: int) -> Params:
         "num_items": schedule((3, 4, 5, 6, 7), difficulty),
         "seed": seed,
         "j": derived_j(seed),
-        "modulus": seed % 3 + 2,
+        "modulus": qualifier_modulus(seed),
     }
 
 
@@ -126,7 +136,11 @@ FORALL_EXISTS_COMBINED = Template(
 
 
 def _nlb_params(difficulty: int, seed: int) -> Params:
-    return {"N": schedule((2, 3, 4, 5, 6), difficulty), "seed": seed, "threshold": seed % 50 + 25}
+    return {
+        "N": schedule((2, 3, 4, 5, 6), difficulty),
+        "seed": seed,
+        "threshold": nested_threshold(seed),
+    }
 
 
 def _nlb_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
@@ -168,6 +182,12 @@ NESTED_LOOPS_BRANCHING = Template(
 )
 
 # -- fan_out+loop: r inner tool_b(n, k) calls per item; sum; parity branch; tool_d ------
+# k runs 0..r-1 (Table 7 leaves the range open; branch_selection's row writes k = 0..K-1).
+# The parity of s = sum((n·k + 11) mod 100) is that of n·sum(k) + 11r: with k = 1..r and
+# r = 3 it is always odd, so tool_c would never fire at D3-D4; with k = 0..r-1 and
+# r = 2, 3 it follows n, so odd seeds (whose lists alternate parity) take both branches.
+# Even seeds' lists are all even (Table 6), and r = 4 makes s always even: those cases
+# stay one-sided whatever the range.
 
 
 def _fol_params(difficulty: int, seed: int) -> Params:
@@ -184,7 +204,7 @@ def _fol_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     with rec.fan_out() as item:
         for n in numbers:
             with item():
-                s = sum(rec.value("tool_b", ("j",), i=n, j=k) for k in range(1, p["r"] + 1))
+                s = sum(rec.value("tool_b", ("j",), i=n, j=k) for k in range(p["r"]))
                 kept.append(rec.value("tool_c", (), x=s) if s % 2 == 0 else s)
     return rec.value("tool_d", (), numbers=kept)
 
@@ -194,7 +214,7 @@ def _fol_steps(p: Mapping[str, Any]) -> list[str]:
         f"Call tool_a_list with seed = {p['seed']}. It returns a list of numbers "
         f"({p['num_items']} items).",
         "For each number n of the list (the numbers may be processed in any order; finish "
-        f"one number before the next): for each k from 1 to {p['r']}, in increasing order, "
+        f"one number before the next): for each k from 0 to {p['r'] - 1}, in increasing order, "
         "call tool_b with i = n and j = k; let s be the sum of these results.",
         "If s is even, call tool_c with x = s right away and keep its result. If s is odd, "
         "keep s.",

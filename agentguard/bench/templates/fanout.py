@@ -19,6 +19,18 @@ def _numbers(rec: Recorder, p: Mapping[str, Any]) -> list[int]:
     return out
 
 
+def qualifier_modulus(seed: int) -> int:
+    """exists_selection / forall_exists_combined qualify a result ``w`` when ``w mod m = 0``.
+
+    The paper leaves ``m`` open. ``w = (n·j + 11) mod 100`` with C.4's ``j = seed mod 10
+    + 1``: then ``m = 2`` and ``m = 4`` never qualify anything (for even seeds every n
+    is even, for odd seeds j is even, so w is always odd), and ``m = 3`` never qualifies
+    when 3 divides j. So ``m = 3``, or 5 when 3 divides j (j is then 3, 6 or 9); most
+    instances get both qualifying and non-qualifying items (tested).
+    """
+    return 5 if derived_j(seed) % 3 == 0 else 3
+
+
 _ANY_ORDER = "the numbers may be processed in any order"
 _KEPT_IN_LIST_ORDER = "the kept results, placed in the order of their numbers in the list"
 _GET_LIST = "Call tool_a_list with seed = {seed}. It returns a list of numbers ({num_items} items)."
@@ -99,7 +111,7 @@ FORALL_PROCESSING = Template(
 
 
 def _exists_params(difficulty: int, seed: int) -> Params:
-    return {**_list_params(difficulty, seed), "modulus": seed % 3 + 2}
+    return {**_list_params(difficulty, seed), "modulus": qualifier_modulus(seed)}
 
 
 def _exists_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
