@@ -95,6 +95,14 @@ def show_call(call: GoldCall) -> str:
     return f"{call.name}({', '.join(f'{k}={ltl_value(v)}' for k, v in call.args.items())})"
 
 
+def _pair_at_least(first: str, then: str, k: int) -> str:
+    """``first`` immediately followed by ``then``, at least ``k`` times (overlaps allowed)."""
+    formula = f"F({first} & X {then})"
+    for _ in range(k - 1):
+        formula = f"F({first} & X ({then} & {formula}))"
+    return formula
+
+
 def _at_least(atom: str, k: int) -> str:
     """``atom`` occurs at least ``k`` times: ``F(a & X F(a & ... X F a))``."""
     formula = f"F {atom}"
@@ -159,16 +167,24 @@ def synthesize(
             f"InOrder([{', '.join(names)}])",
             "Make the calls in the order the procedure prescribes.",
         )
-    # L4: each call follows the calls the procedure puts directly before it
+    # L4: each call follows the calls the procedure puts directly before it. An
+    # immediate pair that the gold trace repeats (identical items of a fan-out) must
+    # occur as often as it does there.
+    pairs: dict[tuple[str, str], int] = {}
     for i, call in enumerate(gold):
         for p in predecessors(gold, i):
             before = gold[p]
             adjacent = p == i - 1 and before.block == call.block
-            step = "X" if adjacent else "X F"
+            first, then = event(before), event(call)
+            if adjacent:
+                k = pairs[(first, then)] = pairs.get((first, then), 0) + 1
+                formula = _pair_at_least(first, then, k)
+            else:
+                formula = f"F({first} & X F {then})"
             add(
                 f"call_{p + 1}_then_call_{i + 1}",
                 "L4",
-                f"F({event(before)} & {step} {event(call)})",
+                formula,
                 f"{show_call(call)} comes {'right ' if adjacent else ''}after {show_call(before)}.",
             )
     # L5: counts, including forbidden tools of the template
