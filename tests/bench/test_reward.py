@@ -17,12 +17,12 @@ from agentguard.bench.generate import generate_instance
 from agentguard.bench.reward import (
     RewardWeights,
     Step,
+    answer_format,
     completion_trace,
     compliance_reward,
     core_compliance,
     distance_reward,
     make_grpo_reward,
-    answer_format,
     parse_answer,
     shaped_accuracy,
     trace_distance,

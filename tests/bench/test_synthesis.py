@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 
@@ -102,3 +103,16 @@ def test_ltl_values() -> None:
     assert ltl_value('a"b') == '"a\\"b"'
     assert ltl_value(True) == "true"
     assert ltl_value({"k": 1}) == "{k: 1}"
+
+
+def test_figure_2_weights() -> None:
+    """Figure 2 (fan_out_fan_in D1 seed 2): total weight 46.5, 73% on L3-L5, tool_c forbidden."""
+    inst = generate_instance("fan_out_fan_in", 1, 2)
+    constraints = instance_constraints(inst)
+    assert sum(c.weight for c in constraints) == 46.5
+    shares = layer_weight_shares(constraints)
+    assert shares["L3"] + shares["L4"] + shares["L5"] == pytest.approx(34 / 46.5)
+    per_layer = Counter(c.layer for c in constraints)
+    assert per_layer == {"L1": 3, "L2": 1, "L3": 1, "L4": 6, "L5": 4, "L6": 5}
+    tool_c = [c for c in constraints if "tool_c" in c.formula]
+    assert [c.formula for c in tool_c] == ["BranchCalled(tool_b, tool_c)", "CalledN(tool_c, 0, =)"]

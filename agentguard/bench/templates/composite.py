@@ -216,8 +216,7 @@ def _fol_steps(p: Mapping[str, Any]) -> list[str]:
         "For each number n of the list (the numbers may be processed in any order; finish "
         f"one number before the next): for each k from 0 to {p['r'] - 1}, in increasing order, "
         "call tool_b with i = n and j = k; let s be the sum of these results.",
-        "If s is even, call tool_c with x = s right away and keep its result. If s is odd, "
-        "keep s.",
+        "If s is even, call tool_c with x = s right away and keep its result. If s is odd, keep s.",
         "Call tool_d with numbers = the kept values, placed in the order of their numbers in "
         "the list. The answer is its result.",
     ]

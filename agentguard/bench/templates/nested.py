@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentguard.bench.templates._base import Params, Recorder, Template, derived_j, schedule
+from agentguard.bench.templates._base import Params, Recorder, Template, schedule
 
 # -- nested_loops: i = 1..N, v = tool_a(i), j = 1..v: tool_b(i, j); add results >= θ ------
 
@@ -23,7 +23,11 @@ def nested_threshold(seed: int) -> int:
 
 
 def _nested_params(difficulty: int, seed: int) -> Params:
-    return {"N": schedule((2, 3, 4, 5, 6), difficulty), "seed": seed, "threshold": nested_threshold(seed)}
+    return {
+        "N": schedule((2, 3, 4, 5, 6), difficulty),
+        "seed": seed,
+        "threshold": nested_threshold(seed),
+    }
 
 
 def _nested_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
