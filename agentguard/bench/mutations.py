@@ -91,10 +91,11 @@ def mutations(instance: Instance) -> Iterator[Mutation]:
             )
     last_of: dict[str, int] = {}
     for j, call in enumerate(gold):
-        i = last_of.get(call.name)
+        previous = last_of.get(call.name)
         last_of[call.name] = j
-        if i is None or gold[i].args == call.args:
+        if previous is None or gold[previous].args == call.args:
             continue
+        i = previous
         records = list(base)
         records[i], records[j] = base[j], base[i]
         yield Mutation(

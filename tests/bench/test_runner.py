@@ -123,8 +123,10 @@ def test_unknown_setting() -> None:
 def test_enforced_perfect_agent_is_never_blocked(setting: str) -> None:
     """Under enforcement a mistake-free agent is never blocked and stays fully compliant."""
     summary = run_benchmark(
-        generate_suite(difficulties=[1, 2], seeds=[42]), setting, perfect_factory()
-    )  # type: ignore[arg-type]
+        generate_suite(difficulties=[1, 2], seeds=[42]),
+        setting,  # type: ignore[arg-type]
+        perfect_factory(),
+    )
     assert summary.accuracy == 1.0
     assert summary.compliance == 1.0
     assert sum(e.events for e in summary.layer_events.values()) == 0
