@@ -171,6 +171,9 @@ def synthesize(
     # immediate pair that the gold trace repeats (identical items of a fan-out) must
     # occur as often as it does there.
     pairs: dict[tuple[str, str], int] = {}
+    first_at: dict[str, int] = {}
+    for i, call in enumerate(gold):
+        first_at.setdefault(event(call), i)
     for i, call in enumerate(gold):
         for p in predecessors(gold, i):
             before = gold[p]
@@ -181,6 +184,10 @@ def synthesize(
                 formula = _pair_at_least(first, then, k)
             else:
                 formula = f"F({first} & X F {then})"
+            if first_at[then] > first_at[first]:
+                # the safety half: ``then`` never runs before ``first`` has, so the
+                # firewall can block an out-of-order call when it is proposed
+                formula = f"(!{then} W {first}) & {formula}"
             add(
                 f"call_{p + 1}_then_call_{i + 1}",
                 "L4",
