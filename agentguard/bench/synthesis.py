@@ -1,18 +1,21 @@
 """Layered constraint synthesis (AgentLTL Appendix A.4): gold trace -> L1-L6 `.ltl` spec.
 
 Every constraint is satisfied by the gold trace it was built from, so the gold trace
-scores exactly 1.0 on its own spec. The layers:
+scores exactly 1.0 on its own spec; every call whose argument the procedure determines
+is checked, and order is checked where the procedure fixes it. The layers:
 
 - L1 (2.0) routing: the first and last tools are called; a branch alternative that
   the gold trace never takes is forbidden with ``BranchCalled(taken, forbidden)``.
-- L2 (1.5) prompt-derived arguments: ``CalledWith`` over the arguments the prompt
-  states (seed, constant ``j``, loop starts), taken from each tool's first call.
+- L2 (1.5) prompt-derived arguments, per call: ``CalledWith`` over the arguments whose
+  values the prompt states (seed, ``j``, loop indices), one constraint per formula.
 - L3 (4.0) global sequence: ``InOrder`` of the whole gold tool sequence.
-- L4 (3.0) pair / instance order: ``Before`` for consecutive tools in first-use order,
-  ``InstanceBefore`` at every boundary where the gold trace switches tool.
+- L4 (3.0) per-call order: each call follows the calls the procedure puts directly
+  before it (``GoldCall.after``), with full arguments: ``F(A & X B)`` in a chain,
+  ``F(A & X F B)`` into and out of a fan-out over a set (whose items are free), plus
+  the safety half ``!B W A`` so an out-of-order call is blocked when proposed.
 - L5 (3.0) counts: ``CalledN(t, n, =)`` per template tool (``n = 0`` forbids it).
-- L6 (1.0) exact arguments: ``CalledWith`` with the full argument mapping of each
-  tool's last call (computed intermediates included).
+- L6 (1.0) exact arguments, per call: ``CalledWith`` with the call's full argument
+  mapping (computed intermediates included); the k-th identical call needs k.
 """
 
 from __future__ import annotations
