@@ -24,7 +24,7 @@ def test_paper_grid_gold_traces_score_one() -> None:
         assert report.label == "FULL"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.sampled_from(TEMPLATE_NAMES), st.integers(1, 5), st.integers(0, 100_000))
 def test_gold_trace_scores_one(template: str, difficulty: int, seed: int) -> None:
     """For any template, difficulty and seed, the gold trace scores exactly 1.0."""

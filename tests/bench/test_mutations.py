@@ -30,20 +30,19 @@ def _check(inst: Instance, mutation: Mutation, spec: Spec) -> None:
 
 @pytest.mark.parametrize("template", TEMPLATE_NAMES)
 def test_every_single_step_mutation_on_a_small_grid(template: str) -> None:
-    """D1-D2, seeds 7 and 50 (50's list repeats one number): all four kinds, every position."""
-    for difficulty in (1, 2):
-        for seed in (7, 50):
-            inst = generate_instance(template, difficulty, seed)
-            spec = agentguard.parse_spec(inst.spec_text)
-            assert agentguard.verify_trace(inst.trace(), spec).score == 1.0
-            kinds = set()
-            for m in mutations(inst):
-                kinds.add(m.kind)
-                _check(inst, m, spec)
-            assert {"wrong_argument", "skip"} <= kinds
+    """D1-D2 seed 7 and D1 seed 50 (its list repeats one number): every kind and position."""
+    for difficulty, seed in ((1, 7), (2, 7), (1, 50)):
+        inst = generate_instance(template, difficulty, seed)
+        spec = agentguard.parse_spec(inst.spec_text)
+        assert agentguard.verify_trace(inst.trace(), spec).score == 1.0
+        kinds = set()
+        for m in mutations(inst):
+            kinds.add(m.kind)
+            _check(inst, m, spec)
+        assert {"wrong_argument", "skip"} <= kinds
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     st.sampled_from(TEMPLATE_NAMES),
     st.integers(1, 5),
@@ -56,16 +55,18 @@ def test_mutation_changing_the_procedure_loses_compliance(
 ) -> None:
     """For any template, difficulty and seed, a mutation the procedure forbids scores < 1.0.
 
-    Swapping two whole items of a fan-out over a set is not forbidden and keeps 1.0.
+    Swapping two whole items of a fan-out over a set is not forbidden and keeps 1.0; the
+    gold trace itself scores exactly 1.0.
     """
     try:
         inst = generate_instance(template, difficulty, seed)
     except InstanceTooLongError:
         reject()
+    spec = agentguard.parse_spec(inst.spec_text)
+    assert agentguard.verify_trace(inst.trace(), spec).score == 1.0
     candidates = [m for m in mutations(inst) if m.kind == kind]
     if not candidates:
         return
-    spec = agentguard.parse_spec(inst.spec_text)
     _check(inst, data.draw(st.sampled_from(candidates)), spec)
 
 
