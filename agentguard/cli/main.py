@@ -37,7 +37,12 @@ from agentguard.trace.loaders import iter_trace_file
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
 # Sub-commands contributed by other parts of the package: module -> `add_parser` function.
-_PLUGINS = ("agentguard.pec.cli", "agentguard.bench.cli", "agentguard.demo.cli")
+_PLUGINS = (
+    "agentguard.pec.cli",
+    "agentguard.bench.cli",
+    "agentguard.demo.cli",
+    "agentguard.cli.mcp_proxy",
+)
 
 
 def _console() -> Console:
