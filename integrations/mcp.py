@@ -14,10 +14,10 @@ over stdio (:func:`serve_stdio`) or streamable HTTP on a local port
 * a result's content blocks are unwrapped (one text block, JSON decoded; see
   :mod:`agentguard.trace.mcp_content`) before the monitor sees them; the client gets
   the result unchanged;
-* a tool error (``isError``) is a call that ran, with its error on it; a JSON-RPC error
-  (unknown tool, invalid params) is a call that never ran: withdrawn, and the error
-  is forwarded; a server that dies during a call leaves that call ran-with-error (its
-  effects may have happened), and every later call is refused as never run;
+* a tool error (``isError``) is a call that ran, with its error on it; so is a call the
+  server answers with a JSON-RPC error (forwarded to the client as is: a call that was
+  started is completed, never withdrawn) and a call during which the server dies (its
+  effects may have happened); after that every call is refused and withdrawn;
 * one firewall session per client session (the stdio connection; an HTTP
   ``Mcp-Session-Id``; requests without one share a session); a HARD_STOP ends that
   session's calls (each later one is refused); its decision log and ``finish``
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -77,40 +78,40 @@ class GatewayError(AgentGuardError, RuntimeError):
 
 # ---------------------------------------------------------------- the seam
 class _Session:
-    """One client session's firewall: propose, then ran or withdrawn, then finish.
+    """One client session's firewall: propose, start, then complete or withdraw; finish.
 
-    The only place the gateway talks to the firewall, so the execution protocol
-    lives in one small class.
+    The only place the gateway talks to the firewall. ``start`` may wait for calls it
+    relied on to finish, so it runs in a worker thread, never blocking the event loop
+    those calls finish on.
     """
 
     def __init__(self, key: str, firewall: Firewall) -> None:
         self.key = key
         self.firewall = firewall
         self.report: FirewallReport | None = None
-        self._lock = threading.Lock()
 
     def propose(self, name: str, args: Mapping[str, Any], call_id: str | None) -> Decision:
-        del call_id  # the legacy protocol has no call ids
-        with self._lock:
-            return self.firewall.propose(name, args)
+        return self.firewall.propose(name, args, tool_call_id=call_id)
+
+    async def start(self, decision: Decision) -> Decision:
+        """The decision to act on now that the call is about to be forwarded."""
+        started: Decision = await anyio.to_thread.run_sync(self.firewall.start, decision)
+        return started
 
     def ran(self, decision: Decision, result: Any, *, error: str | None = None) -> None:
-        del error  # the legacy protocol cannot mark a call's error
-        with self._lock:
-            self.firewall.record(decision.tool, decision.args, result)
+        self.firewall.complete(decision, result, error=error)
 
     def withdrawn(self, decision: Decision, reason: str) -> None:
-        log.info("agentguard: %s was not run: %s", decision.tool, reason)
+        self.firewall.withdraw(decision, reason)
 
     @property
     def stopped(self) -> bool:
         return self.firewall.stopped
 
     def finish(self) -> FirewallReport:
-        with self._lock:
-            if self.report is None:
-                self.report = self.firewall.finish()
-            return self.report
+        if self.report is None:
+            self.report = self.firewall.finish()
+        return self.report
 
 
 # ---------------------------------------------------------------- the gateway
@@ -150,7 +151,8 @@ class McpGateway:
         params = StdioServerParameters(
             command=self.command[0],
             args=list(self.command[1:]),
-            env=dict(self.env) if self.env is not None else None,
+            # the server inherits the proxy's environment, as a command run by a shell does
+            env=dict(os.environ if self.env is None else self.env),
             cwd=self.cwd,
         )
         async with AsyncExitStack() as stack:
@@ -245,14 +247,18 @@ class McpGateway:
         name, args = params.name, dict(params.arguments or {})
         request_id = getattr(ctx, "request_id", None)
         decision = session.propose(name, args, None if request_id is None else str(request_id))
+        if decision.executes and (self._down is not None or self._upstream is None):
+            reason = f"the MCP server is not running ({self._down or 'not started'})"
+            session.withdrawn(decision, reason)
+            return _error_result(f"agentguard did not run {name}: {reason}")
+        if decision.executes:
+            decision = await session.start(decision)  # a refusal here counts as withdrawn
         if not decision.executes:
             if decision.action is Action.STOP:
                 log.warning("agentguard: session %s stopped at %s", session.key, name)
             return refusal(decision)
-        if self._down is not None or self._upstream is None:
-            reason = f"the MCP server is not running ({self._down or 'not started'})"
-            session.withdrawn(decision, reason)
-            return _error_result(f"agentguard did not run {name}: {reason}")
+        if self._upstream is None:  # the gateway stopped while the call waited to start
+            return self._crashed(session, decision, "the gateway is stopping")
         return await self._forward(session, decision, self._upstream)
 
     async def _forward(
@@ -264,7 +270,10 @@ class McpGateway:
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 return self._crashed(session, decision, str(exc))
-            session.withdrawn(decision, f"the server answered with an error: {exc}")
+            # a JSON-RPC error (unknown tool, invalid params): the server says it did not
+            # run the tool, but a started call can only be completed, so it enters the
+            # trace with the error on it (the schema checks catch most of these first)
+            session.ran(decision, None, error=f"the server answered with an error: {exc}")
             log.warning("agentguard: %s: the server refused the request: %s", name, exc)
             raise
         except Exception as exc:  # noqa: BLE001 - the call was sent; whatever failed, it may have run

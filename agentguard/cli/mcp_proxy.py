@@ -99,13 +99,20 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
 
 
 def _split(args: argparse.Namespace) -> list[str]:
-    """The server command; options given between SPEC and ``--`` are parsed into ``args``."""
+    """The server command; options given between SPEC and ``--`` are parsed into ``args``.
+
+    argparse hands over everything after SPEC: the command itself when ``--`` follows
+    SPEC directly (it drops that ``--``), else the options, ``--``, then the command.
+    """
     rest: list[str] = list(args.server)
+    if rest[:1] == ["--"]:
+        return rest[1:]
+    if not rest or not rest[0].startswith("-"):
+        return rest
     cut = rest.index("--") if "--" in rest else len(rest)
-    if cut:
-        late = argparse.ArgumentParser(prog="agentguard mcp-proxy", add_help=False)
-        _add_options(late, defaults=False)
-        vars(args).update(vars(late.parse_args(rest[:cut])))
+    late = argparse.ArgumentParser(prog="agentguard mcp-proxy", add_help=False)
+    _add_options(late, defaults=False)
+    vars(args).update(vars(late.parse_args(rest[:cut])))
     return rest[cut + 1 :]
 
 

@@ -13,6 +13,7 @@ ADAPTERS = {
     "agentguard.integrations.langchain": ("langchain_core.messages", "langchain"),
     "agentguard.testing.langchain_models": ("langchain_core.messages", "langchain"),
     "agentguard.testing.smolagents_models": ("smolagents.models", "smolagents"),
+    "agentguard.integrations.mcp": ("mcp", "mcp"),
 }
 
 
