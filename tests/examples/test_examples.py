@@ -25,11 +25,12 @@ def load(name: str) -> ModuleType:
 
 def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
-    conversations) and LangGraph ToolNode."""
+    conversations), LangGraph ToolNode and the MCP gateway."""
     assert SCRIPTS == [
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
+        "mcp_gateway.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
     ]
