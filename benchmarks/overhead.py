@@ -34,13 +34,25 @@ class AllowAll:
 
         self.trace = Trace()
 
-    def propose(self, name: str, args: Any) -> Any:
+    def propose(self, name: str, args: Any, *, tool_call_id: Any = None) -> Any:
         from agentguard.enforcement.decision import Action, Decision
 
-        return Decision(Action.ALLOW, name, dict(args))
+        return Decision(Action.ALLOW, name, dict(args), tool_call_id=tool_call_id)
 
     def propose_batch(self, calls: Any) -> list[Any]:
-        return [self.propose(n, a) for n, a in calls]
+        return [self.propose(c[0], c[1], tool_call_id=c[2] if len(c) > 2 else None) for c in calls]
+
+    def start(self, decision: Any) -> Any:
+        return decision
+
+    def complete(self, decision: Any, result: Any = None, *, error: Any = None) -> list[Any]:  # noqa: ARG002
+        return []
+
+    def is_in_flight(self, decision: Any) -> bool:  # noqa: ARG002
+        return False
+
+    def withdraw(self, decision: Any, reason: str) -> None:  # noqa: ARG002
+        return None
 
     def record(self, name: str, args: Any, result: Any) -> list[Any]:  # noqa: ARG002
         return []

@@ -88,6 +88,29 @@ def _unregistered(spec: Spec) -> list[str]:
     return missing
 
 
+def _unjudged(spec: Any, trace: Any) -> list[str]:
+    """Constraints that test results, when the trace's results were redacted."""
+    if not trace.metrics.get("redacted_results"):
+        return []
+    return [c.name for c in spec.constraints if _reads_results(c.formula)]
+
+
+def _reads_results(node: Any) -> bool:
+    """Does an AST node test a call's result (``result...`` field, ``results(...)``)?"""
+    from agentguard.language import ast as A
+
+    if isinstance(node, A.FieldRef):
+        return node.is_result
+    if isinstance(node, A.Domain):
+        return node.extractor == "results"
+    if isinstance(node, (tuple, list)):
+        return any(_reads_results(n) for n in node)
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is None:
+        return False
+    return any(_reads_results(getattr(node, f)) for f in fields if f != "span")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     spec = _load(args.spec, args.load)
     if spec is None:
@@ -128,7 +151,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             report = verify_trace(rec.trace, spec)
             if not report.passed and worst == EXIT_OK:
                 worst = EXIT_VIOLATION
-            results.append({"source": rec.source, "record": rec.record, "report": report})
+            entry: dict[str, Any] = {"source": rec.source, "record": rec.record, "report": report}
+            unjudged = _unjudged(spec, rec.trace)
+            if unjudged:
+                redacted = list(rec.trace.metrics.get("redacted_results", ()))
+                _err(
+                    f"{rec.source}: the log keeps only digests of the results at positions "
+                    f"{redacted} (written under redaction), so these constraints, which test "
+                    f"results, cannot be judged from it: {', '.join(unjudged)}"
+                )
+                entry["unjudged"] = unjudged
+            results.append(entry)
     if args.json:
         out = [
             {"source": r["source"], "record": r["record"], "error": r["error"]}
@@ -137,6 +170,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 "source": r["source"],
                 "record": r["record"],
                 **r["report"].to_dict(extended=args.extended),
+                **({"unjudged": r["unjudged"]} if "unjudged" in r else {}),
             }
             for r in results
         ]

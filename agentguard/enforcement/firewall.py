@@ -34,8 +34,8 @@ from agentguard.enforcement.log import (
 from agentguard.enforcement.messages import compose
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
-from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.schema import ToolChecker, ToolProblem
+from agentguard.enforcement.shadows import Shadows
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
@@ -204,7 +204,15 @@ class Firewall:
     def trace(self) -> Trace:
         """The executed calls with their results."""
         with self._lock:
-            return Trace(tuple(self._calls), {"num_tool_calls": self._tool_calls()})
+            return Trace(tuple(self._calls), self._metrics())
+
+    def _metrics(self) -> dict[str, Any]:
+        """The run's metrics record, counted as the loaders count a trace read back."""
+        out: dict[str, Any] = {"num_tool_calls": self._tool_calls()}
+        errors = [c.position for c in self._calls if c.error]
+        if errors:
+            out["tool_errors"] = errors
+        return out
 
     def _tool_calls(self) -> int:
         """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
@@ -513,6 +521,8 @@ class Firewall:
             limit = self.start_timeout if timeout is None else timeout
             deadline = time.monotonic() + limit
             while not self._stopped:
+                if self._inflight.get(decision.call_id) is not flight:
+                    return self._refuse_ended(flight)  # the run finished while it waited
                 running = [f.call for f in self._inflight.values() if f.started]
                 if self._admits(flight, running):
                     flight.started = True
@@ -522,8 +532,25 @@ class Firewall:
                 if not waiting or remaining <= 0:
                     break
                 self._cond.wait(remaining)
+            if self._inflight.get(decision.call_id) is not flight:
+                return self._refuse_ended(flight)
             out: Decision = self._guarded(self._recheck, flight)
             return out
+
+    def _refuse_ended(self, flight: _Flight) -> Decision:
+        old = flight.decision
+        return Decision(
+            Action.BLOCK,
+            old.tool,
+            old.args,
+            old.step,
+            (),
+            "agentguard did not run this call: the run ended before it started.",
+            (),
+            False,
+            old.call_id,
+            old.tool_call_id,
+        )
 
     def _flight(self, decision: Decision, verb: str) -> _Flight:
         flight = self._inflight.get(decision.call_id)
@@ -684,12 +711,13 @@ class Firewall:
     # ------------------------------------------------------------------ the end
     def finish(self, metrics: Mapping[str, Any] | None = None) -> FirewallReport:
         """End the run: offline verdicts of every constraint, the compliance report, history."""
-        with self._lock:
+        with self._cond:
             if self._report is not None:
                 return self._report
+            self._settle()
             from agentguard.scoring.verify import verify_trace
 
-            merged = {"num_tool_calls": self._tool_calls(), **dict(metrics or {})}
+            merged = {**self._metrics(), **dict(metrics or {})}
             trace = Trace(tuple(self._calls), merged)
             compliance = verify_trace(trace, self.spec, registry=self.registry)
             verdicts = self.monitor.finish(merged)
@@ -714,6 +742,25 @@ class Firewall:
             )
             self._log.close()
             return self._report
+
+    def _settle(self) -> None:
+        """Before the report: wait (up to ``start_timeout``) for the calls that started to
+        complete; calls that never started are withdrawn, calls still running are left out
+        of the trace and logged as unfinished."""
+        for flight in [f for f in self._inflight.values() if not f.started]:
+            del self._inflight[flight.decision.call_id]
+            self._log.withdrawn(flight.decision, "the run ended before it started")
+        deadline = time.monotonic() + self.start_timeout
+        while self._inflight:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._cond.wait(remaining)
+        for flight in list(self._inflight.values()):
+            del self._inflight[flight.decision.call_id]
+            self._log.withdrawn(
+                flight.decision, "it started but had not finished when the run ended"
+            )
 
     # ------------------------------------------------------------------ state files
     def save_state(self) -> dict[str, Any]:
