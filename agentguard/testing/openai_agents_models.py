@@ -62,7 +62,7 @@ class ScriptedAgentsModel(Model):
     async def get_response(
         self,
         system_instructions: str | None,
-        input: str | list[Any],  # noqa: A002 - the SDK's parameter name
+        input: str | list[Any],
         model_settings: Any,
         tools: list[Any],
         output_schema: Any,
@@ -90,9 +90,8 @@ class ScriptedAgentsModel(Model):
             step = step.choose(seen)
         return ModelResponse(output=_output(step), usage=Usage(), response_id=None)
 
-    def stream_response(  # type: ignore[override]
-        self, *args: Any, **kwargs: Any
-    ) -> AsyncIterator[Any]:
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        del args, kwargs
         raise StreamingNotScriptedError(
             "ScriptedAgentsModel scripts Runner.run and Runner.run_sync; it does not stream"
         )
@@ -110,7 +109,7 @@ def _last_output(items: str | list[Any]) -> str:
     if isinstance(items, str):
         return ""
     for item in reversed(items):
-        raw = item if isinstance(item, dict) else getattr(item, "model_dump", lambda: {})()
+        raw = item if isinstance(item, dict) else getattr(item, "model_dump", dict)()
         if raw.get("type") == "function_call_output":
             output = raw.get("output")
             return output if isinstance(output, str) else json.dumps(output, default=str)

@@ -14,6 +14,8 @@ ADAPTERS = {
     "agentguard.testing.langchain_models": ("langchain_core.messages", "langchain"),
     "agentguard.testing.smolagents_models": ("smolagents.models", "smolagents"),
     "agentguard.integrations.mcp": ("mcp", "mcp"),
+    "agentguard.integrations.openai_agents": ("agents", "openai-agents"),
+    "agentguard.testing.openai_agents_models": ("agents", "openai-agents"),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,18 @@ VERIFY = call("verify_identity", customer_id="C1")
 
 
 @pytest.fixture(autouse=True)
-def _no_tracing() -> None:
-    set_tracing_disabled(True)  # the SDK would try to export traces to OpenAI
+def _sdk_defaults() -> Iterator[None]:
+    """No trace export to OpenAI; close the loop Runner.run_sync leaves on the thread."""
+    set_tracing_disabled(True)
+    yield
+    policy = asyncio.get_event_loop_policy()
+    try:
+        loop = policy.get_event_loop()
+    except RuntimeError:  # none left by an earlier test
+        return
+    if not loop.is_running():
+        loop.close()
+        asyncio.set_event_loop_policy(None)  # a fresh policy: the next loop is made on demand
 
 
 class Shop:
@@ -121,7 +132,7 @@ def test_online_equals_offline_through_the_exported_trace(tmp_path: Path) -> Non
     shop = Shop()
     log = tmp_path / "decisions.jsonl"
     support = agentguard.guard(
-        agent(shop, [[call("flaky"), VERIFY], REFUND, "Done."]), SPEC, log_path=log
+        agent(shop, [call("flaky"), VERIFY, REFUND, "Done."]), SPEC, log_path=log
     )
     Runner.run_sync(support, "Refund A1.")
     report = support.agentguard.report
