@@ -25,12 +25,13 @@ def load(name: str) -> ModuleType:
 
 def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
-    conversations), LangGraph ToolNode and the MCP gateway."""
+    conversations), LangGraph ToolNode, the MCP gateway and an OpenAI Agents SDK handoff."""
     assert SCRIPTS == [
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
         "mcp_gateway.py",
+        "openai_agents_handoff.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
     ]
