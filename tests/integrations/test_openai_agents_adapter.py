@@ -292,3 +292,37 @@ def test_the_agents_own_hooks_still_run() -> None:
     support = agentguard.guard(agent(shop, [VERIFY, "ok"], hooks=Hooks()), SPEC)
     Runner.run_sync(support, "go")
     assert seen == ["llm", "verify_identity", "llm"]
+
+
+class ByTask(ScriptedAgentsModel):
+    """Follows the script named by the run's task, pausing between turns so that two
+    concurrent runs interleave."""
+
+    def __init__(self, scripts: dict[str, list[Any]]) -> None:
+        super().__init__([])
+        self.scripts = {task: list(steps) for task, steps in scripts.items()}
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        items = kwargs["input"]
+        task = items if isinstance(items, str) else str(items[0]["content"])
+        await asyncio.sleep(0.01)
+        self._script = [self.scripts[task].pop(0)]
+        self._position = 0
+        return await super().get_response(*args, **kwargs)
+
+
+def test_concurrent_runs_of_one_agent_keep_their_own_traces() -> None:
+    """Run A verifies, run B refunds, at the same time on the same agent: B's refund is
+    judged on B's trace alone and refused; A's is untouched."""
+    shop = Shop()
+    model = ByTask({"A": [VERIFY, REFUND, "a"], "B": [REFUND, "b"]})
+    support = agentguard.guard(
+        Agent(name="support", instructions="i", tools=shop.tools, model=model), SPEC
+    )
+
+    async def both() -> None:
+        await asyncio.gather(Runner.run(support, "A"), Runner.run(support, "B"))
+
+    asyncio.run(both())
+    traces = sorted(r.trace.names for r in support.agentguard.reports)
+    assert traces == [("final_answer",), ("verify_identity", "issue_refund", "final_answer")]
