@@ -99,10 +99,14 @@ class _Session:
         return started
 
     def ran(self, decision: Decision, result: Any, *, error: str | None = None) -> None:
+        if self.report is not None:  # the client left while the call ran: the run is over
+            log.warning("agentguard: %s finished after its session ended", decision.tool)
+            return
         self.firewall.complete(decision, result, error=error)
 
     def withdrawn(self, decision: Decision, reason: str) -> None:
-        self.firewall.withdraw(decision, reason)
+        if self.report is None:
+            self.firewall.withdraw(decision, reason)
 
     @property
     def stopped(self) -> bool:
@@ -258,7 +262,7 @@ class McpGateway:
                 log.warning("agentguard: session %s stopped at %s", session.key, name)
             return refusal(decision)
         if self._upstream is None:  # the gateway stopped while the call waited to start
-            return self._crashed(session, decision, "the gateway is stopping")
+            return self._failed(session, decision, "the gateway is stopping", down=True)
         return await self._forward(session, decision, self._upstream)
 
     async def _forward(
@@ -269,7 +273,7 @@ class McpGateway:
             result = await upstream.call_tool(name, dict(decision.args))
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
-                return self._crashed(session, decision, str(exc))
+                return self._failed(session, decision, str(exc), down=True)
             # a JSON-RPC error (unknown tool, invalid params): the server says it did not
             # run the tool, but a started call can only be completed, so it enters the
             # trace with the error on it (the schema checks catch most of these first)
@@ -277,15 +281,19 @@ class McpGateway:
             log.warning("agentguard: %s: the server refused the request: %s", name, exc)
             raise
         except Exception as exc:  # noqa: BLE001 - the call was sent; whatever failed, it may have run
-            return self._crashed(session, decision, f"{type(exc).__name__}: {exc}")
+            return self._failed(session, decision, f"{type(exc).__name__}: {exc}", down=False)
         value, error = unwrap_call_tool_result(
             result.model_dump(by_alias=True, mode="json", exclude_none=True)
         )
         session.ran(decision, value, error=_text(value) if error else None)
         return result
 
-    def _crashed(self, session: _Session, decision: Decision, reason: str) -> types.CallToolResult:
-        self._down = reason
+    def _failed(
+        self, session: _Session, decision: Decision, reason: str, *, down: bool
+    ) -> types.CallToolResult:
+        """The forwarded call failed without a result; ``down``: the server is gone."""
+        if down:
+            self._down = reason
         text = f"agentguard: the MCP server failed while running {decision.tool}: {reason}"
         log.error("%s", text)
         session.ran(decision, text, error=text)  # it may have run before the server died

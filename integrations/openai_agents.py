@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -68,6 +69,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 ATTRIBUTE: Final = "agentguard"
 """The attribute of a guarded agent holding its :class:`OpenAIAgentsGuard`."""
+
+_KEEP_CLOSED: Final = 256  # finished runs remembered for their late events
 
 _HANDLED_FAILURE: Final = "_function_tool_default_failure_handled"
 """Set on a ToolContext by the SDK when its default failure handler answered an exception
@@ -165,6 +168,9 @@ class OpenAIAgentsGuard:
         self.reports: list[FirewallReport] = []
         self._declared: dict[str, A.ToolDecl] = {}
         self._runs: dict[int, tuple[Any, _Run]] = {}
+        # finished runs, so a late event of one (a sibling's guardrail after a STOP) finds
+        # it finished instead of starting a new run; the Usage is kept, so ids stay unique
+        self._closed: OrderedDict[int, tuple[Any, _Run]] = OrderedDict()
         self._lock = threading.Lock()
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
             self._check_call, name="agentguard"
@@ -178,6 +184,9 @@ class OpenAIAgentsGuard:
         """The run ``context`` (a run, hook or tool context) belongs to; started on first use."""
         usage = context.usage
         with self._lock:
+            closed = self._closed.get(id(usage))
+            if closed is not None and closed[0] is usage:
+                return closed[1]
             entry = self._runs.get(id(usage))
             if entry is None or entry[0] is not usage:
                 spec = self.spec
@@ -191,9 +200,15 @@ class OpenAIAgentsGuard:
         """Finish the run of ``context``: deferred constraints, the log, the report."""
         run = self.run_of(context)
         with self._lock:
-            self._runs.pop(id(context.usage), None)
+            entry = self._runs.pop(id(context.usage), None)
+            first = entry is not None  # only the first end of a run reports it
+            if entry is not None:
+                self._closed[id(context.usage)] = entry
+                while len(self._closed) > _KEEP_CLOSED:
+                    self._closed.popitem(last=False)
         report = run.finish()
-        self.reports.append(report)
+        if first:
+            self.reports.append(report)
         return report
 
     @property
@@ -206,7 +221,10 @@ class OpenAIAgentsGuard:
         """Finish the runs an exception ended before their final output."""
         with self._lock:
             runs = [run for _, run in self._runs.values()]
+            self._closed.update(self._runs)
             self._runs.clear()
+            while len(self._closed) > _KEEP_CLOSED:
+                self._closed.popitem(last=False)
         done = [run.finish() for run in runs]
         self.reports.extend(done)
         return done
@@ -254,7 +272,9 @@ class OpenAIAgentsGuard:
             if decision.executes:
                 run.ran(decision, answer, error=None)
         self.end(context)
-        return GuardrailFunctionOutput(output_info=decision, tripwire_triggered=not decision.executes)
+        return GuardrailFunctionOutput(
+            output_info=decision, tripwire_triggered=not decision.executes
+        )
 
     # the wrapped invoker -----------------------------------------------------------
     async def invoke(

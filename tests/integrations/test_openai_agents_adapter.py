@@ -49,17 +49,14 @@ VERIFY = call("verify_identity", customer_id="C1")
 
 @pytest.fixture(autouse=True)
 def _sdk_defaults() -> Iterator[None]:
-    """No trace export to OpenAI; close the loop Runner.run_sync leaves on the thread."""
+    """No trace export to OpenAI; the loop Runner.run_sync reuses (the thread's default,
+    which it leaves open) is ours, and closed after the test."""
     set_tracing_disabled(True)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     yield
-    policy = asyncio.get_event_loop_policy()
-    try:
-        loop = policy.get_event_loop()
-    except RuntimeError:  # none left by an earlier test
-        return
-    if not loop.is_running():
-        loop.close()
-        asyncio.set_event_loop_policy(None)  # a fresh policy: the next loop is made on demand
+    loop.close()
+    asyncio.set_event_loop_policy(None)  # a fresh policy: the next loop is made on demand
 
 
 class Shop:
@@ -326,3 +323,36 @@ def test_concurrent_runs_of_one_agent_keep_their_own_traces() -> None:
     asyncio.run(both())
     traces = sorted(r.trace.names for r in support.agentguard.reports)
     assert traces == [("final_answer",), ("verify_identity", "issue_refund", "final_answer")]
+
+
+def test_a_finished_run_stays_finished_for_late_events() -> None:
+    """After a run ended (here by a HARD_STOP), a late guardrail call of that run is
+    refused by the finished run: no second run starts, no second report appears."""
+    from types import SimpleNamespace
+
+    from agents import AgentHooks
+
+    usages: list[Any] = []
+
+    class Keep(AgentHooks[Any]):
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            usages.append(context.usage)
+
+    shop = Shop()
+    support = agentguard.guard(
+        agent(shop, [call("wipe_ledger"), "unreachable"], hooks=Keep()), SPEC
+    )
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        Runner.run_sync(support, "clean up")
+    guard = support.agentguard
+    late_call = SimpleNamespace(
+        usage=usages[0],
+        tool_name="verify_identity",
+        tool_arguments='{"customer_id": "C1"}',
+        tool_call_id="late-1",
+    )
+    late = asyncio.run(guard.input_guardrail.run(SimpleNamespace(context=late_call, agent=support)))
+    assert late.behavior["type"] == "raise_exception"
+    assert late.output_info.action is Action.STOP
+    assert len(guard.reports) == 1 and guard.running == ()
+    assert shop.ran == []
