@@ -22,7 +22,8 @@ from agentguard.enforcement.decision import Action, Decision, SeverityKind, Viol
 from agentguard.errors import AgentGuardError, RunStopped
 
 if TYPE_CHECKING:
-    from agentguard.enforcement.firewall import Firewall, FirewallReport, ProposedCall
+    from agentguard.enforcement.firewall import Firewall, FirewallReport
+    from agentguard.enforcement.flight import ProposedCall
     from agentguard.trace.model import Trace
 
 FirewallFactory = Callable[[], "Firewall"]
@@ -228,11 +229,18 @@ class GuardSession:
     def propose(
         self, name: str, args: Mapping[str, Any], *, tool_call_id: str | None = None
     ) -> Decision:
-        """The decision for one call: taken from an earlier batch check, or asked now."""
+        """The decision for one call: taken from an earlier batch check, or asked now.
+
+        A closed session (its adapter ended the run for good) starts no new run: the
+        call is refused.
+        """
         with self._lock:
             decision = self._collect(name, args, tool_call_id)
             if decision is not None:
                 return decision
+            if self.closed:
+                message = f"agentguard did not run {name}: the run already ended."
+                return Decision(Action.BLOCK, name, dict(args), message=message)
             decision = self.firewall.propose(name, args, tool_call_id=tool_call_id)
             self._note(decision)
         return decision

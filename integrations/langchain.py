@@ -45,6 +45,7 @@ run at a time.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections import OrderedDict
@@ -158,10 +159,8 @@ class _ToolGate:
         if _is_interrupt(exc):  # an interrupt pauses the run; the call did not finish
             session.withdraw(started, "interrupted; it runs again when the run resumes")
             return
-        try:
+        with contextlib.suppress(RunStopped):  # the run ends either way, with exc
             session.complete(started, error=exc)
-        except RunStopped:
-            pass  # the run ends either way, with the tool's own exception
         self._stopped(session)
 
     def _stopped(self, session: GuardSession) -> None:
@@ -347,8 +346,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self._session(getattr(request, "state", None), getattr(request, "runtime", None))
 
     def _end(self, session: GuardSession) -> None:
-        session.finish_run()
         session.closed = True  # later tool calls of this invocation find it, and are refused
+        session.finish_run()
         with self._lock:
             for token in [t for t, s in self._runs.items() if s is session]:
                 del self._runs[token]

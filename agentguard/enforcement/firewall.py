@@ -17,13 +17,23 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, NamedTuple, Union
+from typing import Any, Final
 
 from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
+from agentguard.enforcement.flight import (
+    Findings,
+    FirewallProtocolError,
+    Flight,
+    ProposedCall,
+    call_of,
+    error_text,
+    named,
+    refusal,
+    unpack,
+)
 from agentguard.enforcement.log import (
     ERROR_EVENT,
     FAILURE_EVENT,
@@ -36,21 +46,16 @@ from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.schema import ToolChecker, ToolProblem
 from agentguard.enforcement.shadows import Shadows
+from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
-from agentguard.trace.model import UNKNOWN, Call, Trace
+from agentguard.trace.model import Call, Trace
 
-STATE_FORMAT: Final = "agentguard.firewall/1"
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
-
-ProposedCall = Union[  # noqa: UP007 - runtime alias on 3.10
-    tuple[str, Mapping[str, Any]], tuple[str, Mapping[str, Any], Union[str, None]]  # noqa: UP007
-]
-"""One call of a batch: ``(name, args)`` or ``(name, args, tool_call_id)``."""
 
 
 class FirewallConfigError(AgentGuardError, ValueError):
@@ -59,41 +64,6 @@ class FirewallConfigError(AgentGuardError, ValueError):
 
 class FirewallStateError(AgentGuardError, ValueError):
     """A saved firewall state does not fit this spec or is malformed."""
-
-
-class FirewallProtocolError(AgentGuardError, ValueError):
-    """``start``, ``complete`` or ``withdraw`` named a decision that is not in flight."""
-
-
-@dataclass(slots=True)
-class _Flight:
-    """An allowed call whose result has not been recorded yet (or that never ran).
-
-    ``relied`` names the calls in flight when it was approved: its approval assumed they
-    come first. ``position`` is the number of executed calls at approval time.
-    """
-
-    decision: Decision
-    call: Call
-    relied: frozenset[str]
-    position: int
-    started: bool = False
-
-
-class _Findings(NamedTuple):
-    """What a call would violate on a prefix, before the severity policy."""
-
-    verdicts: Mapping[str, Verdict]
-    violated: list[str]
-    deferred: list[str]
-    errors: Mapping[str, tuple[str, ...]]
-    problems: list[ToolProblem]
-
-    def names(self, fail_closed: bool) -> set[str]:
-        out = {*self.violated, *self.deferred, *(p.constraint for p in self.problems)}
-        if fail_closed:
-            out.update(self.errors)
-        return out
 
 
 def args_key(name: str, args: Mapping[str, Any]) -> str:
@@ -175,7 +145,8 @@ class Firewall:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._calls: list[Call] = []
-        self._inflight: dict[str, _Flight] = {}
+        self._inflight: dict[str, Flight] = {}
+        self._withdrawn: dict[str, str] = {}  # call_id -> why it never ran
         self._decisions: list[Decision] = []
         self._late: list[Violation] = []
         self._soft_counts: dict[str, int] = {}
@@ -267,7 +238,7 @@ class Firewall:
             seen: set[str] = set()
             out = []
             for entry in calls:
-                name, args, tool_call_id = _unpack(entry)
+                name, args, tool_call_id = unpack(entry)
                 out.append(self._guarded(self._check, name, dict(args), tool_call_id, seen))
             return out
 
@@ -283,7 +254,7 @@ class Firewall:
         except FirewallProtocolError:
             raise
         except Exception as exc:
-            secrets = self._log.secrets(*_call_of(args)) if args else []
+            secrets = self._log.secrets(*call_of(args)) if args else []
             message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
             self._log.emit(FAILURE_EVENT, warn=True, message=message)
             self._log.flush()
@@ -331,10 +302,10 @@ class Firewall:
         decision = self._judge(call, step, found, call_id, tool_call_id, inflight=bool(extra))
         if decision.executes:
             relied = frozenset(f.decision.call_id for f in flights)
-            self._inflight[call_id] = _Flight(decision, call, relied, len(self._calls))
+            self._inflight[call_id] = Flight(decision, call, relied, len(self._calls))
         return self._decide(decision)
 
-    def _findings(self, call: Call, extra: Sequence[Call]) -> _Findings:
+    def _findings(self, call: Call, extra: Sequence[Call]) -> Findings:
         """What ``call`` would violate after the executed calls and ``extra`` (no effects)."""
         name, args = call.name, call.args
         ending = name in self.final_tools
@@ -369,13 +340,13 @@ class Firewall:
                 continue
             if self._shadows.peek(n, extra, call, ending).verdicts[n] is Verdict.VIOLATED:
                 violated.append(n)
-        return _Findings(peek.verdicts, violated, deferred, errors, problems)
+        return Findings(peek.verdicts, violated, deferred, errors, problems)
 
     def _judge(
         self,
         call: Call,
         step: int,
-        found: _Findings,
+        found: Findings,
         call_id: str,
         tool_call_id: str | None,
         *,
@@ -439,12 +410,12 @@ class Firewall:
             tool_call_id,
         )
 
-    def _violations(self, call: Call, step: int, found: _Findings) -> list[Violation]:
+    def _violations(self, call: Call, step: int, found: Findings) -> list[Violation]:
         """Every violation of ``found`` (tool checks merged per kind), in spec order;
         predicate errors per ``on_predicate_error``."""
         out: dict[str, Violation] = {}
         for p in found.problems:  # tool-interface checks first; several of one kind are merged
-            if p.error and not self._fail_closed(step, call.name, p.constraint, p.error):
+            if p.error and not self._fail_closed(step, call, p.constraint, p.error):
                 continue
             prior = out.get(p.constraint)
             if prior is None:
@@ -460,21 +431,23 @@ class Firewall:
         for n in found.deferred:
             out[n] = self._violation(n, "ending the run now leaves it unsatisfied", "")
         for n, errs in found.errors.items():
-            if n not in out and self._fail_closed(step, call.name, n, errs[0]):
+            if n not in out and self._fail_closed(step, call, n, errs[0]):
                 out[n] = self._violation(n, f"a user predicate failed (fail-closed): {errs[0]}", "")
         return sorted(out.values(), key=lambda v: self._order.get(v.constraint, -1))
 
-    def _fail_closed(self, step: int, tool: str, constraint: str, error: str) -> bool:
+    def _fail_closed(self, step: int, call: Call, constraint: str, error: str) -> bool:
         """Does a predicate error block? Under fail-open it is logged and ignored."""
         if self.on_predicate_error == "fail_closed":
             return True
+        secrets = self._log.secrets(call.name, call.args)
         self._log.emit(
             ERROR_EVENT,
             warn=True,
             step=step,
-            tool=tool,
+            tool=call.name,
+            args=self._log.safe_args(call.name, call.args),
             constraint=constraint,
-            message=f"ignored (fail-open): {error}",
+            message=self._log.scrub(f"ignored (fail-open): {error}", secrets),
         )
         return False
 
@@ -515,9 +488,12 @@ class Firewall:
         re-checked against what really ran. A refused call counts as withdrawn (logged).
         """
         with self._cond:
+            reason = self._withdrawn.get(decision.call_id)
+            if reason is not None:  # withdrawn meanwhile (a sibling stopped the run...)
+                return refusal(decision, f"agentguard did not run this call: {reason}.")
             flight = self._flight(decision, "start")
             if flight.started:
-                raise FirewallProtocolError(f"{_named(decision)} was already started")
+                raise FirewallProtocolError(f"{named(decision)} was already started")
             limit = self.start_timeout if timeout is None else timeout
             deadline = time.monotonic() + limit
             while not self._stopped:
@@ -537,31 +513,25 @@ class Firewall:
             out: Decision = self._guarded(self._recheck, flight)
             return out
 
-    def _refuse_ended(self, flight: _Flight) -> Decision:
-        old = flight.decision
-        return Decision(
-            Action.BLOCK,
-            old.tool,
-            old.args,
-            old.step,
-            (),
-            "agentguard did not run this call: the run ended before it started.",
-            (),
-            False,
-            old.call_id,
-            old.tool_call_id,
-        )
+    def _refuse_ended(self, flight: Flight) -> Decision:
+        reason = self._withdrawn.get(flight.decision.call_id, "the run ended before it started")
+        return refusal(flight.decision, f"agentguard did not run this call: {reason}.")
 
-    def _flight(self, decision: Decision, verb: str) -> _Flight:
+    def _withdrawn_now(self, decision: Decision, reason: str) -> None:
+        """Log a call that never ran; a later ``start`` of it is refused with the reason."""
+        self._withdrawn[decision.call_id] = reason
+        self._log.withdrawn(decision, reason)
+
+    def _flight(self, decision: Decision, verb: str) -> Flight:
         flight = self._inflight.get(decision.call_id)
         if flight is None:
             raise FirewallProtocolError(
-                f"cannot {verb} {_named(decision)}: it is not in flight (refused, already "
+                f"cannot {verb} {named(decision)}: it is not in flight (refused, already "
                 "completed or withdrawn, or from another run)"
             )
         return flight
 
-    def _admits(self, flight: _Flight, running: Sequence[Call]) -> bool:
+    def _admits(self, flight: Flight, running: Sequence[Call]) -> bool:
         """May the call start now without relying on calls that have not finished?"""
         if not flight.relied and not running and flight.position == len(self._calls):
             return True  # nothing happened since its approval
@@ -572,7 +542,7 @@ class Firewall:
             not (self._findings(flight.call, extra).names(closed) - accepted) for extra in prefixes
         )
 
-    def _recheck(self, flight: _Flight) -> Decision:
+    def _recheck(self, flight: Flight) -> Decision:
         """Judge the call again on what really ran (executed calls, then the running ones)."""
         old = flight.decision
         del self._inflight[old.call_id]
@@ -592,9 +562,14 @@ class Firewall:
                 old.tool_call_id,
             )
         else:
-            found = self._findings(flight.call, running)
+            # on the executed calls alone (what it relied on may still be running, result
+            # unknown), and, if that is clean, alongside the calls running now
+            found = self._findings(flight.call, [])
+            beside = False
+            if running and not found.names(self.on_predicate_error == "fail_closed"):
+                found, beside = self._findings(flight.call, running), True
             fresh = self._judge(
-                flight.call, step, found, old.call_id, old.tool_call_id, inflight=bool(running)
+                flight.call, step, found, old.call_id, old.tool_call_id, inflight=beside
             )
         if fresh.executes:
             flight.decision, flight.started = fresh, True
@@ -604,7 +579,7 @@ class Firewall:
                 self._decide(fresh)
             return fresh
         self._decide(fresh)
-        self._log.withdrawn(old, f"re-checked when it was about to start: {fresh.message}")
+        self._withdrawn_now(old, f"re-checked when it was about to start: {fresh.message}")
         self._cond.notify_all()
         return fresh
 
@@ -637,10 +612,10 @@ class Firewall:
             flight = self._flight(decision, "withdraw")
             if flight.started:
                 raise FirewallProtocolError(
-                    f"cannot withdraw {_named(decision)}: it started; complete it with its error"
+                    f"cannot withdraw {named(decision)}: it started; complete it with its error"
                 )
             del self._inflight[decision.call_id]
-            self._log.withdrawn(flight.decision, reason)
+            self._withdrawn_now(flight.decision, reason)
             self._cond.notify_all()
 
     def record(
@@ -749,7 +724,7 @@ class Firewall:
         of the trace and logged as unfinished."""
         for flight in [f for f in self._inflight.values() if not f.started]:
             del self._inflight[flight.decision.call_id]
-            self._log.withdrawn(flight.decision, "the run ended before it started")
+            self._withdrawn_now(flight.decision, "the run ended before it started")
         deadline = time.monotonic() + self.start_timeout
         while self._inflight:
             remaining = deadline - time.monotonic()
@@ -758,46 +733,25 @@ class Firewall:
             self._cond.wait(remaining)
         for flight in list(self._inflight.values()):
             del self._inflight[flight.decision.call_id]
-            self._log.withdrawn(
+            self._withdrawn_now(
                 flight.decision, "it started but had not finished when the run ended"
             )
 
     # ------------------------------------------------------------------ state files
     def save_state(self) -> dict[str, Any]:
         """A versioned JSON-able document; :meth:`restore` continues with identical verdicts."""
+        from agentguard.enforcement.state import save
+
         with self._lock:
-            return {
-                "format": STATE_FORMAT,
-                "run_id": self.run_id,
-                "spec_hash": self.spec_hash,
-                "monitor": self.monitor.save(),
-                "calls": [c.to_record() for c in self._calls],
-                "inflight": [
-                    {
-                        "call": f.call.to_record(),
-                        "decision": f.decision.to_dict(),
-                        "relied": sorted(f.relied),
-                        "position": f.position,
-                        "started": f.started,
-                    }
-                    for f in self._inflight.values()
-                ],
-                "decisions": [d.to_dict() for d in self._decisions],
-                "late": [v.to_dict() for v in self._late],
-                "soft_counts": dict(self._soft_counts),
-                "warned": dict(self._warned),
-                "generation": self._generation,
-                "excused": {n: sorted(p) for n, p in self._shadows.excused.items()},
-                "sendbacks": self._sendbacks,
-                "stopped": self._stopped,
-                "step": self._step,
-            }
+            return save(self)
 
     @classmethod
     def restore(
         cls, spec: A.Spec | str | Path, state: Mapping[str, Any], **kwargs: Any
     ) -> Firewall:
         """A firewall continuing a run saved with :meth:`save_state` (e.g. in another process)."""
+        from agentguard.enforcement.state import load
+
         if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
             raise FirewallStateError(
                 f"not a firewall state document (expected format {STATE_FORMAT})"
@@ -807,72 +761,10 @@ class Firewall:
         if state.get("spec_hash") != fw.spec_hash:
             raise FirewallStateError("the saved state belongs to a different spec")
         try:
-            fw.monitor.load(state["monitor"])
-            fw._calls = [_call(r, i) for i, r in enumerate(state["calls"])]
-            for call in fw._calls:
-                fw.tools.observe(call)
-            fw._decisions = [decision_from_dict(d) for d in state["decisions"]]
-            for f in state["inflight"]:
-                decision = decision_from_dict(f["decision"])
-                fw._inflight[decision.call_id] = _Flight(
-                    decision,
-                    _call(f["call"], 0),
-                    frozenset(f.get("relied", ())),
-                    int(f.get("position", len(fw._calls))),
-                    bool(f.get("started", False)),
-                )
-            for name, positions in state.get("excused", {}).items():
-                for position in positions:
-                    fw._shadows.excuse(fw._constraints[name], int(position), fw._calls)
-            fw._late = [violation_from_dict(v) for v in state["late"]]
-            fw._soft_counts = {str(k): int(v) for k, v in state["soft_counts"].items()}
-            fw._warned = {str(k): int(v) for k, v in state.get("warned", {}).items()}
-            fw._generation = int(state.get("generation", 0))
-            fw._sendbacks = int(state["sendbacks"])
-            fw._stopped = bool(state["stopped"])
-            fw._step = int(state["step"])
+            load(fw, state)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise FirewallStateError(f"malformed firewall state: {exc}") from None
         return fw
-
-
-def _call(record: Mapping[str, Any], position: int) -> Call:
-    return Call(
-        str(record["tool_name"]),
-        dict(record.get("arguments", {})),
-        record.get("tool_result", UNKNOWN),
-        position,
-        bool(record.get("is_error", False)),
-    )
-
-
-def _unpack(entry: ProposedCall) -> tuple[str, Mapping[str, Any], str | None]:
-    if len(entry) == 3:  # (name, args, tool_call_id)
-        return entry[0], entry[1], entry[2]
-    return entry[0], entry[1], None
-
-
-def _call_of(args: tuple[Any, ...]) -> tuple[str, Mapping[str, Any]]:
-    """The (tool, args) a guarded firewall step was working on, for scrubbing its error."""
-    first = args[0]
-    if isinstance(first, _Flight):
-        first = first.call
-    if isinstance(first, Call):
-        return first.name, first.args
-    if isinstance(first, str) and len(args) > 1 and isinstance(args[1], Mapping):
-        return first, args[1]
-    return "", {}
-
-
-def _named(decision: Decision) -> str:
-    return f"{decision.tool} (call {decision.call_id or '?'})"
-
-
-def error_text(error: str | BaseException) -> str:
-    """How a tool's error is kept as the call's result: ``Error: Type: message``."""
-    if isinstance(error, BaseException):
-        return f"Error: {type(error).__name__}: {error}"
-    return error if error.startswith("Error") else f"Error: {error}"
 
 
 def violation_from_dict(d: Mapping[str, Any]) -> Violation:
@@ -885,6 +777,7 @@ def decision_from_dict(d: Mapping[str, Any]) -> Decision:
 
 
 __all__ = [
+    "STATE_FORMAT",
     "Firewall",
     "FirewallConfigError",
     "FirewallProtocolError",

@@ -158,7 +158,7 @@ def test_raising_tools_leak_no_session_and_no_file(tmp_path: Path) -> None:
 
 def test_duplicate_tool_call_ids_in_one_turn_run_only_the_first() -> None:
     """Two calls sharing an id: the firewall refuses the second before anything runs."""
-    middleware, out = invoke(
+    _, out = invoke(
         [
             [
                 call_with_id("X", "verify_identity", customer_id=1),

@@ -249,3 +249,58 @@ class TestCodeAgentImports:
             additional_authorized_imports=["json", "math"],
         )
         guard(agent, parse_spec(SPEC))
+
+
+TOOL_CALLING_BYPASSES: dict[str, list[Any]] = {
+    "batch_refund_first": [
+        [call("issue_refund", order_id="A"), call("verify_identity", customer_id="c")]
+    ],
+    "duplicate_ids": [
+        [
+            call_with_id("X", "verify_identity", customer_id="bad"),
+            call_with_id("X", "issue_refund", order_id="A"),
+        ]
+    ],
+    "invalid_arguments": [
+        [call("verify_identity", customer=1), call("issue_refund", order_id="A")]
+    ],
+    "raising_verify_in_a_batch": [
+        [call("verify_identity", customer_id="bad"), call("issue_refund", order_id="A")]
+    ],
+    "raising_verify_then_refund": [
+        call("verify_identity", customer_id="bad"),
+        call("issue_refund", order_id="A"),
+    ],
+    "bad_arguments_then_refund": [
+        call("verify_identity", customer_id=1, extra=2),
+        call("issue_refund", order_id="A"),
+    ],
+}
+
+
+@pytest.mark.parametrize("turns", TOOL_CALLING_BYPASSES.values(), ids=list(TOOL_CALLING_BYPASSES))
+def test_tool_calling_bypass_attempts_never_refund_unverified(turns: list[Any]) -> None:
+    """No batch, id trick, rejected argument or raising tool lets an unverified refund run."""
+    agent = tool_agent([*turns, call("final_answer", answer="done")])
+    agent.run("refund")
+    assert "issue_refund" not in RAN
+    report = agent.agentguard.report
+    assert report is not None and "issue_refund" not in report.trace.names
+    assert agent.agentguard.trace.names == report.trace.names  # nothing left in flight
+
+
+def test_a_codeagent_tool_that_raises_is_in_the_trace_with_its_error() -> None:
+    """CodeAgent: a raising tool's call is recorded with its error; the model sees the error."""
+    agent = CodeAgent(
+        tools=TOOLS,
+        model=ScriptedModel(["verify_identity('bad')", "final_answer('done')"]),
+        verbosity_level=-1,
+    )
+    guard(agent, parse_spec(SPEC))
+    agent.run("verify")
+    report = agent.agentguard.report
+    assert report is not None
+    assert [(c.name, c.error) for c in report.trace] == [
+        ("verify_identity", True),
+        ("final_answer", False),
+    ]

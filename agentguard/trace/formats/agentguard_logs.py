@@ -37,8 +37,8 @@ def detect_report(value: Any) -> bool:
 def load_report(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
     recorded = value.get("trace")
     if isinstance(recorded, list):  # a report that carries its trace's records, results included
-        trace = Trace.from_records(recorded, source=source)
-        return Trace(trace.calls, {"num_tool_calls": len(trace), **_run_metrics(value)})
+        trace = Trace.from_records(recorded, source=source)  # counted as the firewall counts
+        return Trace(trace.calls, {**trace.metrics, **_run_metrics(value)})
     decisions = require_list(value.get("decisions"), "'decisions'", source)
     log = CallLog(source)
     for index, decision in enumerate(decisions):
