@@ -51,6 +51,7 @@ SUPPORTED = (
     "from agentguard.integrations.langchain",
     "langgraph ToolNode: ToolNode(tools, wrap_tool_call=guard_tool_node(spec)) "
     "from agentguard.integrations.langchain",
+    "agents.Agent (OpenAI Agents SDK): agentguard.guard(agent, spec)",
 )
 
 
@@ -64,6 +65,10 @@ def guard(agent: AgentT, spec: Any, **firewall_kwargs: Any) -> AgentT:
         adapter = importlib.import_module("agentguard.integrations.smolagents")
         guarded: AgentT = adapter.guard_smolagents(agent, spec, **firewall_kwargs)
         return guarded
+    if module == "agents" or module.startswith("agents."):  # the OpenAI Agents SDK
+        adapter = importlib.import_module("agentguard.integrations.openai_agents")
+        openai_agent: AgentT = adapter.guard_openai_agent(agent, spec, **firewall_kwargs)
+        return openai_agent
     if module.startswith(("langchain", "langgraph")):
         raise UnsupportedAgentError(
             f"{type(agent).__qualname__} is guarded with middleware, not by wrapping: "

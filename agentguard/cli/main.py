@@ -42,6 +42,7 @@ _PLUGINS = (
     "agentguard.bench.cli",
     "agentguard.demo.cli",
     "agentguard.cli.report",
+    "agentguard.cli.mcp_proxy",
 )
 
 

@@ -150,7 +150,8 @@ class Trace(Sequence[Call]):
         """From ``{tool_name, arguments, tool_result}`` records (Appendix A.1.2).
 
         Also accepts the common spellings ``name``/``tool``, ``args``/``input``,
-        ``result``/``output``. ``arguments`` given as JSON text is decoded. A record
+        ``result``/``output``. ``arguments`` given as JSON text is decoded; a result that is
+        an MCP ``CallToolResult`` is unwrapped (:mod:`agentguard.trace.mcp_content`). A record
         with ``"is_error": true`` (or ``"status": "error"``) is listed in
         ``metrics["tool_errors"]``. Without a ``num_tool_calls`` in ``metrics``, it is the
         number of calls that are not ``final_answer`` (the firewall counts the same way).
@@ -159,7 +160,7 @@ class Trace(Sequence[Call]):
         errors = []
         for index, record in enumerate(records):
             calls.append(_call_from_record(record, index, source))
-            if record.get("is_error") is True or record.get("status") == "error":
+            if calls[-1].error:  # is_error, status "error", or an MCP result's isError
                 errors.append(index)
         out = dict(metrics or {})
         if errors:
@@ -251,4 +252,9 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
             result = record[key]  # Call decodes JSON text
             break
     error = record.get("is_error") is True or record.get("status") == "error"
+    if isinstance(result, Mapping) and "content" in result:  # an MCP CallToolResult?
+        from agentguard.trace.mcp_content import mcp_result  # imports this module
+
+        result, mcp_error = mcp_result(result)
+        error = error or mcp_error is True
     return Call(name, args, result, index, error)

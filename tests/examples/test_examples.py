@@ -26,12 +26,14 @@ def load(name: str) -> ModuleType:
 
 def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
-    conversations) and LangGraph ToolNode."""
+    conversations), LangGraph ToolNode, the MCP gateway and an OpenAI Agents SDK handoff."""
     assert SCRIPTS == [
         "benchmark_files.py",
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
+        "mcp_gateway.py",
+        "openai_agents_handoff.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
     ]

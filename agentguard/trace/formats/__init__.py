@@ -6,7 +6,8 @@ a metrics record (``tool_calls``, no ``role``), a tau-bench result item (``traj`
 ``task_id`` + ``reward``), a tau2 simulation (``messages`` + ``task_id`` +
 ``reward_info``/``termination_reason``), or an envelope (``messages``,
 ``request``/``response``, ``choices``, ``input``/``output``, ``steps``) whose inner list
-is then detected. A list is, first match wins: agentguard decision-log events, smolagents
+is then detected. A list is, first match wins: agentguard decision-log events, MCP
+JSON-RPC messages (``tools/call``), smolagents
 steps, Claude Code transcript entries, OpenAI Responses items, Anthropic messages (``tool_use``/``tool_result`` blocks), Gemini contents (``parts``),
 OpenAI chat messages (``role``), LangChain messages (``type`` ai/human/tool...), call
 records (``tool_name``/``name``/``tool``). An empty list is an empty trace.
@@ -24,6 +25,7 @@ from agentguard.trace.formats import (
     claude_code,
     gemini,
     langchain,
+    mcp,
     openai_chat,
     openai_responses,
     records,
@@ -69,6 +71,12 @@ LIST_FORMATS: Final = (
         "agentguard decision-log events (JSON lines)",
         agentguard_logs.detect_log,
         agentguard_logs.load_log,
+    ),
+    TraceFormat(
+        "mcp",
+        "MCP JSON-RPC messages (tools/call requests and their responses)",
+        mcp.detect,
+        mcp.load,
     ),
     TraceFormat(
         "smolagents",
