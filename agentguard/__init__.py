@@ -5,13 +5,16 @@ Write a procedure once as an AgentLTL spec, then enforce it online (``Firewall``
 (``agentguard.pec``) or benchmark agents (``agentguard.bench``).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: it would bind `annotations` as a public
+# name; private aliases keep helper imports out of the public namespace too (a test
+# compares `__all__` with the module's namespace).
+import importlib as _importlib
+from pathlib import Path as _Path
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
+from agentguard import _checkout_finder
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.errors import (
     AgentGuardError,
     EvaluationError,
@@ -32,7 +35,7 @@ from agentguard.guard import guard
 from agentguard.language import load_spec, parse_formula, parse_spec
 from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
 from agentguard.language.printer import format_formula, format_spec
-from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace
+from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace, verify_traces
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.registry import (
     Registry,
@@ -42,9 +45,10 @@ from agentguard.semantics.registry import (
     register_extractor,
     register_predicate,
 )
+from agentguard.severity import Severity, SeverityKind
 from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.monitor import Monitor, Verdict, classify
 
@@ -52,14 +56,10 @@ __version__ = "0.1.0"
 
 # Imported from a source checkout (e.g. `python -m agentguard demo` run at the repo root,
 # which puts ./agentguard first on sys.path), the adapters sit in ../integrations rather
-# than in this folder; installs map them to agentguard.integrations. Let the checkout
-# resolve them the same way.
-_here = Path(__file__).resolve().parent
-if (
-    not (_here / "integrations").is_dir()
-    and (_here.parent / "integrations" / "__init__.py").is_file()
-):
-    __path__.append(str(_here.parent))
+# than in this folder; installs map them to agentguard.integrations. A finder for that one
+# name lets the checkout resolve it the same way, and nothing else of the checkout
+# (tests/, benchmarks/, examples/) becomes importable under `agentguard`.
+_checkout_finder.install(_Path(__file__).resolve().parent)
 
 
 # Heavier parts load on first use, so `import agentguard` stays cheap for offline scoring.
@@ -72,11 +72,11 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'agentguard' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
@@ -128,4 +128,5 @@ __all__ = [
     "register_extractor",
     "register_predicate",
     "verify_trace",
+    "verify_traces",
 ]

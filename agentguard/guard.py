@@ -23,6 +23,7 @@ from agentguard.errors import AgentGuardError, RunStopped
 
 if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
+    from agentguard.enforcement.flight import ProposedCall
     from agentguard.trace.model import Trace
 
 FirewallFactory = Callable[[], "Firewall"]
@@ -50,6 +51,7 @@ SUPPORTED = (
     "from agentguard.integrations.langchain",
     "langgraph ToolNode: ToolNode(tools, wrap_tool_call=guard_tool_node(spec)) "
     "from agentguard.integrations.langchain",
+    "agents.Agent (OpenAI Agents SDK): agentguard.guard(agent, spec)",
 )
 
 
@@ -63,6 +65,10 @@ def guard(agent: AgentT, spec: Any, **firewall_kwargs: Any) -> AgentT:
         adapter = importlib.import_module("agentguard.integrations.smolagents")
         guarded: AgentT = adapter.guard_smolagents(agent, spec, **firewall_kwargs)
         return guarded
+    if module == "agents" or module.startswith("agents."):  # the OpenAI Agents SDK
+        adapter = importlib.import_module("agentguard.integrations.openai_agents")
+        openai_agent: AgentT = adapter.guard_openai_agent(agent, spec, **firewall_kwargs)
+        return openai_agent
     if module.startswith(("langchain", "langgraph")):
         raise UnsupportedAgentError(
             f"{type(agent).__qualname__} is guarded with middleware, not by wrapping: "
@@ -101,6 +107,12 @@ def _key(name: str, args: Mapping[str, Any]) -> tuple[str, Hashable]:
     return name, repr(sorted(args.items(), key=lambda kv: str(kv[0])))
 
 
+def _entry(call: ProposedCall) -> tuple[str, dict[str, Any], str | None]:
+    if len(call) == 3:  # (name, args, tool_call_id)
+        return call[0], dict(call[1]), call[2]
+    return call[0], dict(call[1]), None
+
+
 class GuardSession:
     """Guard state: one firewall per run, the attempts, the last report.
 
@@ -126,11 +138,13 @@ class GuardSession:
         self._lock = threading.RLock()
         self._firewall: Firewall | None = None
         self._finished: Firewall | None = None
-        self._predecided: dict[tuple[str, Hashable], deque[Decision]] = {}
+        self._predecided: dict[tuple[str, Hashable], deque[Decision]] = {}  # batch, uncollected
+        self._owners: dict[str, Firewall] = {}  # call_id -> its run's firewall, until resolved
         self.attempts: list[Decision] = []
         self.late_violations: list[Violation] = []
         self.report: FirewallReport | None = None
         self.stop: Decision | None = None
+        self.closed = False  # an adapter ended this session for good (no call may run)
 
     # run lifecycle ---------------------------------------------------------------
     def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:
@@ -156,13 +170,19 @@ class GuardSession:
             self.stop = None
 
     def finish_run(self) -> FirewallReport | None:
-        """End the current run: deferred constraints are evaluated, the log is closed."""
+        """End the current run: deferred constraints are evaluated, the log is closed.
+
+        Calls still running in other threads are waited for (up to the firewall's
+        ``start_timeout``), outside the session's lock so that they can complete.
+        """
         with self._lock:
             if self._firewall is None:
                 return self.report
+            self.withdraw_unclaimed("the run ended before the framework ran it")
             firewall, self._firewall = self._firewall, None
-            self._predecided.clear()
-            self.report = firewall.finish()
+        report = firewall.finish()
+        with self._lock:
+            self.report = report
             self._finished = firewall
             return self.report
 
@@ -204,43 +224,139 @@ class GuardSession:
         return Firewall(self.spec, **self.firewall_kwargs)
 
     # checking calls ----------------------------------------------------------------
-    def propose(self, name: str, args: Mapping[str, Any]) -> Decision:
-        """The decision for one call: taken from an earlier batch check, or asked now."""
+    # The execution protocol of docs/firewall.md, with the session's bookkeeping: a batch
+    # checked when the model turn arrives is collected call by call when each tool runs.
+    def propose(
+        self, name: str, args: Mapping[str, Any], *, tool_call_id: str | None = None
+    ) -> Decision:
+        """The decision for one call: taken from an earlier batch check, or asked now.
+
+        A closed session (its adapter ended the run for good) starts no new run: the
+        call is refused.
+        """
         with self._lock:
-            queue = self._predecided.get(_key(name, args))
-            if queue:
-                return queue.popleft()
-            decision = self.firewall.propose(name, args)
+            decision = self._collect(name, args, tool_call_id)
+            if decision is not None:
+                return decision
+            if self.closed:
+                message = f"agentguard did not run {name}: the run already ended."
+                return Decision(Action.BLOCK, name, dict(args), message=message)
+            decision = self.firewall.propose(name, args, tool_call_id=tool_call_id)
             self._note(decision)
         return decision
 
-    def propose_batch(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Decision]:
+    def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
         with self._lock:
-            decisions = self.firewall.propose_batch([(n, dict(a)) for n, a in calls])
-            for (name, args), decision in zip(calls, decisions, strict=True):
+            entries = [_entry(c) for c in calls]
+            decisions = self.firewall.propose_batch(entries)
+            for (name, args, _), decision in zip(entries, decisions, strict=True):
                 self._predecided.setdefault(_key(name, args), deque()).append(decision)
                 self._note(decision)
         return decisions
 
-    def clear_predecided(self) -> None:
-        """Forget batch decisions no call came to collect (e.g. arguments failed validation)."""
+    def _collect(
+        self, name: str, args: Mapping[str, Any], tool_call_id: str | None
+    ) -> Decision | None:
+        """Take the batch decision for this call: the one with its tool-call id if given,
+        else the first of the identical calls (they are interchangeable)."""
+        key = _key(name, args)
+        queue = self._predecided.get(key)
+        if not queue:
+            return None
+        chosen = next((d for d in queue if d.tool_call_id == tool_call_id), queue[0])
+        queue.remove(chosen)
+        if not queue:
+            del self._predecided[key]
+        return chosen
+
+    def start(self, decision: Decision) -> Decision:
+        """The call is about to run: the decision if it may, else a refusal (see
+        ``Firewall.start``); the firewall may wait here, so the session is not locked."""
         with self._lock:
+            firewall = self._owners.get(decision.call_id)
+        if firewall is None or not decision.executes:
+            return decision  # not one of this run's calls in flight (a stand-in firewall)
+        started = firewall.start(decision)
+        if started is not decision:
+            with self._lock:
+                self._note(started)
+                if not started.executes:
+                    self._owners.pop(decision.call_id, None)
+        return started
+
+    def complete(
+        self,
+        decision: Decision,
+        result: Any = None,
+        *,
+        error: str | BaseException | None = None,
+    ) -> None:
+        """The call ran; raises RunStopped if its result makes the run stop.
+
+        Outside the session's lock (a run being finished waits for running calls).
+        """
+        with self._lock:
+            firewall = self._owners.pop(decision.call_id, None)
+        if firewall is None:  # a stand-in firewall without the protocol's bookkeeping
+            firewall = self.firewall
+            found = list(firewall.record(decision.tool, decision.args, result))
+        else:
+            if not firewall.is_in_flight(decision):
+                return  # the run ended first and logged the call as unfinished
+            found = list(firewall.complete(decision, result, error=error))
+        with self._lock:
+            self._after(firewall, decision.tool, decision.args, found)
+
+    def withdraw(self, decision: Decision, reason: str) -> None:
+        """The call never ran; a decision already resolved is left alone."""
+        with self._lock:
+            firewall = self._owners.pop(decision.call_id, None)
+        if firewall is not None and firewall.is_in_flight(decision):
+            firewall.withdraw(decision, reason)
+
+    def withdraw_predecided(
+        self, name: str, args: Mapping[str, Any], reason: str, tool_call_id: str | None = None
+    ) -> None:
+        """Withdraw one batch decision for this call that no tool came to collect."""
+        with self._lock:
+            decision = self._collect(name, args, tool_call_id)
+            if decision is not None:
+                self.withdraw(decision, reason)
+
+    def withdraw_unclaimed(self, reason: str) -> None:
+        """Withdraw every batch decision no call came to collect (the framework never ran
+        it: arguments rejected, a sibling raised or stopped the run)."""
+        with self._lock:
+            leftovers = [d for queue in self._predecided.values() for d in queue]
             self._predecided.clear()
+            for decision in leftovers:
+                self.withdraw(decision, reason)
+
+    def clear_predecided(self) -> None:
+        """Older name of :meth:`withdraw_unclaimed`."""
+        self.withdraw_unclaimed("the framework never ran this call")
 
     def record(self, name: str, args: Mapping[str, Any], result: Any) -> None:
         """Record an executed call; raises RunStopped if its result makes the run stop."""
         with self._lock:
             firewall = self.firewall
             found = list(firewall.record(name, args, result))
-            self.late_violations.extend(found)
-            if firewall.stopped and self.stop is None:
-                stops = [v for v in found if v.severity.kind is SeverityKind.HARD_STOP] or found
-                decision = stop_decision(name, args, stops)
-                self.stop = decision
-                raise RunStopped(decision)
+            self._after(firewall, name, args, found)
+
+    def _after(
+        self, firewall: Firewall, name: str, args: Mapping[str, Any], found: list[Violation]
+    ) -> None:
+        self.late_violations.extend(found)
+        if firewall.stopped and self.stop is None:
+            stops = [v for v in found if v.severity.kind is SeverityKind.HARD_STOP] or found
+            decision = stop_decision(name, args, stops)
+            self.stop = decision
+            raise RunStopped(decision)
 
     def _note(self, decision: Decision) -> None:
+        if decision.executes and decision.call_id:
+            self._owners[decision.call_id] = self.firewall
         self.attempts.append(decision)
         if decision.action is Action.STOP and self.stop is None:
             self.stop = decision

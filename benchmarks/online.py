@@ -1,121 +1,278 @@
-"""Online check latency: agentguard's firewall vs re-evaluation and vs peer libraries.
+"""Online cost per tool call: agentguard's firewall vs peers on one shared workload.
 
-Measured in one run, printed as a table and as ratios:
+What a user pays per call is a *step*: the check before the call runs (``propose``),
+then recording its result (``record``), usually with the JSONL decision log on. All are
+measured, each tool on the same calls, in the same run:
 
-* p50/p99 latency of ``Firewall.propose`` (the check before a call runs) with 50
-  propositional constraints, at trace lengths 1k, 10k and 100k (the latencies of the
-  last ``--window`` proposals before the trace reaches that length). Two sets:
-  ``paper`` = the paper's templates (10 each of Before, InOrder, G(a -> O b),
-  CalledN(t, 5, <=), BranchCalled), and ``pending`` = 50 response constraints
-  G(a -> F b) that are never decided (the worst case: every touched constraint moves).
-* the same check done naively, re-evaluating every constraint on the whole prefix plus
-  the proposed call at each step (agentguard's own vectorised offline evaluator, which
-  is already faster than the paper's recursive Algorithm 1), at 10k;
-* first-order: 50 constraints ``forall o: G(use_k(id = o) -> O open_k(id = o))``, each
-  with ``--values`` distinct bound values;
-* peers, same constraints where they can express them: ``agentltl`` 0.2.1
-  (``Enforcer.check``) at 1k and 10k, ``acel-core`` (``Session.precheck`` with 50
-  template contracts: 25 must_precede, 25 at_most_n_times; acel cannot express InOrder,
-  Before or BranchCalled) at 1k/10k/100k.
+**Shared workload**, 35 constraints over tools t0..t59, none violated by the calls
+(t0..t24 run first, then uniformly random calls over t0..t49):
 
-Every constraint is TOLERATE so every call runs and the trace grows as planned.
+    10 precedence       G(t{i+25} -> O t{i})              i = 0..9
+     5 precedence       G(t{i+30} -> O t{i+10})           i = 0..4
+    10 counting         CalledN(t{i+10}, 10**9, <=)       i = 0..9
+     5 never-after      G(t{i} -> G !t{i+50})             i = 0..4
+     5 exclusive        !(F t{i+20} & F t{i+55})          i = 0..4
 
-    python benchmarks/online.py [--quick] [--json]
+expressed in each tool's own language:
+
+* agentguard: the formulas above (severity TOLERATE, so every call runs);
+* acel-core: ``must_precede`` / ``cannot_follow_without``, ``at_most_n_times``,
+  ``never_after``, ``mutually_exclusive`` (shadow mode) -- all 35;
+* agentltl 0.2.1: ``Globally/Implies/Once/Now``, ``CalledNTimes``, ``Not/And/Eventually``
+  -- all 35; it re-evaluates the whole trace per check (2.9 s per step at 2,000
+  calls), so it is measured at 200 calls, not at ``--length``;
+* ltl-harness 0.2.0: ``Precedence``, ``NotSuccession`` and a raw LTLf formula for the
+  exclusion -- 25 of 35: counting with a bound of 10**9 is not expressible (its
+  ``Absence`` template unrolls ``n`` nested eventualities into a DFA).
+
+**First-order**, 50 constraints ``forall o: G(use(id = o) -> O open(id = o))`` with
+``--values`` distinct ids each (1,000 by default, 10,000 with ``--full``), in two shapes: each constraint on its own tools
+(``use_k``/``open_k``, the best case) and all 50 on the same two tools (constraint k
+reads ``use(id = o, lane = k)``). No peer expresses quantified constraints online
+(agentltl's ``ForAll`` re-evaluates the trace per check; acel and ltl-harness have none).
+
+**Naive re-evaluation**: every constraint re-evaluated on the whole prefix at each step
+(agentguard's own vectorised offline evaluator), at the same length.
+
+Every figure is the median over ``--repeat`` interleaved repetitions of the p50 / p99
+step latency over the last ``--window`` calls before the trace reaches ``--length``.
+Ratios are printed against baselines measured in the same run.
+
+    python benchmarks/online.py [--length 10000] [--repeat 3] [--full] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import json
+import logging
 import random
+import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 TOOLS = [f"t{i}" for i in range(60)]
+Step = Callable[[str, dict[str, Any]], None]
 
 
-# ---------------------------------------------------------------- the constraints
-def paper_constraints() -> list[tuple[str, str]]:
-    """(name, agentguard text) for the paper's templates over t0..t49."""
-    out = []
-    for i in range(10):
-        out.append((f"before{i}", f"Before(t{i}, t{i + 10})"))
-        out.append((f"order{i}", f"InOrder([t{i}, t{i + 5}, t{i + 12}])"))
-        out.append((f"prec{i}", f"G(t{i + 20} -> O t{i})"))
-        out.append((f"count{i}", f"CalledN(t{i + 30}, 5, <=)"))
-        out.append((f"branch{i}", f"BranchCalled(t{i}, t{i + 40})"))
+# ---------------------------------------------------------------- the shared workload
+def shared_constraints() -> list[tuple[str, str]]:
+    out = [(f"prec{i}", f"G(t{i + 25} -> O t{i})") for i in range(10)]
+    out += [(f"prereq{i}", f"G(t{i + 30} -> O t{i + 10})") for i in range(5)]
+    out += [(f"count{i}", f"CalledN(t{i + 10}, 1000000000, <=)") for i in range(10)]
+    out += [(f"never{i}", f"G(t{i} -> G !t{i + 50})") for i in range(5)]
+    out += [(f"excl{i}", f"!(F t{i + 20} & F t{i + 55})") for i in range(5)]
     return out
 
 
-def pending_constraints() -> list[tuple[str, str]]:
-    return [(f"resp{i}", f"G(t{i} -> F t{(i + 7) % 50})") for i in range(50)]
+def calls(n: int, seed: int = 0) -> Iterator[str]:
+    """t0..t24 first (so every precedence is met), then random calls over t0..t49."""
+    rng = random.Random(seed)
+    for i in range(n):
+        yield TOOLS[i] if i < 25 else TOOLS[rng.randrange(50)]
 
 
-def spec_text(constraints: list[tuple[str, str]], tools: list[str]) -> str:
-    lines = ["spec bench"]
-    lines += [f"tool {t}()" for t in tools]
+def spec_text(constraints: list[tuple[str, str]]) -> str:
+    lines = ["spec bench", *(f"tool {t}()" for t in TOOLS)]
     lines += [f"constraint {n} severity TOLERATE := {f}" for n, f in constraints]
     return "\n".join(lines)
 
 
-def calls(n: int, seed: int = 0) -> Iterator[str]:
-    rng = random.Random(seed)
-    for _ in range(n):
-        yield TOOLS[rng.randrange(len(TOOLS))]
+# ---------------------------------------------------------------- steps per tool
+def agentguard_step(*, log: bool) -> Step:
+    from agentguard.enforcement.firewall import Firewall
+    from agentguard.language import parse_spec
+
+    folder = Path(tempfile.mkdtemp())
+    fw = Firewall(
+        parse_spec(spec_text(shared_constraints())),
+        log_path=folder / "log.jsonl" if log else None,
+    )
+    propose, record = fw.propose, fw.record
+
+    def step(name: str, args: dict[str, Any]) -> None:
+        if propose(name, args).executes:
+            record(name, args, "ok")
+
+    return step
 
 
+def acel_step() -> Step:
+    import acel
+
+    logging.getLogger("acel").setLevel(logging.CRITICAL)
+    s = acel.Session(mode="shadow")
+    for i in range(10):
+        s.add_contract(acel.must_precede(f"t{i}", f"t{i + 25}"))
+    for i in range(5):
+        s.add_contract(acel.cannot_follow_without(f"t{i + 30}", f"t{i + 10}"))
+    for i in range(10):
+        s.add_contract(acel.at_most_n_times(f"t{i + 10}", 10**9))
+    for i in range(5):
+        s.add_contract(acel.never_after(f"t{i + 50}", f"t{i}"))
+    for i in range(5):
+        s.add_contract(acel.mutually_exclusive(f"t{i + 20}", f"t{i + 55}"))
+    precheck, postcheck = s.precheck, s.postcheck
+
+    def step(name: str, args: dict[str, Any]) -> None:
+        postcheck(name, precheck(name, args), "ok")
+
+    return step
+
+
+def agentltl_enforcer() -> Any:
+    import agentltl as L
+
+    def now(t: str) -> Any:
+        return L.Now(t)
+
+    cs = [
+        L.Constraint(f"prec{i}", L.Globally(L.Implies(now(f"t{i + 25}"), L.Once(now(f"t{i}")))))
+        for i in range(10)
+    ]
+    cs += [
+        L.Constraint(
+            f"prereq{i}", L.Globally(L.Implies(now(f"t{i + 30}"), L.Once(now(f"t{i + 10}"))))
+        )
+        for i in range(5)
+    ]
+    cs += [L.Constraint(f"count{i}", L.CalledNTimes(f"t{i + 10}", 10**9, "<=")) for i in range(10)]
+    cs += [
+        L.Constraint(
+            f"never{i}", L.Globally(L.Implies(now(f"t{i}"), L.Globally(L.Not(now(f"t{i + 50}")))))
+        )
+        for i in range(5)
+    ]
+    cs += [
+        L.Constraint(
+            f"excl{i}",
+            L.Not(L.And(L.Eventually(now(f"t{i + 20}")), L.Eventually(now(f"t{i + 55}")))),
+        )
+        for i in range(5)
+    ]
+    return L.Enforcer(cs, default_severity=L.ConstraintSeverity.TOLERATE)
+
+
+def ltl_harness_monitor() -> tuple[Any, Any]:
+    from ltl_harness.engine.monitor import RunMonitor
+    from ltl_harness.engine.rulebook import parse_rulebook
+
+    rules: list[dict[str, Any]] = [
+        {"id": f"prec{i}", "template": "Precedence", "params": {"a": f"t{i}", "b": f"t{i + 25}"}}
+        for i in range(10)
+    ]
+    rules += [
+        {
+            "id": f"prereq{i}",
+            "template": "Precedence",
+            "params": {"a": f"t{i + 10}", "b": f"t{i + 30}"},
+        }
+        for i in range(5)
+    ]
+    rules += [
+        {
+            "id": f"never{i}",
+            "template": "NotSuccession",
+            "params": {"a": f"t{i}", "b": f"t{i + 50}"},
+        }
+        for i in range(5)
+    ]
+    rules += [{"id": f"excl{i}", "formula": f"!(F(t{i + 20}) & F(t{i + 55}))"} for i in range(5)]
+    for r in rules:
+        r["posture"] = "tripwire"
+    rulebook = parse_rulebook(
+        {"name": "bench", "activities": {t: {"tool": t} for t in TOOLS}, "rules": rules}
+    )
+    return rulebook, RunMonitor
+
+
+def ltl_harness_step(rulebook: Any, monitor_type: Any) -> Step:
+    from ltl_harness.engine.rulebook import candidate_activities, resolve_activity
+
+    monitor = monitor_type(rulebook)
+
+    def step(name: str, args: dict[str, Any]) -> None:  # noqa: ARG001 - names only
+        monitor.decide(candidate_activities(rulebook, name))
+        activity = resolve_activity(rulebook, name, "ok")
+        if activity is not None:
+            monitor.advance(activity)
+
+    return step
+
+
+# ---------------------------------------------------------------- measuring
 def percentiles(samples: list[float]) -> tuple[float, float]:
     s = sorted(samples)
     return s[len(s) // 2], s[min(len(s) - 1, int(len(s) * 0.99))]
 
 
-# ---------------------------------------------------------------- agentguard
-def agentguard_run(
-    constraints: list[tuple[str, str]], lengths: list[int], window: int
-) -> dict[int, tuple[float, float]]:
+def run_steps(
+    step: Step, length: int, window: int, *, untimed: Step | None = None
+) -> tuple[float, float]:
+    """p50/p99 (µs) of ``step`` over the last ``window`` calls up to ``length``.
+
+    ``untimed`` (when given) feeds the calls before the window instead of ``step``.
+    """
+    feed = untimed or step
+    clock = time.perf_counter_ns
+    samples: list[float] = []
+    empty: dict[str, Any] = {}
+    gc.disable()
+    try:
+        for i, name in enumerate(calls(length)):
+            if i < length - window:
+                feed(name, empty)
+                continue
+            t0 = clock()
+            step(name, empty)
+            samples.append((clock() - t0) / 1000)
+    finally:
+        gc.enable()
+    return percentiles(samples)
+
+
+def check_only_run(length: int, window: int) -> tuple[float, float]:
+    """p50/p99 of ``propose`` alone (the record after it is not timed)."""
     from agentguard.enforcement.firewall import Firewall
     from agentguard.language import parse_spec
 
-    fw = Firewall(parse_spec(spec_text(constraints, TOOLS)))
-    out: dict[int, tuple[float, float]] = {}
-    samples: list[float] = []
+    fw = Firewall(parse_spec(spec_text(shared_constraints())))
     clock = time.perf_counter_ns
+    samples = []
     gc.disable()
     try:
-        for i, name in enumerate(calls(max(lengths))):
+        for i, name in enumerate(calls(length)):
             t0 = clock()
             d = fw.propose(name, {})
             t1 = clock()
             if d.executes:
                 fw.record(name, {}, "ok")
-            length = i + 1
-            if any(length > L - window for L in lengths if length <= L):
+            if i >= length - window:
                 samples.append((t1 - t0) / 1000)
-            if length in lengths:
-                out[length] = percentiles(samples[-window:])
-                samples = []
     finally:
         gc.enable()
-    return out
+    return percentiles(samples)
 
 
-def naive_run(constraints: list[tuple[str, str]], length: int, checks: int) -> tuple[float, float]:
+def naive_run(length: int, checks: int) -> tuple[float, float]:
     """Re-evaluate every constraint on prefix + proposed call at each step."""
-    from agentguard.language import parse_formula
+    from agentguard.language import parse_spec
     from agentguard.semantics.evaluator import Evaluator
     from agentguard.trace.model import Call, Trace
 
-    formulas = [parse_formula(f) for _, f in constraints]
-    prefix = [Call(n) for n in calls(length - checks)]
+    spec = parse_spec(spec_text(shared_constraints()))
+    formulas = [c.formula for c in spec.constraints]
+    names = list(calls(length))
+    prefix = [Call(n) for n in names[: length - checks]]
     samples = []
-    for name in calls(checks, seed=1):
+    for name in names[length - checks :]:
         t0 = time.perf_counter_ns()
-        trace = Trace((*prefix, Call(name)))
-        ev = Evaluator(trace)
+        ev = Evaluator(Trace((*prefix, Call(name))))
         for f in formulas:
             ev.holds(f)
         samples.append((time.perf_counter_ns() - t0) / 1000)
@@ -123,109 +280,60 @@ def naive_run(constraints: list[tuple[str, str]], length: int, checks: int) -> t
     return percentiles(samples)
 
 
-def first_order_run(values: int, window: int) -> tuple[float, float, int]:
+def first_order_run(values: int, window: int, *, shared: bool) -> tuple[float, float]:
+    """p50/p99 step latency of 50 quantified constraints, ``values`` ids each."""
     from agentguard.enforcement.firewall import Firewall
     from agentguard.language import parse_spec
 
     k_count = 50
-    tools = [f"open_{k}(id: int)" for k in range(k_count)] + [
-        f"use_{k}(id: int)" for k in range(k_count)
-    ]
+    if shared:
+        tools = ["open(id: int)", "use(id: int, lane: int)"]
+        body = "forall o: G(use(id = o, lane = {k}) -> O open(id = o))"
+    else:
+        tools = [f"open_{k}(id: int)" for k in range(k_count)]
+        tools += [f"use_{k}(id: int, lane: int)" for k in range(k_count)]
+        body = "forall o: G(use_{k}(id = o, lane = {k}) -> O open_{k}(id = o))"
     lines = ["spec fo", *(f"tool {t}" for t in tools)]
-    lines += [
-        f"constraint fo{k} severity TOLERATE := forall o: G(use_{k}(id = o) -> O open_{k}(id = o))"
-        for k in range(k_count)
-    ]
+    lines += [f"constraint fo{k} severity TOLERATE := {body.format(k=k)}" for k in range(k_count)]
     fw = Firewall(parse_spec("\n".join(lines)))
-    for k in range(k_count):  # warm-up: every constraint gets `values` distinct values
-        for v in range(values):
-            fw.record(f"open_{k}", {"id": v}, "ok")
+
+    def open_tool(k: int) -> str:
+        return "open" if shared else f"open_{k}"
+
+    def use_tool(k: int) -> str:
+        return "use" if shared else f"use_{k}"
+
+    for v in range(values):  # warm-up: `values` distinct ids opened (per constraint)
+        for k in range(1 if shared else k_count):
+            fw.record(open_tool(k), {"id": v}, "ok")
     rng = random.Random(2)
     samples = []
+    clock = time.perf_counter_ns
     gc.disable()
     try:
         for _ in range(window):
             k = rng.randrange(k_count)
-            name, args = (
-                (f"use_{k}", {"id": rng.randrange(values)})
-                if rng.random() < 0.5
-                else (f"open_{k}", {"id": values + rng.randrange(values)})
-            )
-            t0 = time.perf_counter_ns()
-            d = fw.propose(name, args)
-            samples.append((time.perf_counter_ns() - t0) / 1000)
-            if d.executes:
+            if rng.random() < 0.5:
+                name, args = use_tool(k), {"id": rng.randrange(values), "lane": k}
+            else:
+                name, args = open_tool(k), {"id": values + rng.randrange(values)}
+            t0 = clock()
+            if fw.propose(name, args).executes:
                 fw.record(name, args, "ok")
+            samples.append((clock() - t0) / 1000)
     finally:
         gc.enable()
-    p50, p99 = percentiles(samples)
-    return p50, p99, len(fw.trace)
+    return percentiles(samples)
 
 
-# ---------------------------------------------------------------- peers
-def agentltl_run(lengths: list[int], checks: int) -> dict[int, tuple[float, float]]:
-    import agentltl as L
-
-    cs = []
-    for i in range(10):
-        cs.append(L.Constraint(f"before{i}", L.Before(f"t{i}", f"t{i + 10}")))
-        cs.append(L.Constraint(f"order{i}", L.CalledInOrder([f"t{i}", f"t{i + 5}", f"t{i + 12}"])))
-        cs.append(
-            L.Constraint(
-                f"prec{i}", L.Globally(L.Implies(L.Now(f"t{i + 20}"), L.Once(L.Now(f"t{i}"))))
-            )
-        )
-        cs.append(L.Constraint(f"count{i}", L.CalledNTimes(f"t{i + 30}", 5, "<=")))
-        cs.append(L.Constraint(f"branch{i}", L.BranchCalled(f"t{i}", f"t{i + 40}")))
-    out = {}
-    for length in lengths:
-        e = L.Enforcer(cs, default_severity=L.ConstraintSeverity.TOLERATE)
-        for name in calls(length - checks):
-            e.record_completed(name, {}, result="ok")
-        samples = []
-        for name in calls(checks, seed=1):
-            t0 = time.perf_counter_ns()
-            e.check(name, {})
-            samples.append((time.perf_counter_ns() - t0) / 1000)
-            e.record_completed(name, {}, result="ok")
-        out[length] = percentiles(samples)
-    return out
+def median_pair(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def acel_run(lengths: list[int], window: int) -> dict[int, tuple[float, float]]:
-    import logging
-
-    import acel
-
-    logging.getLogger("acel").setLevel(logging.CRITICAL)
-    s = acel.Session(mode="shadow")
-    # acel's verdicts are sticky (once violated, every later call is a violation) and it
-    # copies the whole trace into every violation it records; its contracts here are
-    # never violated (t0..t24 run first), so what is measured is its real check cost
-    for i in range(25):
-        s.add_contract(acel.must_precede(f"t{i}", f"t{i + 25}"))
-        s.add_contract(acel.at_most_n_times(f"t{i + 10}", 10**9))
-    out: dict[int, tuple[float, float]] = {}
-    samples: list[float] = []
-    sequence = itertools.chain(TOOLS[:25], calls(max(lengths) - 25))
-    for i, name in enumerate(sequence):
-        t0 = time.perf_counter_ns()
-        gate = s.precheck(name, {})
-        t1 = time.perf_counter_ns()
-        s.postcheck(name, gate, "ok")
-        length = i + 1
-        samples.append((t1 - t0) / 1000)
-        if length in lengths:
-            out[length] = percentiles(samples[-window:])
-            samples = []
-    return out
-
-
-# ---------------------------------------------------------------- report
 def timed(label: str, fn: Callable[[], Any]) -> Any:
     t0 = time.perf_counter()
     out = fn()
-    print(f"  {label}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(f"  {label}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return out
 
 
@@ -233,97 +341,104 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
-    parser.add_argument("--window", type=int, default=1000, help="proposals measured per length")
+    parser.add_argument("--length", type=int, default=10_000, help="trace length measured at")
+    parser.add_argument("--window", type=int, default=1_000, help="steps measured per run")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
+    parser.add_argument("--values", type=int, default=1_000, help="first-order ids")
     parser.add_argument(
-        "--values", type=int, default=10_000, help="distinct values per first-order constraint"
+        "--full", action="store_true", help="length 100k, 5 repetitions, 10k first-order ids"
     )
-    parser.add_argument("--json", action="store_true", help="print plain JSON only")
+    parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args(argv)
-    lengths = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
-    window = min(args.window, 200) if args.quick else args.window
-    values = min(args.values, 1_000) if args.quick else args.values
+    if args.full:
+        args.length, args.repeat = max(args.length, 100_000), max(args.repeat, 5)
+        args.values = max(args.values, 10_000)
+    length, window = args.length, min(args.window, args.length - 25)
+    # agentltl re-evaluates the whole trace (nested G: quadratically) per check: 2.9 s per
+    # step at 2,000 calls, so it is measured at a short trace
+    peer_length, peer_window = min(length, 200), 20
 
-    res: dict[str, Any] = {}
-    res["paper"] = timed(
-        "agentguard, paper templates", lambda: agentguard_run(paper_constraints(), lengths, window)
-    )
-    res["pending"] = timed(
-        "agentguard, pending responses",
-        lambda: agentguard_run(pending_constraints(), lengths, window),
-    )
-    res["naive_10k"] = timed(
-        "naive re-evaluation at 10k", lambda: naive_run(paper_constraints(), 10_000, 20)
-    )
-    res["naive_pending_10k"] = timed(
-        "naive re-evaluation at 10k (responses)",
-        lambda: naive_run(pending_constraints(), 10_000, 20),
-    )
-    res["first_order"] = timed("agentguard first-order", lambda: first_order_run(values, window))
-    res["agentltl"] = timed(
-        "agentltl 0.2.1", lambda: agentltl_run([1_000, 10_000], 20 if not args.quick else 5)
-    )
-    res["acel"] = timed("acel-core", lambda: acel_run(lengths, window))
+    print("compiling the ltl-harness rulebook (MONA, once)...", file=sys.stderr)
+    t0 = time.perf_counter()
+    rulebook, monitor_type = ltl_harness_monitor()
+    harness_compile_s = time.perf_counter() - t0
 
-    ag, pend, lt, ac = res["paper"], res["pending"], res["agentltl"], res["acel"]
+    configs: dict[str, Callable[[], tuple[float, float]]] = {
+        "agentguard_check": lambda: check_only_run(length, window),
+        "agentguard_step": lambda: run_steps(agentguard_step(log=False), length, window),
+        "agentguard_step_log": lambda: run_steps(agentguard_step(log=True), length, window),
+        "acel_step": lambda: run_steps(acel_step(), length, window),
+        "ltl_harness_step": lambda: run_steps(
+            ltl_harness_step(rulebook, monitor_type), length, window
+        ),
+        "agentltl_step": lambda: _agentltl_run(peer_length, peer_window),
+    }
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
+    for rep in range(args.repeat):
+        for name, fn in configs.items():
+            runs[name].append(timed(f"{name} #{rep + 1}", fn))
+    res: dict[str, tuple[float, float]] = {k: median_pair(v) for k, v in runs.items()}
+    res["naive_reevaluation"] = timed("naive", lambda: naive_run(length, 10))
+    fo_window = min(window, 200)
+    res["first_order_own_tools"] = timed(
+        "first-order, own tools", lambda: first_order_run(args.values, fo_window, shared=False)
+    )
+    res["first_order_shared_tools"] = timed(
+        "first-order, shared tools", lambda: first_order_run(args.values, fo_window, shared=True)
+    )
+
+    ours = res["agentguard_step"][0]
     ratios = {
-        "paper_100k_over_1k_p50": ag[lengths[-1]][0] / ag[1_000][0],
-        "pending_100k_over_1k_p50": pend[lengths[-1]][0] / pend[1_000][0],
-        "naive_over_agentguard_10k_p50": res["naive_10k"][0] / ag[10_000][0],
-        "naive_over_agentguard_pending_10k_p50": res["naive_pending_10k"][0] / pend[10_000][0],
-        "agentltl_over_agentguard_1k_p50": lt[1_000][0] / ag[1_000][0],
-        "agentltl_over_agentguard_10k_p50": lt[10_000][0] / ag[10_000][0],
-        "acel_over_agentguard_1k_p50": ac[1_000][0] / ag[1_000][0],
-        "acel_over_agentguard_10k_p50": ac[10_000][0] / ag[10_000][0],
+        "acel_step_over_agentguard_step": res["acel_step"][0] / ours,
+        "ltl_harness_step_over_agentguard_step": res["ltl_harness_step"][0] / ours,
+        "agentltl_step_over_agentguard_step": res["agentltl_step"][0] / ours,
+        "naive_over_agentguard_step": res["naive_reevaluation"][0] / ours,
+        "log_adds_to_step": res["agentguard_step_log"][0] / ours - 1,
+        "step_over_check": ours / res["agentguard_check"][0],
+        "first_order_shared_over_own_tools": res["first_order_shared_tools"][0]
+        / res["first_order_own_tools"][0],
+    }
+    result = {
+        "length": length,
+        "window": window,
+        "repeat": args.repeat,
+        "ltl_harness_compile_s": round(harness_compile_s, 2),
+        "p50_p99_us": {k: [round(v[0], 2), round(v[1], 2)] for k, v in res.items()},
+        "ratios": {k: round(v, 3) for k, v in ratios.items()},
     }
     if args.json:
-        print(
-            json.dumps(
-                {"results_us": {k: _jsonable(v) for k, v in res.items()}, "ratios": ratios},
-                indent=2,
-            )
-        )
+        print(json.dumps(result, indent=2))
         return 0
-    _print_table(res, ratios, lengths, values)
+    print(
+        f"\nper-call latency at {length:,} calls, µs (p50 / p99), median of {args.repeat} "
+        "interleaved runs"
+    )
+    notes = {
+        "ltl_harness_step": "25 of 35 constraints (no large counts)",
+        "agentltl_step": f"at {peer_length} calls (not {length:,}), last {peer_window}",
+        "naive_reevaluation": "last 10 calls only",
+        "first_order_own_tools": f"50 x {args.values:,} ids, {fo_window} steps",
+        "first_order_shared_tools": f"50 x {args.values:,} ids, {fo_window} steps",
+    }
+    for k, (p50, p99) in res.items():
+        print(f"  {k:<28} {p50:10.1f} / {p99:10.1f}   {notes.get(k, '')}")
+    print(f"  ltl-harness rulebook compile: {harness_compile_s:.1f} s")
+    for k, v in ratios.items():
+        print(f"  {k:<40} {v:8.2f}{'' if k == 'log_adds_to_step' else 'x'}")
     return 0
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): list(x) for k, x in v.items()}
-    return list(v)
+def _agentltl_run(length: int, window: int) -> tuple[float, float]:
+    e = agentltl_enforcer()
 
+    def step(name: str, args: dict[str, Any]) -> None:
+        e.check(name, args)
+        e.record_completed(name, args, result="ok")
 
-def _print_table(
-    res: dict[str, Any], ratios: dict[str, float], lengths: list[int], values: int
-) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    def feed(name: str, args: dict[str, Any]) -> None:
+        e.record_completed(name, args, result="ok")
 
-    table = Table(title="check latency per proposed call (µs): p50 / p99")
-    table.add_column("what")
-    for L in lengths:
-        table.add_column(f"{L // 1000}k calls", justify="right")
-
-    def row(label: str, data: dict[int, tuple[float, float]]) -> None:
-        table.add_row(
-            label, *(f"{data[L][0]:.1f} / {data[L][1]:.1f}" if L in data else "-" for L in lengths)
-        )
-
-    row("agentguard, 50 paper templates", res["paper"])
-    row("agentguard, 50 pending G(a -> F b)", res["pending"])
-    row("naive re-evaluation, paper templates", {10_000: res["naive_10k"]})
-    row("naive re-evaluation, G(a -> F b)", {10_000: res["naive_pending_10k"]})
-    row("agentltl 0.2.1, same templates", res["agentltl"])
-    row("acel-core, 50 must_precede/at_most", res["acel"])
-    fo = res["first_order"]
-    table.add_row(
-        f"agentguard first-order, 50 x {values} values", f"{fo[0]:.1f} / {fo[1]:.1f}", "", ""
-    )
-    console = Console()
-    console.print(table)
-    for k, v in ratios.items():
-        console.print(f"{k:45s} {v:10.2f}x")
+    return run_steps(step, length, window, untimed=feed)
 
 
 if __name__ == "__main__":

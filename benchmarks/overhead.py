@@ -1,13 +1,17 @@
 """What agentguard adds to an agent step: the same scripted agent with and without the guard.
 
 For smolagents (ToolCallingAgent) and LangChain (create_agent), an agent makes ``--steps``
-tool calls (one per model turn) and answers; each configuration is run ``--repeat``
-times and the median wall time is kept. Reported: the added time per step as a ratio
-of the unguarded step time, and in absolute microseconds per call. The scripted model
-answers instantly, so the ratio is against the framework alone; ``--model-latency-ms``
-adds a fixed model delay per turn to show the ratio against a realistic step.
+tool calls (one per model turn) and answers; the three configurations (unguarded, the
+adapter around an allow-all firewall, the real guard) are run ``--repeat`` times each,
+interleaved, and the median wall time is kept. Reported: the time the guard adds per
+step, in microseconds and as a ratio of the unguarded step.
 
-    python benchmarks/overhead.py [--steps 40] [--repeat 5] [--model-latency-ms 0] [--json]
+The headline is the scripted model answering instantly: the guard against the
+framework alone, with nothing to hide behind. Rows with a fixed model delay per turn
+(``--model-latency-ms``, default 50; 0 skips them) follow, to show the same absolute
+cost against a realistic step.
+
+    python benchmarks/overhead.py [--steps 40] [--repeat 5] [--model-latency-ms 50] [--json]
 """
 
 from __future__ import annotations
@@ -34,13 +38,25 @@ class AllowAll:
 
         self.trace = Trace()
 
-    def propose(self, name: str, args: Any) -> Any:
+    def propose(self, name: str, args: Any, *, tool_call_id: Any = None) -> Any:
         from agentguard.enforcement.decision import Action, Decision
 
-        return Decision(Action.ALLOW, name, dict(args))
+        return Decision(Action.ALLOW, name, dict(args), tool_call_id=tool_call_id)
 
     def propose_batch(self, calls: Any) -> list[Any]:
-        return [self.propose(n, a) for n, a in calls]
+        return [self.propose(c[0], c[1], tool_call_id=c[2] if len(c) > 2 else None) for c in calls]
+
+    def start(self, decision: Any) -> Any:
+        return decision
+
+    def complete(self, decision: Any, result: Any = None, *, error: Any = None) -> list[Any]:  # noqa: ARG002
+        return []
+
+    def is_in_flight(self, decision: Any) -> bool:  # noqa: ARG002
+        return False
+
+    def withdraw(self, decision: Any, reason: str) -> None:  # noqa: ARG002
+        return None
 
     def record(self, name: str, args: Any, result: Any) -> list[Any]:  # noqa: ARG002
         return []
@@ -197,36 +213,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--model-latency-ms",
         type=float,
-        default=0.0,
-        help="fixed model delay per turn, to compare against a real step",
+        default=50.0,
+        help="fixed model delay per turn for the rows after the headline (0: no such rows)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args(argv)
-    latency = args.model_latency_ms / 1000
 
-    rows = [
-        measure("smolagents", smolagents_case(args.steps, latency), args.steps, args.repeat),
-        measure("langchain", langchain_case(args.steps, latency), args.steps, args.repeat),
-    ]
+    def rows(latency_ms: float, steps: int, repeat: int) -> list[dict[str, Any]]:
+        latency = latency_ms / 1000
+        return [
+            measure("smolagents", smolagents_case(steps, latency), steps, repeat),
+            measure("langchain", langchain_case(steps, latency), steps, repeat),
+        ]
+
+    headline = rows(0.0, args.steps, args.repeat)
+    delayed: list[dict[str, Any]] = []
+    if args.model_latency_ms > 0:  # a short run: the delay dominates its wall time
+        delayed = rows(args.model_latency_ms, min(args.steps, 10), min(args.repeat, 3))
     bare = firewall_per_call(args.steps, args.repeat)
     result = {
-        "model_latency_ms": args.model_latency_ms,
-        "runs": rows,
+        "headline_no_model_delay": headline,
+        "with_model_delay": {"model_latency_ms": args.model_latency_ms, "runs": delayed},
         "firewall_us_per_call": round(bare * 1e6, 1),
     }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"model latency per turn: {args.model_latency_ms} ms; {args.repeat} runs, median")
-    for row in rows:
-        print(
-            f"{row['framework']:>11}: {row['steps']} steps, unguarded {row['unguarded_s']:.4f}s, "
-            f"guarded {row['guarded_s']:.4f}s, +{100 * row['added_ratio']:.1f}% "
-            f"({row['added_us_per_step']:.0f} µs per step, of which the adapter "
-            f"{row['adapter_us_per_step']:.0f} µs)"
-        )
+    print(f"scripted model, no delay: {args.repeat} interleaved runs each, median")
+    for row in headline:
+        _print(row)
     print(f"   firewall: {result['firewall_us_per_call']:.0f} µs per propose+record (bare)")
+    if delayed:
+        print(f"\nwith a {args.model_latency_ms:g} ms model delay per turn (same guard cost):")
+        for row in delayed:
+            _print(row)
     return 0
+
+
+def _print(row: dict[str, Any]) -> None:
+    print(
+        f"{row['framework']:>11}: {row['steps']} steps, unguarded {row['unguarded_s']:.4f}s, "
+        f"guarded {row['guarded_s']:.4f}s, +{100 * row['added_ratio']:.1f}% "
+        f"({row['added_us_per_step']:.0f} µs per step, of which the adapter "
+        f"{row['adapter_us_per_step']:.0f} µs)"
+    )
 
 
 if __name__ == "__main__":

@@ -20,10 +20,17 @@
   run (``jump_to: "end"``) with an error ``ToolMessage`` per call, so no call runs. A turn
   without tool calls is the final answer, proposed as ``final_answer``; a refused answer
   is sent back to the model (``jump_to: "model"``);
-* ``wrap_tool_call`` / ``awrap_tool_call`` return a ``ToolMessage(status="error")`` for a
-  blocked call without calling the handler, so the tool never runs and the model reads
-  why. (``Command(goto="__end__")`` from there would not end the run: that is why STOP
-  is handled in ``after_model``.)
+* ``wrap_tool_call`` / ``awrap_tool_call`` follow the firewall's execution protocol for
+  each call of the batch: a blocked call gets a ``ToolMessage(status="error")`` without
+  calling the handler, so the tool never runs and the model reads why; a call whose
+  arguments do not fit the tool's schema is withdrawn (it never runs; the model reads
+  the validation errors); an allowed call is started (``start`` may wait for, or
+  re-check against, the calls its approval relied on), then completed with its result,
+  or with its error when the tool raised or the handler returned an error message. A
+  tool that raises out of the handler ends the invocation: the session is finished (the
+  log gets its ``finish`` line and is closed) before the exception propagates.
+  (``Command(goto="__end__")`` from there would not end the run: that is why STOP is
+  handled in ``after_model``.)
 
 ``guard_tool_node(spec)`` builds a ``ToolNode(wrap_tool_call=..., awrap_tool_call=...)``
 wrapper for hand-built LangGraph graphs; there a STOP raises
@@ -38,6 +45,7 @@ run at a time.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections import OrderedDict
@@ -50,7 +58,6 @@ from typing_extensions import NotRequired
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import MissingExtraError, RunStopped
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
-from agentguard.trace.model import decode_result
 
 try:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -78,25 +85,52 @@ class _ToolGate:
         self.session_of = session_of
         self.on_stop = on_stop
 
-    def before(self, session: GuardSession, request: Any) -> tuple[str, dict[str, Any], Any]:
-        """Propose the call; returns the refusal ToolMessage when it must not run."""
+    def before(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
+        """The started decision of the call, or the ToolMessage that replaces running it."""
         call = request.tool_call
         name, args = str(call["name"]), dict(call.get("args") or {})
-        decision = session.propose(name, args)
+        tool_call_id = None if call.get("id") is None else str(call["id"])
+        if session.closed:  # a sibling ended the invocation (it raised) before this call
+            return ToolMessage(
+                content=f"agentguard did not run {name}: the run already ended.",
+                tool_call_id=str(call.get("id")),
+                name=name,
+                status="error",
+            )
+        decision = session.propose(name, args, tool_call_id=tool_call_id)
         if decision.action is Action.STOP:
             raise RunStopped(decision)
         if not decision.executes:
-            return name, args, _refusal(decision, call.get("id"))
-        return name, args, None
+            return _refusal(decision, call.get("id"))
+        problem = _invalid_arguments(request.tool, args)
+        if problem is not None:
+            session.withdraw(decision, f"the tool's schema rejects its arguments: {problem}")
+            return ToolMessage(
+                content=f"agentguard did not run {name}: its arguments do not fit the tool "
+                f"({problem}). Fix the arguments and call it again.",
+                tool_call_id=str(call.get("id")),
+                name=name,
+                status="error",
+            )
+        started = session.start(decision)
+        if started.action is Action.STOP:
+            raise RunStopped(started)
+        if not started.executes:
+            return _refusal(started, call.get("id"))
+        return started
 
     def wrap(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         session = self.session_of(request)
         try:
-            name, args, refusal = self.before(session, request)
-            if refusal is not None:
-                return refusal
-            outcome = handler(request)
-            session.record(name, args, _result_of(outcome))
+            started = self.before(session, request)
+            if isinstance(started, ToolMessage):
+                return started
+            try:
+                outcome = handler(request)
+            except Exception as exc:
+                self._raised(session, started, exc)
+                raise
+            _complete(session, started, outcome)
             return outcome
         except RunStopped:
             self._stopped(session)  # the graph will not reach after_agent
@@ -105,21 +139,69 @@ class _ToolGate:
     async def awrap(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         session = self.session_of(request)
         try:
-            name, args, refusal = self.before(session, request)
-            if refusal is not None:
-                return refusal
-            outcome = await handler(request)
-            session.record(name, args, _result_of(outcome))
+            started = self.before(session, request)
+            if isinstance(started, ToolMessage):
+                return started
+            try:
+                outcome = await handler(request)
+            except Exception as exc:
+                self._raised(session, started, exc)
+                raise
+            _complete(session, started, outcome)
             return outcome
         except RunStopped:
             self._stopped(session)
             raise
+
+    def _raised(self, session: GuardSession, started: Decision, exc: Exception) -> None:
+        """The tool raised out of the handler: record it with its error; the exception
+        leaves the graph, so no ``after_agent`` will finish the session: finish it here."""
+        if _is_interrupt(exc):  # an interrupt pauses the run; the call did not finish
+            session.withdraw(started, "interrupted; it runs again when the run resumes")
+            return
+        with contextlib.suppress(RunStopped):  # the run ends either way, with exc
+            session.complete(started, error=exc)
+        self._stopped(session)
 
     def _stopped(self, session: GuardSession) -> None:
         if self.on_stop is not None:
             self.on_stop(session)
         else:
             session.finish_run()
+
+
+def _complete(session: GuardSession, started: Decision, outcome: Any) -> None:
+    result = _result_of(outcome)
+    if isinstance(outcome, ToolMessage) and outcome.status == "error":
+        session.complete(started, result, error=str(result))
+    else:
+        session.complete(started, result)
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    try:
+        from langgraph.errors import GraphBubbleUp
+    except ImportError:  # pragma: no cover - langgraph ships with langchain v1
+        return False
+    return isinstance(exc, GraphBubbleUp)
+
+
+def _invalid_arguments(tool: Any, args: Mapping[str, Any]) -> str | None:
+    """Why the tool's own schema (what the model fills in; injected arguments excluded)
+    rejects ``args``, or None; the framework would refuse them before the tool runs."""
+    schema = getattr(tool, "tool_call_schema", None)
+    validate = getattr(schema, "model_validate", None)
+    if validate is None:
+        return None
+    try:
+        validate(dict(args))
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        errors = getattr(exc, "errors", None)
+        if callable(errors):
+            parts = [f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in errors()]
+            return "; ".join(parts) or str(exc)
+        return str(exc)
+    return None
 
 
 def _refusal(decision: Decision, call_id: Any) -> ToolMessage:
@@ -141,14 +223,14 @@ def _not_run(stop: Decision, call: Mapping[str, Any]) -> ToolMessage:
 
 
 def _result_of(outcome: Any) -> Any:
-    """The result a spec sees: a ToolMessage's content, JSON text decoded."""
+    """The result a spec sees: a ToolMessage's content (JSON text is decoded by Call)."""
     if isinstance(outcome, ToolMessage):
         content = outcome.content
         if isinstance(content, list):
             content = "\n".join(
                 str(p.get("text", p)) if isinstance(p, dict) else str(p) for p in content
             )
-        return decode_result(content)
+        return content
     return repr(outcome)
 
 
@@ -202,6 +284,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._lock = threading.RLock()
         self._runs: dict[str, GuardSession] = {}
         self._threads: OrderedDict[str, GuardSession] = OrderedDict()
+        self._ended: OrderedDict[str, GuardSession] = OrderedDict()  # token -> ended session
         self._last = self._new_session()
         self._gate = _ToolGate(self._session_of_request, self._end)
 
@@ -250,6 +333,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         with self._lock:
             if token is not None and token in self._runs:
                 return self._runs[token]
+            if token is not None and token in self._ended:
+                return self._ended[token]
             latest = None if thread is None else self._threads.get(thread)
             if latest is not None and latest.active:
                 return latest  # resumed after an interrupt: the run token is not checkpointed
@@ -261,10 +346,14 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self._session(getattr(request, "state", None), getattr(request, "runtime", None))
 
     def _end(self, session: GuardSession) -> None:
+        session.closed = True  # later tool calls of this invocation find it, and are refused
         session.finish_run()
         with self._lock:
             for token in [t for t, s in self._runs.items() if s is session]:
                 del self._runs[token]
+                self._ended[token] = session
+                while len(self._ended) > self.keep_threads:
+                    self._ended.popitem(last=False)
             self._last = session
 
     # run lifecycle ----------------------------------------------------------------
@@ -322,12 +411,15 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
 
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
-    calls = [(str(c["name"]), dict(c.get("args") or {})) for c in message.tool_calls]
+    calls = [
+        (str(c["name"]), dict(c.get("args") or {}), None if c.get("id") is None else str(c["id"]))
+        for c in message.tool_calls
+    ]
     decisions = session.propose_batch(calls)
     stop = next((d for d in decisions if d.action is Action.STOP), None)
     if stop is None:
         return None
-    session.clear_predecided()
+    session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
     replies: list[Any] = [
         _refusal(stop, c.get("id")) if (d is stop) else _not_run(stop, c)
         for c, d in zip(message.tool_calls, decisions, strict=True)
@@ -341,10 +433,14 @@ def _check_answer(session: GuardSession, message: AIMessage) -> dict[str, Any] |
     decision = session.propose(FINAL_TOOL, args)
     if decision.action is Action.STOP:
         return {"messages": [AIMessage(content=blocked_text(decision))], "jump_to": "end"}
+    if decision.executes:
+        decision = session.start(decision)
+    if decision.action is Action.STOP:
+        return {"messages": [AIMessage(content=blocked_text(decision))], "jump_to": "end"}
     if not decision.executes:
         note = HumanMessage(content=blocked_text(decision), name="agentguard")
         return {"messages": [note], "jump_to": "model"}
-    session.record(FINAL_TOOL, args, args["answer"])
+    session.complete(decision, args["answer"])
     return None
 
 
@@ -394,7 +490,9 @@ class ToolNodeGuard:
         args = {"answer": answer}
         decision = self.agentguard.propose(FINAL_TOOL, args)
         if decision.executes:
-            self.agentguard.record(FINAL_TOOL, args, answer)
+            decision = self.agentguard.start(decision)
+            if decision.executes:
+                self.agentguard.complete(decision, answer)
         return decision
 
     def finish(self) -> Any:

@@ -16,7 +16,17 @@
 * the final answer is gated through ``agent.final_answer_checks`` (never by wrapping the
   ``final_answer`` tool, whose return value *is* the answer): a refused answer becomes
   an error the model sees, and the run goes on;
-* parallel tool calls are checked as one batch (``propose_batch``) before any runs;
+* every model turn of a ``ToolCallingAgent`` is checked as one batch (``propose_batch``)
+  before any of it runs, after tool-call ids repeated within the turn are made unique
+  (smolagents keys parallel calls by id, so only one of two calls sharing an id would
+  run); each call then follows the firewall's execution protocol: ``start`` right before
+  the tool body (waiting for, or re-checked against, the calls its approval relied on),
+  ``complete`` with the result or the error it raised, or ``withdraw`` when smolagents
+  never ran it (arguments rejected by the tool's validation, a sibling raised, a STOP);
+* a ``CodeAgent`` whose authorised imports would let model code reach the original,
+  unguarded tool objects (``"*"``, the modules defining the tools, or ``sys``, ``gc``,
+  ``importlib``, ``inspect``, ``builtins``) is refused at ``guard()`` time with
+  :class:`ExposedToolsError` naming those imports;
 * managed agents share the manager's guard: their tool calls belong to the same run,
   trace and report (delegating to a managed agent is not itself a call);
 * ``run(task, reset=False)`` continues the conversation (smolagents keeps its memory),
@@ -30,9 +40,11 @@ from __future__ import annotations
 
 import inspect
 import json
+import sys
+import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import AgentGuardError, MissingExtraError, RunStopped
@@ -64,6 +76,14 @@ class FinalAnswerRefused(AgentGuardError):
     """The firewall refused the final answer; smolagents shows this to the model."""
 
 
+class ExposedToolsError(AgentGuardError, ValueError):
+    """A CodeAgent's authorised imports let model code reach the unguarded tool objects."""
+
+
+REACHING_MODULES: Final = ("sys", "gc", "importlib", "inspect", "builtins")
+"""Modules whose import hands model code any loaded module or object, tools included."""
+
+
 def _smolagents() -> Any:
     try:
         import smolagents
@@ -88,9 +108,67 @@ def guard_smolagents(
         )
     if isinstance(getattr(agent, ATTRIBUTE, None), GuardSession):
         raise AlreadyGuardedError(f"agent {agent.name or type(agent).__name__} is already guarded")
+    if isinstance(agent, smolagents.CodeAgent):
+        refuse_exposing_imports(agent)
     session = GuardSession(spec, **firewall_kwargs)
     _install(agent, session, smolagents)
     return agent
+
+
+def refuse_exposing_imports(agent: Any) -> None:
+    """Raise :class:`ExposedToolsError` if model code could import its way to a tool.
+
+    The guarded copies hold the originals only in closures, but the originals also live
+    in the modules that define them: an authorised import of such a module (or of one
+    that reaches every module) would let ``tools_mod.delete_account()`` run unguarded.
+    """
+    from smolagents.local_python_executor import check_import_authorized
+
+    authorised = list(getattr(agent, "additional_authorized_imports", ()) or ())
+    if not authorised:
+        return
+    originals = {id(t): t for t in _all_tools(agent)}
+    homes = sorted({m for t in originals.values() for m in _homes(t)})
+    exposing: dict[str, str] = {}
+    for module in [*REACHING_MODULES, *homes]:
+        if check_import_authorized(module, authorised):
+            what = "defines a tool" if module in homes else "reaches every loaded module"
+            exposing[module] = what
+    for name in authorised:  # an authorised module holding a tool, or a tool's module
+        loaded = sys.modules.get(name)
+        if loaded is None or name in exposing:
+            continue
+        for value in list(vars(loaded).values()):
+            if id(value) in originals or getattr(value, "__name__", None) in homes:
+                exposing[name] = "holds a tool or a tool's module"
+                break
+    if exposing:
+        listed = "; ".join(f"{m!r} ({why})" for m, why in sorted(exposing.items()))
+        raise ExposedToolsError(
+            f"this CodeAgent's additional_authorized_imports {authorised!r} let model code "
+            f"reach the original, unguarded tool objects through: {listed}. Remove these "
+            "imports, or move the tools to a module the agent may not import."
+        )
+
+
+def _all_tools(agent: Any) -> list[Any]:
+    tools = [t for n, t in agent.tools.items() if n != FINAL_TOOL]
+    for managed in agent.managed_agents.values():
+        tools.extend(_all_tools(managed))
+    return tools
+
+
+def _homes(tool: Any) -> set[str]:
+    """The modules defining ``tool``: its class's and its forward function's."""
+    out = {type(tool).__module__}
+    forward = getattr(type(tool), "forward", None)
+    module = getattr(forward, "__module__", None)
+    if isinstance(module, str):
+        out.add(module)
+    wrapped = getattr(forward, "__wrapped__", None)
+    if wrapped is not None and isinstance(getattr(wrapped, "__module__", None), str):
+        out.add(wrapped.__module__)
+    return {m for m in out if not m.startswith("smolagents")}
 
 
 def _install(agent: Any, session: GuardSession, smolagents: Any) -> None:
@@ -99,6 +177,7 @@ def _install(agent: Any, session: GuardSession, smolagents: Any) -> None:
     agent.final_answer_checks = [*agent.final_answer_checks, _final_answer_check(session)]
     if isinstance(agent, smolagents.ToolCallingAgent):
         agent.process_tool_calls = _batch_checked(agent.process_tool_calls, agent, session)
+        agent.execute_tool_call = _withdraw_unrun(agent.execute_tool_call, agent, session)
     agent._handle_max_steps_reached = _last_answer_checked(agent._handle_max_steps_reached, session)
     agent.run = _run_with_session(agent, agent.run, session, smolagents)
 
@@ -145,24 +224,40 @@ def _gate(
     name: str = tool.name
     order = list(tool.inputs)
 
-    def gate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        arguments = bind_arguments(name, order, args, kwargs)
-        decision = session.propose(name, arguments)
+    def refused(decision: Decision) -> Any:
         if decision.action is Action.STOP:
             raise RunStopped(decision)
+        if raise_on_block:
+            raise ToolCallBlocked(decision)
+        return blocked_text(decision)
+
+    def gate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        arguments = bind_arguments(name, order, args, kwargs)
+        _REACHED.reached = True  # the framework got as far as the tool: not withdrawn
+        decision = session.propose(name, arguments)
         if not decision.executes:
-            if raise_on_block:
-                raise ToolCallBlocked(decision)
-            return blocked_text(decision)
+            return refused(decision)
+        started = session.start(decision)
+        if not started.executes:
+            return refused(started)
         try:
             result = tool(**arguments)
         except Exception as exc:
-            session.record(name, arguments, f"Error: {type(exc).__name__}: {exc}")
+            session.complete(started, error=exc)
             raise
-        session.record(name, arguments, result)
+        session.complete(started, result)
         return result
 
     return gate
+
+
+class _Reached(threading.local):
+    """Per worker thread: did the current tool execution reach a guarded tool's gate?"""
+
+    reached = False
+
+
+_REACHED = _Reached()
 
 
 def bind_arguments(
@@ -194,9 +289,13 @@ def _final_answer_check(session: GuardSession) -> Callable[..., bool]:
         decision = session.propose(FINAL_TOOL, arguments)
         if decision.action is Action.STOP:
             raise RunStopped(decision)
+        if decision.executes:
+            decision = session.start(decision)
+        if decision.action is Action.STOP:
+            raise RunStopped(decision)
         if not decision.executes:
             raise FinalAnswerRefused(blocked_text(decision))
-        session.record(FINAL_TOOL, arguments, arguments["answer"])
+        session.complete(decision, arguments["answer"])
         return True
 
     return agentguard_final_answer
@@ -212,10 +311,12 @@ def _last_answer_checked(
         answer = handle(task)
         arguments = {"answer": _plain(answer)}
         decision = session.propose(FINAL_TOOL, arguments)
+        if decision.executes:
+            decision = session.start(decision)
         if not decision.executes:
             note = f"max steps reached and the final answer is refused: {decision.message}"
             raise RunStopped(replace(decision, action=Action.STOP, message=note))
-        session.record(FINAL_TOOL, arguments, arguments["answer"])
+        session.complete(decision, arguments["answer"])
         return answer
 
     return handle_max_steps
@@ -229,25 +330,67 @@ def _plain(value: Any) -> Any:
 def _batch_checked(
     process_tool_calls: Callable[[Any, Any], Iterator[Any]], agent: Any, session: GuardSession
 ) -> Callable[[Any, Any], Generator[Any, None, None]]:
-    """Check a parallel batch (two or more calls) as one before any of it runs."""
+    """Check a model turn's calls as one batch before any of it runs."""
 
     def process(chat_message: Any, memory_step: Any) -> Generator[Any, None, None]:
+        unique_ids(chat_message.tool_calls or ())
         calls = [
-            (c.function.name, _arguments(agent, c.function.arguments))
+            (c.function.name, _arguments(agent, c.function.arguments), str(c.id))
             for c in chat_message.tool_calls or ()
             if c.function.name != FINAL_TOOL and c.function.name in agent.tools
         ]
-        if len(calls) > 1:
+        if calls:
             decisions = session.propose_batch(calls)
             stop = next((d for d in decisions if d.action is Action.STOP), None)
             if stop is not None:
+                session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
                 raise RunStopped(stop)
         try:
             yield from process_tool_calls(chat_message, memory_step)
         finally:
-            session.clear_predecided()
+            session.withdraw_unclaimed("smolagents never ran this call")
 
     return process
+
+
+def unique_ids(tool_calls: Any) -> None:
+    """Make repeated tool-call ids of one turn unique, in place (``id``, ``id#2``, ...):
+    smolagents keys a turn's calls by id, so of two calls sharing one only the last would
+    run, while both were approved."""
+    seen: dict[str, int] = {}
+    for c in tool_calls:
+        count = seen.get(c.id, 0) + 1
+        seen[c.id] = count
+        if count > 1:
+            fresh = f"{c.id}#{count}"
+            while fresh in seen:
+                fresh += "'"
+            seen[fresh] = 1
+            c.id = fresh
+
+
+def _withdraw_unrun(
+    execute: Callable[[str, Any], Any], agent: Any, session: GuardSession
+) -> Callable[[str, Any], Any]:
+    """smolagents validates a call's arguments before running the tool; a call that never
+    reached its tool (rejected arguments) is withdrawn, so its approval does not linger."""
+
+    def execute_tool_call(tool_name: str, arguments: Any) -> Any:
+        _REACHED.reached = False
+        try:
+            return execute(tool_name, arguments)
+        except Exception as exc:
+            if not _REACHED.reached and tool_name in agent.tools and tool_name != FINAL_TOOL:
+                session.withdraw_predecided(
+                    tool_name,
+                    _arguments(agent, arguments),
+                    f"smolagents did not run it: {type(exc).__name__}: {exc}",
+                )
+            raise
+        finally:
+            _REACHED.reached = False
+
+    return execute_tool_call
 
 
 def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
@@ -292,10 +435,14 @@ def _finish_after(steps: Iterator[Any], session: GuardSession) -> Generator[Any,
 
 __all__ = [
     "ATTRIBUTE",
+    "REACHING_MODULES",
+    "ExposedToolsError",
     "FinalAnswerRefused",
     "ToolArgumentsError",
     "ToolCallBlocked",
     "bind_arguments",
     "guard_smolagents",
     "guarded_tool",
+    "refuse_exposing_imports",
+    "unique_ids",
 ]

@@ -18,8 +18,10 @@ from agentguard.bench.generate import (
 )
 from agentguard.bench.grounding import extract_entities, grounding, register_grounding
 from agentguard.bench.instance import GoldCall, Instance
+from agentguard.bench.mutations import MUTATION_KINDS, Mutation, mutations
 from agentguard.bench.reward import (
     RewardWeights,
+    answer_format,
     compliance_reward,
     make_grpo_reward,
     shaped_accuracy,
@@ -33,6 +35,7 @@ from agentguard.bench.tools import TOOL_INFOS, TOOL_NAMES, Toolbox, python_tools
 __all__ = [
     "LAYER_WEIGHTS",
     "MAX_CALLS",
+    "MUTATION_KINDS",
     "PAPER_SEEDS",
     "SETTINGS",
     "TEMPLATES",
@@ -41,8 +44,10 @@ __all__ = [
     "TOOL_NAMES",
     "GoldCall",
     "Instance",
+    "Mutation",
     "RewardWeights",
     "Toolbox",
+    "answer_format",
     "compliance_reward",
     "extract_entities",
     "generate_instance",
@@ -51,6 +56,7 @@ __all__ = [
     "instance_constraints",
     "instance_spec_text",
     "make_grpo_reward",
+    "mutations",
     "python_tools",
     "register_grounding",
     "run_benchmark",

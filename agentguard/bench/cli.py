@@ -289,10 +289,19 @@ def _print_summary(console: Console, summary: BenchSummary) -> None:
     if summary.setting == "baseline":
         return
     events = Table(title="Enforcement events per layer")
-    for col in ("Layer", "Events", "Resolved", "Insisted", "Listened", "Insist rate (%)"):
+    for col in (
+        "Layer",
+        "Events",
+        "Resolved",
+        "Insisted",
+        "Listened",
+        "Insist rate (%)",
+        "Insisted / resolved (%)",
+    ):
         events.add_column(col, justify="right" if col != "Layer" else "left")
     for layer, e in summary.layer_events.items():
         rate: Any = e.insist_rate
+        of_resolved: Any = e.insist_rate_resolved
         events.add_row(
             f"{layer} ({LAYER_NAMES[layer]})",
             str(e.events),
@@ -300,6 +309,7 @@ def _print_summary(console: Console, summary: BenchSummary) -> None:
             str(e.insisted) if e.events else "—",
             str(e.listened) if e.events else "—",
             "—" if rate is None else f"{100 * rate:.2f}",
+            "—" if of_resolved is None else f"{100 * of_resolved:.2f}",
         )
     console.print(events)
 

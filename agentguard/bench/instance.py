@@ -14,12 +14,20 @@ from agentguard.trace.model import Trace
 
 @dataclass(frozen=True, slots=True)
 class GoldCall:
-    """One call of the gold trace; ``prompt_keys`` are the arguments the prompt states."""
+    """One call of the gold trace and its place in the procedure.
+
+    ``prompt_keys`` are the arguments whose values the prompt states (instance
+    parameters). ``after`` holds the positions of the calls the procedure puts directly
+    before this one (``None``: the previous call); ``block`` is ``(block, item)`` for a
+    call inside a fan-out over a set, whose whole items may come in any order.
+    """
 
     name: str
     args: Mapping[str, Any]
     result: Mapping[str, Any]
     prompt_keys: tuple[str, ...] = ()
+    after: tuple[int, ...] | None = None
+    block: tuple[int, int] | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The ``{tool_name, arguments, tool_result}`` record of Appendix A.1.2."""
@@ -32,6 +40,17 @@ class GoldCall:
     @property
     def prompt_args(self) -> dict[str, Any]:
         return {k: self.args[k] for k in self.prompt_keys if k in self.args}
+
+
+def _positions(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(int(v) for v in value)
+
+
+def _block(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    block, item = value
+    return (int(block), int(item))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +104,13 @@ class Instance:
             "prompt": self.prompt,
             "gold_trace": self.gold_records(),
             "gold_prompt_keys": [list(c.prompt_keys) for c in self.gold_trace],
+            "gold_structure": [
+                {
+                    "after": None if c.after is None else list(c.after),
+                    "block": None if c.block is None else list(c.block),
+                }
+                for c in self.gold_trace
+            ],
             "expected_answer": self.expected_answer,
             "num_tool_calls_expected": self.num_tool_calls_expected,
             "tools": list(self.tools),
@@ -103,9 +129,17 @@ class Instance:
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<instance>") -> Instance:
         try:
             keys = data.get("gold_prompt_keys") or [[] for _ in data["gold_trace"]]
+            structure = data.get("gold_structure") or [{} for _ in data["gold_trace"]]
             gold = tuple(
-                GoldCall(r["tool_name"], dict(r["arguments"]), dict(r["tool_result"]), tuple(k))
-                for r, k in zip(data["gold_trace"], keys, strict=True)
+                GoldCall(
+                    r["tool_name"],
+                    dict(r["arguments"]),
+                    dict(r["tool_result"]),
+                    tuple(k),
+                    _positions(st.get("after")),
+                    _block(st.get("block")),
+                )
+                for r, k, st in zip(data["gold_trace"], keys, structure, strict=True)
             )
             return cls(
                 template=str(data["template"]),

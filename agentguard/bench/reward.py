@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agentguard.bench.errors import BenchError
 from agentguard.trace.model import Call, Trace
@@ -47,31 +47,51 @@ class RewardWeights:
         return cls(alpha, (1 - alpha) / 2, (1 - alpha) / 2)
 
 
-_ANSWER_RE = re.compile(r"ANSWER\s*:\s*(-?\d+)\b", re.IGNORECASE)
-_BARE_INT_RE = re.compile(r"^\s*(-?\d+)\s*$")
+_ANSWER_TAG_RE = re.compile(r"ANSWER\s*:[ \t]*([^\n]*)", re.IGNORECASE)
+_INTEGER_RE = re.compile(r"-?\d+")
+_NUMBER_LIKE_RE = re.compile(r"[-+]?[\d.,]*\d[\d.,]*(?:[eE][-+]?\d+)?")
+
+AnswerFormat = Literal["integer", "malformed_number", "unformatted"]
+"""How an answer reads (E.1, Section 4.2's exact integer match):
+
+- ``integer``: ``ANSWER: n`` (the last such line) or a bare integer, n an exact integer
+  (optional minus sign and digits only);
+- ``malformed_number``: the answer format holds a number that is not an exact integer
+  (``ANSWER: 33.5``, ``ANSWER: 33,000``, ``ANSWER: 3.3e1``, ``ANSWER: +33``, a float):
+  correct format, wrong value, so E.1's 0.1;
+- ``unformatted``: anything else (no ``ANSWER:`` line and no bare integer, or a tag
+  followed by words): E.1's 0.0.
+"""
+
+
+def answer_format(answer: Any) -> tuple[AnswerFormat, int | None]:
+    """The answer's format class and, for an exact integer, its value."""
+    if isinstance(answer, bool):
+        return ("unformatted", None)
+    if isinstance(answer, int):
+        return ("integer", answer)
+    if isinstance(answer, float):
+        return ("malformed_number", None)
+    if not isinstance(answer, str):
+        return ("unformatted", None)
+    tagged = _ANSWER_TAG_RE.findall(answer)
+    token = tagged[-1].strip() if tagged else answer.strip()
+    if _INTEGER_RE.fullmatch(token):
+        return ("integer", int(token))
+    if _NUMBER_LIKE_RE.fullmatch(token):
+        return ("malformed_number", None)
+    return ("unformatted", None)
 
 
 def parse_answer(answer: Any) -> int | None:
-    """The integer of a well-formatted answer (``ANSWER: n`` or a bare integer), else None."""
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, int):
-        return answer
-    if isinstance(answer, float) and answer.is_integer():
-        return int(answer)
-    if not isinstance(answer, str):
-        return None
-    tagged = _ANSWER_RE.findall(answer)
-    if tagged:
-        return int(tagged[-1])
-    bare = _BARE_INT_RE.match(answer)
-    return int(bare.group(1)) if bare else None
+    """The exact integer of a well-formatted answer (``ANSWER: n`` or a bare integer), else None."""
+    return answer_format(answer)[1]
 
 
 def shaped_accuracy(answer: Any, expected: int) -> float:
-    """E.1: 1.0 correct; 0.1 well-formatted but wrong; 0.0 badly formatted."""
-    value = parse_answer(answer)
-    if value is None:
+    """E.1: 1.0 correct; 0.1 well-formatted but wrong (a malformed number too); 0.0 else."""
+    kind, value = answer_format(answer)
+    if kind == "unformatted":
         return 0.0
     return 1.0 if value == expected else 0.1
 

@@ -290,6 +290,12 @@ class LayerEvents:
 
     @property
     def insist_rate(self) -> float | None:
+        """Insisted ÷ events, Table 17's definition (2492 / 61111 = 4.08% on L2)."""
+        return self.insisted / self.events if self.events else None
+
+    @property
+    def insist_rate_resolved(self) -> float | None:
+        """Insisted ÷ resolved: the rate among events the agent answered."""
         return self.insisted / self.resolved if self.resolved else None
 
 
@@ -321,6 +327,7 @@ class BenchSummary:
                     "insisted": e.insisted,
                     "listened": e.listened,
                     "insist_rate": e.insist_rate,
+                    "insist_rate_resolved": e.insist_rate_resolved,
                 }
                 for layer, e in self.layer_events.items()
             },

@@ -1,23 +1,25 @@
 """Layered constraint synthesis (AgentLTL Appendix A.4): gold trace -> L1-L6 `.ltl` spec.
 
 Every constraint is satisfied by the gold trace it was built from, so the gold trace
-scores exactly 1.0 on its own spec. The layers:
+scores exactly 1.0 on its own spec; every call whose argument the procedure determines
+is checked, and order is checked where the procedure fixes it. The layers:
 
 - L1 (2.0) routing: the first and last tools are called; a branch alternative that
   the gold trace never takes is forbidden with ``BranchCalled(taken, forbidden)``.
-- L2 (1.5) prompt-derived arguments: ``CalledWith`` over the arguments the prompt
-  states (seed, constant ``j``, loop starts), taken from each tool's first call.
+- L2 (1.5) prompt-derived arguments, per call: ``CalledWith`` over the arguments whose
+  values the prompt states (seed, ``j``, loop indices), one constraint per formula.
 - L3 (4.0) global sequence: ``InOrder`` of the whole gold tool sequence.
-- L4 (3.0) pair / instance order: ``Before`` for consecutive tools in first-use order,
-  ``InstanceBefore`` at every boundary where the gold trace switches tool.
+- L4 (3.0) per-call order: each call follows the calls the procedure puts directly
+  before it (``GoldCall.after``), with full arguments: ``F(A & X B)`` in a chain,
+  ``F(A & X F B)`` into and out of a fan-out over a set (whose items are free), plus
+  the safety half ``!B W A`` so an out-of-order call is blocked when proposed.
 - L5 (3.0) counts: ``CalledN(t, n, =)`` per template tool (``n = 0`` forbids it).
-- L6 (1.0) exact arguments: ``CalledWith`` with the full argument mapping of each
-  tool's last call (computed intermediates included).
+- L6 (1.0) exact arguments, per call: ``CalledWith`` with the call's full argument
+  mapping (computed intermediates included); the k-th identical call needs k.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -80,6 +82,38 @@ def _first_use_order(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def predecessors(gold: Sequence[GoldCall], i: int) -> tuple[int, ...]:
+    """The positions of the calls the procedure puts directly before call ``i``."""
+    after = gold[i].after
+    return (i - 1,) if after is None and i > 0 else (after or ())
+
+
+def event(call: GoldCall) -> str:
+    """The event atom matching this call's tool and exact arguments."""
+    tests = ", ".join(f"{k} = {ltl_value(v)}" for k, v in call.args.items())
+    return f"{call.name}({tests})"
+
+
+def show_call(call: GoldCall) -> str:
+    return f"{call.name}({', '.join(f'{k}={ltl_value(v)}' for k, v in call.args.items())})"
+
+
+def _pair_at_least(first: str, then: str, k: int) -> str:
+    """``first`` immediately followed by ``then``, at least ``k`` times (overlaps allowed)."""
+    formula = f"F({first} & X {then})"
+    for _ in range(k - 1):
+        formula = f"F({first} & X ({then} & {formula}))"
+    return formula
+
+
+def _at_least(atom: str, k: int) -> str:
+    """``atom`` occurs at least ``k`` times: ``F(a & X F(a & ... X F a))``."""
+    formula = f"F {atom}"
+    for _ in range(k - 1):
+        formula = f"F({atom} & X {formula})"
+    return formula
+
+
 def synthesize(
     gold: Sequence[GoldCall],
     *,
@@ -116,16 +150,18 @@ def synthesize(
                     f"Called({taken})",
                     f"Some items route to {taken}; call it for them.",
                 )
-    # L2: prompt-derived arguments of each tool's first call
-    for t in used:
-        first = next(c for c in gold if c.name == t)
-        if first.prompt_args:
-            add(
-                f"{t}_prompt_args",
-                "L2",
-                f"CalledWith({t}, {ltl_mapping(first.prompt_args)})",
-                f"Call {t} with the arguments the task states: {ltl_mapping(first.prompt_args)}.",
-            )
+    # L2: prompt-derived arguments, per call (one constraint per distinct formula)
+    for i, call in enumerate(gold):
+        if call.prompt_args:
+            formula = f"CalledWith({call.name}, {ltl_mapping(call.prompt_args)})"
+            if not any(c.formula == formula and c.layer == "L2" for c in out):
+                add(
+                    f"call_{i + 1}_prompt_args",
+                    "L2",
+                    formula,
+                    f"Call {call.name} with the arguments the task states: "
+                    f"{ltl_mapping(call.prompt_args)}.",
+                )
     # L3: global sequence
     if names:
         add(
@@ -134,36 +170,48 @@ def synthesize(
             f"InOrder([{', '.join(names)}])",
             "Make the calls in the order the procedure prescribes.",
         )
-    # L4: pair order between tools, and instance order at every switch of tool
-    for a, b in itertools.pairwise(used):
-        add(f"{a}_before_{b}", "L4", f"Before({a}, {b})", f"Call {a} before the first {b}.")
-    seen: dict[str, int] = {}
-    occurrence = []
-    for n in names:
-        occurrence.append(seen.get(n, 0))
-        seen[n] = seen.get(n, 0) + 1
-    for i in range(len(names) - 1):
-        a, b, k, m = names[i], names[i + 1], occurrence[i], occurrence[i + 1]
-        if a != b and not (k == 0 and m == 0):
+    # L4: each call follows the calls the procedure puts directly before it. An
+    # immediate pair that the gold trace repeats (identical items of a fan-out) must
+    # occur as often as it does there.
+    pairs: dict[tuple[str, str], int] = {}
+    first_at: dict[str, int] = {}
+    for i, call in enumerate(gold):
+        first_at.setdefault(event(call), i)
+    for i, call in enumerate(gold):
+        for p in predecessors(gold, i):
+            before = gold[p]
+            adjacent = p == i - 1 and before.block == call.block
+            first, then = event(before), event(call)
+            if adjacent:
+                k = pairs[(first, then)] = pairs.get((first, then), 0) + 1
+                formula = _pair_at_least(first, then, k)
+            else:
+                formula = f"F({first} & X F {then})"
+            if first_at[then] > first_at[first]:
+                # the safety half: ``then`` never runs before ``first`` has, so the
+                # firewall can block an out-of-order call when it is proposed
+                formula = f"(!{then} W {first}) & {formula}"
             add(
-                f"{a}_{k}_before_{b}_{m}",
+                f"call_{p + 1}_then_call_{i + 1}",
                 "L4",
-                f"InstanceBefore({a}, {k}, {b}, {m})",
-                f"Call #{k + 1} of {a} comes before call #{m + 1} of {b}.",
+                formula,
+                f"{show_call(call)} comes {'right ' if adjacent else ''}after {show_call(before)}.",
             )
     # L5: counts, including forbidden tools of the template
     for t in _first_use_order([*used, *tools]):
-        count = seen.get(t, 0)
+        count = names.count(t)
         msg = f"Call {t} exactly {count} time(s)." if count else f"Do not call {t} in this task."
         add(f"{t}_count", "L5", f"CalledN({t}, {count}, =)", msg)
-    # L6: exact arguments of each tool's last call
-    for t in used:
-        last = next(c for c in reversed(gold) if c.name == t)
+    # L6: exact arguments of every call (the k-th identical call needs k occurrences)
+    occurrences: dict[str, int] = {}
+    for i, call in enumerate(gold):
+        atom = event(call)
+        k = occurrences[atom] = occurrences.get(atom, 0) + 1
         add(
-            f"{t}_exact_args",
+            f"call_{i + 1}_exact_args",
             "L6",
-            f"CalledWith({t}, {ltl_mapping(last.args)})",
-            f"Call {t} with exactly {ltl_mapping(last.args)} at its last use.",
+            f"CalledWith({call.name}, {ltl_mapping(call.args)})" if k == 1 else _at_least(atom, k),
+            f"Call {show_call(call)}" + (f" ({k} times in all)." if k > 1 else "."),
         )
     return out
 

@@ -22,25 +22,31 @@ from rich.console import Console
 from rich.table import Table
 
 from agentguard import __version__
+from agentguard.cli import check
+from agentguard.cli.check import add_scale_options
 from agentguard.errors import (
     AgentGuardError,
     SourceLocation,
     SpecError,
     SpecSemanticError,
     SpecSyntaxError,
-    TraceError,
 )
 from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
-from agentguard.scoring import verify_trace
+from agentguard.report import batch
 from agentguard.trace.formats import format_names
-from agentguard.trace.loaders import iter_trace_file
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
 # Sub-commands contributed by other parts of the package: module -> `add_parser` function.
-_PLUGINS = ("agentguard.pec.cli", "agentguard.bench.cli", "agentguard.demo.cli")
+_PLUGINS = (
+    "agentguard.pec.cli",
+    "agentguard.bench.cli",
+    "agentguard.demo.cli",
+    "agentguard.cli.report",
+    "agentguard.cli.mcp_proxy",
+)
 
 
 def _console() -> Console:
@@ -124,122 +130,43 @@ def cmd_check(args: argparse.Namespace) -> int:
             "register them in a module and pass it with --load MODULE"
         )
         return EXIT_USAGE
-    console = _console()
-    results: list[dict[str, Any]] = []
-    worst = EXIT_OK
-    for path in args.traces:
-        try:
-            records = list(
-                iter_trace_file(path, format=args.format, final_answer=args.final_answer)
-            )
-        except TraceError as exc:
-            _err(str(exc))
-            worst = max(worst, EXIT_INPUT)
-            results.append({"source": path, "record": None, "error": str(exc)})
-            continue
-        if not records:
-            _err(f"{path}: no trace records in the file")
-            worst = max(worst, EXIT_INPUT)
-            results.append({"source": path, "record": None, "error": "no trace records"})
-            continue
-        for rec in records:
-            if rec.error is not None or rec.trace is None:
-                _err(str(rec.error))
-                worst = max(worst, EXIT_INPUT)
-                results.append(
-                    {"source": rec.source, "record": rec.record, "error": str(rec.error)}
-                )
-                continue
-            report = verify_trace(rec.trace, spec)
-            if not report.passed and worst == EXIT_OK:
-                worst = EXIT_VIOLATION
-            results.append({"source": rec.source, "record": rec.record, "report": report})
+    loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
+    batch.check_fields(loaded, args.by)
+    err = Console(stderr=True)
+    items = batch.score_records(
+        check.with_progress(loaded, "scoring", err),
+        spec,
+        jobs=args.jobs,
+        spec_source=args.spec,
+        plugins=args.load,
+    )
+    for item in items:
+        if item.error is not None:
+            _err(item.error)
+        elif item.unjudged:
+            _err(batch.unjudged_message(item))
+    worst = EXIT_INPUT if any(i.error is not None for i in items) else EXIT_OK
+    if args.fail_under is not None:
+        failed = batch.below(items, args.fail_under)
+    else:
+        failed = any(i.report is not None and not i.report.passed for i in items)
+    if failed and worst == EXIT_OK:
+        worst = EXIT_VIOLATION
     if args.json:
-        out = [
-            {"source": r["source"], "record": r["record"], "error": r["error"]}
-            if "error" in r
-            else {
-                "source": r["source"],
-                "record": r["record"],
-                **r["report"].to_dict(extended=args.extended),
-            }
-            for r in results
-        ]
-        print(json.dumps(out if len(out) != 1 else out[0], indent=2, ensure_ascii=False))
-        return worst
-    reports = [r for r in results if "report" in r]
-    if len(reports) > args.detail_limit:
-        _print_summary(console, reports, len(results) - len(reports))
-        return worst
-    for r in reports:
-        rep = r["report"]
-        colour = _COLOURS[rep.label]
-        table = Table(
-            title=f"{r['source']}:{r['record']}  score [bold {colour}]{rep.score:.3f} {rep.label}[/]",
-            title_justify="left",
+        doc = batch.document(
+            items, spec, by=args.by, fail_under=args.fail_under, extended=args.extended
         )
-        for col in ("constraint", "layer", "weight", "result", "detail"):
-            table.add_column(col, overflow="fold")
-        for c in rep.constraints:
-            mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
-            table.add_row(c.name, c.layer or "-", f"{c.weight:g}", mark, c.detail)
-        console.print(table)
-        for problem in rep.tool_problems:
-            console.print(f"[yellow]tool declaration[/] {problem}")
-        console.print(f"tool sequence: {_sequence(rep.tool_sequence)}\n")
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        return worst
+    check.render(
+        _console(),
+        items,
+        spec,
+        detail_limit=args.detail_limit,
+        summary_only=args.summary,
+        by=args.by,
+    )
     return worst
-
-
-_COLOURS = {"FULL": "green", "PARTIAL": "yellow", "NONE": "red"}
-
-
-def _sequence(names: tuple[str, ...], head: int = 30, tail: int = 10) -> str:
-    """The tool sequence, elided in the middle when long (a 10k-call run fits one line)."""
-    if not names:
-        return "(empty)"
-    if len(names) <= head + tail:
-        return " -> ".join(names)
-    skipped = len(names) - head - tail
-    return (
-        " -> ".join(names[:head]) + f" -> ... ({skipped} more) ... -> " + " -> ".join(names[-tail:])
-    )
-
-
-def _print_summary(console: Console, reports: list[dict[str, Any]], unreadable: int) -> None:
-    """Many traces: one row per trace, then pass rates per constraint."""
-    runs = Table(
-        title=f"{len(reports)} trace{'s' if len(reports) != 1 else ''}", title_justify="left"
-    )
-    for col in ("trace", "score", "label", "violated"):
-        runs.add_column(col, overflow="fold")
-    passed: dict[str, int] = {}
-    layers: dict[str, str] = {}
-    for r in reports:
-        rep = r["report"]
-        runs.add_row(
-            f"{r['source']}:{r['record']}",
-            f"{rep.score:.3f}",
-            f"[{_COLOURS[rep.label]}]{rep.label}[/]",
-            ", ".join(c.name for c in rep.violated) or "-",
-        )
-        for c in rep.constraints:
-            passed[c.name] = passed.get(c.name, 0) + int(c.passed)
-            layers[c.name] = c.layer or "-"
-    console.print(runs)
-    n = len(reports)
-    scores = [r["report"].score for r in reports]
-    labels = [r["report"].label for r in reports]
-    console.print(
-        f"mean score {sum(scores) / n:.3f}; FULL {labels.count('FULL')}, "
-        f"PARTIAL {labels.count('PARTIAL')}, NONE {labels.count('NONE')}"
-        + (f"; {unreadable} record(s) unreadable" if unreadable else "")
-    )
-    rates = Table(title="pass rate per constraint", title_justify="left")
-    for col in ("constraint", "layer", "passed", "rate"):
-        rates.add_column(col)
-    for name, ok in passed.items():
-        rates.add_row(name, layers[name], f"{ok}/{n}", f"{ok / n:.1%}")
-    console.print(rates)
 
 
 # -------------------------------------------------------------------------- lint
@@ -395,7 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         help="trace files (metrics records, agent and chat logs; see docs/traces.md)",
     )
-    check.add_argument("--json", action="store_true", help="print the Appendix B JSON report(s)")
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: every trace's Appendix B report, summary, groups",
+    )
     check.add_argument(
         "--extended", action="store_true", help="with --json: add severity, message, error"
     )
@@ -418,6 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="show a full table per trace up to N traces, else one summary (default 5)",
     )
+    check.add_argument(
+        "--summary", action="store_true", help="print only the aggregates, no per-trace table"
+    )
+    add_scale_options(check)
     check.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
     check.set_defaults(func=cmd_check)
 

@@ -92,7 +92,8 @@ def run_unguarded(out_dir: Path, *, on_result: ResultListener | None = None) -> 
     """The same scripted model with no guard; its trace is verified afterwards."""
     from smolagents import ToolCallingAgent
 
-    from agentguard import load_spec, verify_trace
+    from agentguard.language import load_spec
+    from agentguard.scoring import verify_trace
     from agentguard.testing.smolagents_models import ScriptedModel
     from agentguard.trace.model import Trace
 

@@ -10,38 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-
-class SeverityKind(str, enum.Enum):
-    """The four severities of AgentLTL Appendix A.5.3."""
-
-    HARD_STOP = "HARD_STOP"
-    SOFT_BLOCK = "SOFT_BLOCK"
-    BLOCK_AND_WARN = "BLOCK_AND_WARN"
-    TOLERATE = "TOLERATE"
-
-
-@dataclass(frozen=True, slots=True)
-class Severity:
-    """A severity tag; ``limit`` is SOFT_BLOCK's escalation count (None = firewall default)."""
-
-    kind: SeverityKind
-    limit: int | None = None
-
-    def __str__(self) -> str:
-        if self.kind is SeverityKind.SOFT_BLOCK and self.limit is not None:
-            return f"SOFT_BLOCK({self.limit})"
-        return self.kind.value
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        text = text.strip()
-        if text.startswith("SOFT_BLOCK(") and text.endswith(")"):
-            return cls(SeverityKind.SOFT_BLOCK, int(text[len("SOFT_BLOCK(") : -1]))
-        return cls(SeverityKind(text))
-
-
-DEFAULT_SEVERITY = Severity(SeverityKind.SOFT_BLOCK)
-"""A constraint without a ``severity`` clause is SOFT_BLOCK with the firewall's default limit."""
+# Severity's home is agentguard.severity; these two names stay importable from here only
+# while callers move over.
+from agentguard.severity import Severity as Severity
+from agentguard.severity import SeverityKind as SeverityKind
 
 
 class Action(str, enum.Enum):
@@ -80,6 +52,19 @@ class Violation:
             "hint": self.hint,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Violation:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            d["constraint"],
+            Severity.parse(d["severity"]),
+            d.get("layer"),
+            float(d.get("weight", 1.0)),
+            d.get("message", ""),
+            d.get("detail", ""),
+            d.get("hint", ""),
+        )
+
 
 @dataclass(frozen=True, slots=True, init=False)
 class Decision:
@@ -93,6 +78,8 @@ class Decision:
     message: str = ""  # meant for the model: what was violated, why, what is pending
     pending: tuple[str, ...] = ()  # constraints still undecided (deferred obligations)
     escalated: bool = False  # a SOFT_BLOCK that reached its limit and became a STOP
+    call_id: str = ""  # unique per proposal within a run: what start/complete/withdraw name
+    tool_call_id: str | None = None  # the framework's own id (not unique), kept for logs
 
     def __init__(
         self,
@@ -104,6 +91,8 @@ class Decision:
         message: str = "",
         pending: tuple[str, ...] = (),
         escalated: bool = False,
+        call_id: str = "",
+        tool_call_id: str | None = None,
     ) -> None:
         # One decision per proposed call: the generated frozen __init__ goes through
         # object.__setattr__ per field; the slots' own setters cost half as much.
@@ -115,6 +104,8 @@ class Decision:
         _SET_MESSAGE(self, message)
         _SET_PENDING(self, pending)
         _SET_ESCALATED(self, escalated)
+        _SET_CALL_ID(self, call_id)
+        _SET_TOOL_CALL_ID(self, tool_call_id)
 
     @property
     def executes(self) -> bool:
@@ -134,7 +125,25 @@ class Decision:
             "message": self.message,
             "pending": list(self.pending),
             "escalated": self.escalated,
+            "call_id": self.call_id,
+            "tool_call_id": self.tool_call_id,
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Decision:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            Action(d["action"]),
+            d["tool"],
+            dict(d.get("args", {})),
+            int(d.get("step", 0)),
+            tuple(Violation.from_dict(v) for v in d.get("violations", ())),
+            d.get("message", ""),
+            tuple(d.get("pending", ())),
+            bool(d.get("escalated", False)),
+            str(d.get("call_id", "")),
+            d.get("tool_call_id"),
+        )
 
 
 def _slot_setter(name: str) -> Any:
@@ -149,3 +158,5 @@ _SET_VIOLATIONS: Final = _slot_setter("violations")
 _SET_MESSAGE: Final = _slot_setter("message")
 _SET_PENDING: Final = _slot_setter("pending")
 _SET_ESCALATED: Final = _slot_setter("escalated")
+_SET_CALL_ID: Final = _slot_setter("call_id")
+_SET_TOOL_CALL_ID: Final = _slot_setter("tool_call_id")

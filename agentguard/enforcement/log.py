@@ -3,13 +3,25 @@ and/or into the user's own structlog pipeline.
 
 Field names are stable (tests pin them): ``event run_id step tool args constraint layer
 weight severity verdict action message spec spec_hash timestamp`` plus ``violations``
-(every violated constraint) and ``pending``. The file logger writes and flushes every
+(every violated constraint) and ``pending``; decisions also carry ``call_id`` (unique in
+the run) and ``tool_call_id`` (the framework's). The file logger writes and flushes every
 line, so nothing is lost on a HARD_STOP or an exception.
+
+Besides decisions, the log says what really happened to each allowed call: an
+``agentguard.result`` event when it ran (its position, its result and whether it was an
+error), an ``agentguard.withdrawn`` event when it never ran, with the reason. The
+executed trace is rebuilt from the result events, so ``agentguard check LOG`` scores what
+ran. Under a redactor, every field that can carry an argument value is scrubbed: the
+arguments (by the redactor), and the message, violation details and hints, errors (each
+value the redactor removed or changed is replaced by ``[redacted]``); results are replaced
+by a digest (``result_sha256``), so a check of such a log cannot judge tests on results.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,6 +31,7 @@ import structlog
 
 from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.trace.model import Call
 
 Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 """``redact(tool, args) -> args``: what the log may show of a call's arguments."""
@@ -28,6 +41,9 @@ LATE_EVENT: Final = "agentguard.late_violation"
 ERROR_EVENT: Final = "agentguard.predicate_error"
 FINISH_EVENT: Final = "agentguard.finish"
 FAILURE_EVENT: Final = "agentguard.internal_error"
+RESULT_EVENT: Final = "agentguard.result"
+WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
+REDACTED: Final = "[redacted]"
 
 FIELDS: Final = (
     "event",
@@ -102,9 +118,41 @@ class DecisionLog:
         except Exception as exc:  # noqa: BLE001 - a broken redactor must not leak the arguments
             return {"<redaction failed>": type(exc).__name__}
 
+    def secrets(self, tool: str, args: Mapping[str, Any]) -> list[str]:
+        """The text forms of every argument value the redactor hid, longest first."""
+        if self.redact is None:
+            return []
+        shown = self.safe_args(tool, args)
+        hidden: set[str] = set()
+        for key, value in args.items():
+            if key in shown and shown[key] == value:
+                continue
+            for leaf in _leaves(value):
+                for text in (str(leaf), repr(leaf), json.dumps(leaf, default=str)):
+                    if text:
+                        hidden.add(text)
+        return sorted(hidden, key=len, reverse=True)
+
+    def scrub(self, text: str, secrets: list[str]) -> str:
+        for secret in secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def _violations(
+        self, violations: tuple[Violation, ...] | list[Violation], secrets: list[str]
+    ) -> list[dict[str, Any]]:
+        out = []
+        for v in violations:
+            d = v.to_dict()
+            for key in ("message", "detail", "hint"):
+                d[key] = self.scrub(d[key], secrets)
+            out.append(d)
+        return out
+
     def decision(self, d: Decision) -> None:
         if not self.enabled:
             return
+        secrets = self.secrets(d.tool, d.args)
         primary = d.violations[0] if d.violations else None
         self.emit(
             DECISION_EVENT,
@@ -114,10 +162,49 @@ class DecisionLog:
             args=self.safe_args(d.tool, d.args),
             **_violation_fields(primary),
             action=d.action.value,
-            message=d.message,
-            violations=[v.to_dict() for v in d.violations],
+            message=self.scrub(d.message, secrets),
+            violations=self._violations(d.violations, secrets),
             pending=list(d.pending),
             escalated=d.escalated,
+            call_id=d.call_id,
+            tool_call_id=d.tool_call_id,
+        )
+
+    def result(self, call: Call, d: Decision | None) -> None:
+        """An executed call entered the trace at ``call.position``."""
+        if not self.enabled:
+            return
+        fields: dict[str, Any] = {"is_error": call.error, "position": call.position}
+        if self.redact is None:
+            fields["result"] = call.result
+        else:
+            fields["result_sha256"] = _digest(call.result)
+        self.emit(
+            RESULT_EVENT,
+            warn=call.error,
+            step=d.step if d is not None else None,
+            tool=call.name,
+            args=self.safe_args(call.name, call.args),
+            action="executed",
+            call_id=d.call_id if d is not None else None,
+            tool_call_id=d.tool_call_id if d is not None else None,
+            **fields,
+        )
+
+    def withdrawn(self, d: Decision, reason: str) -> None:
+        """An allowed call that never ran."""
+        if not self.enabled:
+            return
+        self.emit(
+            WITHDRAWN_EVENT,
+            warn=True,
+            step=d.step,
+            tool=d.tool,
+            args=self.safe_args(d.tool, d.args),
+            action="withdrawn",
+            message=self.scrub(reason, self.secrets(d.tool, d.args)),
+            call_id=d.call_id,
+            tool_call_id=d.tool_call_id,
         )
 
     def late(
@@ -130,6 +217,7 @@ class DecisionLog:
     ) -> None:
         if not self.enabled:
             return
+        secrets = self.secrets(tool, args)
         self.emit(
             LATE_EVENT,
             warn=True,
@@ -138,8 +226,8 @@ class DecisionLog:
             args=self.safe_args(tool, args),
             **_violation_fields(violations[0]),
             action=Action.STOP.value if stopped else "logged",
-            message="; ".join(v.message or v.detail for v in violations),
-            violations=[v.to_dict() for v in violations],
+            message=self.scrub("; ".join(v.message or v.detail for v in violations), secrets),
+            violations=self._violations(violations, secrets),
             pending=[],
         )
 
@@ -181,6 +269,19 @@ class DecisionLog:
         if self._file is not None and not self._file.closed:
             self._file.close()
         self._file_logger = None
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [] if value is None or isinstance(value, bool) else [value]
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _violation_fields(v: Violation | None) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from typing_extensions import assert_never
+
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom, Unsupported, eval_event, term_value
 from agentguard.semantics.predicates import values_match
@@ -39,28 +41,45 @@ class PastFormula:
         if isinstance(f, A.Event):
             for t in f.tests:
                 term_value(t.value, {})  # raises Unsupported for variables, metrics, domains
-            self._events[len(self._nodes)] = EventAtom(f.tool, f.tests)
+            self._events[len(self._nodes)] = EventAtom(f.tool, f.tests, outcome=f.outcome)
         elif isinstance(f, A.Const):
             pass
         elif isinstance(f, A.Not | A.Yesterday | A.Once | A.Historically):
             kids = (self._build(f.operand),)
         elif isinstance(f, A.And | A.Or | A.Implies | A.Iff | A.Since):
             kids = (self._build(f.left), self._build(f.right))
-        else:
+        elif isinstance(
+            f,
+            A.Compare
+            | A.Next
+            | A.Eventually
+            | A.Always
+            | A.Until
+            | A.WeakUntil
+            | A.Release
+            | A.Quantified
+            | A.TracePredicate
+            | A.UserPredicate,
+        ):
             raise Unsupported(f"{type(f).__name__} in a precondition")
+        else:
+            assert_never(f)
         self._nodes.append(f)
         self._kids.append(kids)
         return len(self._nodes) - 1
 
-    def _eval(self, call: Call, n: int, state: list[Any]) -> bool:
-        """Truth at position ``n`` (the call); ``state`` moves to position ``n``."""
+    def _eval(self, call: Call, n: int, state: list[Any], *, pending: bool = False) -> bool:
+        """Truth at position ``n`` (the call); ``state`` moves to position ``n``.
+
+        A ``pending`` call (proposed, not run) has no outcome yet: ``.ok`` / ``.error``
+        on it are not true."""
         vals: list[bool] = []
         for i, f in enumerate(self._nodes):
             k = self._kids[i]
             if isinstance(f, A.Const):
                 v = f.value
             elif isinstance(f, A.Event):
-                v = eval_event(self._events[i], call, {}, values_match) is True
+                v = eval_event(self._events[i], call, {}, values_match, pending=pending) is True
             elif isinstance(f, A.Not):
                 v = not vals[k[0]]
             elif isinstance(f, A.And):
@@ -79,8 +98,22 @@ class PastFormula:
                 state[i] = v
             elif isinstance(f, A.Once | A.Historically):
                 v = self._once_or_historically(f, vals[k[0]], n, state, i)
-            else:  # pragma: no cover - _build admits nothing else
+            elif isinstance(
+                f,
+                A.Compare
+                | A.Next
+                | A.Eventually
+                | A.Always
+                | A.Until
+                | A.WeakUntil
+                | A.Release
+                | A.Quantified
+                | A.TracePredicate
+                | A.UserPredicate,
+            ):  # pragma: no cover - _build admits none of these
                 raise Unsupported(type(f).__name__)
+            else:
+                assert_never(f)
             vals.append(v)
         return vals[-1]
 
@@ -111,7 +144,7 @@ class PastFormula:
         n = self.position
         value = True
         for call in calls:
-            value = self._eval(call, n, state)
+            value = self._eval(call, n, state, pending=True)
             n += 1
         return value
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.enforcement.precondition import PastFormula, past_formula
+from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
+from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import compare
 from agentguard.trace.model import Call, Trace, decode_result
 
@@ -38,6 +40,7 @@ class ToolProblem:
     detail: str  # what is wrong, naming the argument and the expected type
     hint: str  # what would fix it
     argument: str | None = None
+    error: str = ""  # a user predicate raised while checking (the firewall's policy decides)
 
     @property
     def constraint(self) -> str:
@@ -183,10 +186,12 @@ class ToolChecker:
         *,
         implicit: Iterable[str] = ("final_answer",),
         requires: RequiresCheck | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self.tools: dict[str, A.ToolDecl] = {t.name: t for t in tools}
         self.implicit = frozenset(implicit)
-        self._requires = requires or _holds_at_last
+        self.registry = registry
+        self._requires = requires or _holds_at_last(registry)
         # past-time `requires` followed call by call (None: evaluated on the prefix)
         self._past: dict[str, PastFormula] = {}
         if requires is None:
@@ -381,11 +386,23 @@ class ToolChecker:
             return []
         calls = tuple(c.at(i) for i, c in enumerate([*history, *inflight]))
         trace = Trace((*calls, proposed))
-        if past is None and self._requires(decl.requires, trace):
-            return []
         from agentguard.language import printer
 
         text = printer.formula(decl.requires)
+        if past is None:
+            try:
+                if self._requires(decl.requires, trace):
+                    return []
+            except EvaluationError as exc:  # a user predicate raised, or is not registered
+                return [
+                    ToolProblem(
+                        decl.name,
+                        "requires",
+                        f"the precondition of {decl.name} ({text}) could not be evaluated: {exc}",
+                        f"fix the predicate behind `{text}`",
+                        error=str(exc),
+                    )
+                ]
         return [
             ToolProblem(
                 decl.name,
@@ -396,10 +413,15 @@ class ToolChecker:
         ]
 
 
-def _holds_at_last(formula: A.Formula, trace: Trace) -> bool:
-    from agentguard.semantics.evaluator import holds
+def _holds_at_last(registry: Registry | None) -> RequiresCheck:
+    """The offline evaluator at the last position, with the spec's predicate registry."""
 
-    return holds(formula, trace, position=len(trace) - 1)
+    def check(formula: A.Formula, trace: Trace) -> bool:
+        from agentguard.semantics.evaluator import holds
+
+        return holds(formula, trace, registry=registry, position=len(trace) - 1)
+
+    return check
 
 
 def requires_hint(decl: A.ToolDecl, trace: Trace) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from agentguard.enforcement.decision import DEFAULT_SEVERITY, Severity
+from agentguard.severity import DEFAULT_SEVERITY, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +35,41 @@ def _span() -> Any:
     return field(default=None, compare=False, repr=False)
 
 
+def literal_identity(value: Any) -> Any:
+    """What makes two constants the same constant: their value *and* their JSON type.
+
+    Python has ``True == 1`` and ``hash(False) == hash(0)``, so nodes compared by value
+    would merge ``k = true`` with ``k = 1`` in every cache keyed on nodes (the evaluator's,
+    the monitor's atom table). The identity tags each scalar with its type, recursively
+    through lists and maps; ``1`` and ``1.0`` stay distinct nodes too (they evaluate alike).
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(literal_identity(v) for v in value))
+    if isinstance(value, Mapping):
+        return ("map", tuple((str(k), literal_identity(v)) for k, v in value.items()))
+    return (type(value).__name__, value)
+
+
+def _identity() -> Any:
+    return field(init=False, repr=False)
+
+
 # --------------------------------------------------------------------------- terms
 @dataclass(frozen=True, slots=True)
 class Literal:
-    """A constant: str, int, float, bool, None, a tuple (list) or a MapLiteral."""
+    """A constant: str, int, float, bool, None, a tuple (list) or a MapLiteral.
 
-    value: Any
+    Compared and hashed by :func:`literal_identity`, so ``Literal(True) != Literal(1)``.
+    """
+
+    value: Any = field(compare=False)
     span: Span | None = _span()
+    identity: Any = _identity()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "identity", literal_identity(self.value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +137,12 @@ class Domain:
     extractor: str
     tool: str | None = None
     path: tuple[str | int, ...] = ()
-    extra: tuple[Any, ...] = ()
+    extra: tuple[Any, ...] = field(default=(), compare=False)
     span: Span | None = _span()
+    extra_identity: Any = _identity()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra_identity", literal_identity(self.extra))
 
 
 Term: TypeAlias = Literal | MapLiteral | ListLiteral | Regex | Var | FieldRef | MetricRef | Domain
@@ -135,12 +167,21 @@ class Test:
     span: Span | None = _span()
 
 
+OUTCOMES = ("ok", "error")
+"""The outcome tests on an atom: ``tool.ok`` (it ran without error), ``tool.error``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
-    """The call at this position is ``tool`` (``None``: any tool) and passes every test."""
+    """The call at this position is ``tool`` (``None``: any tool) and passes every test.
+
+    ``outcome`` (``"ok"`` / ``"error"``, from ``tool.ok`` / ``tool(...).error``) also asks
+    how the call ended: without error, or with one (``Call.error``).
+    """
 
     tool: str | None
     tests: tuple[Test, ...] = ()
+    outcome: str | None = None
     span: Span | None = _span()
 
 
@@ -315,8 +356,8 @@ TRACE_PREDICATES: Mapping[str, str] = {
 class TracePredicate:
     """One of the paper's global trace predicates (evaluated over the whole trace).
 
-    ``args`` hold plain values: tool names (str), ints, comparison strings, tuples of
-    tool names, a MapLiteral, a result Term.
+    ``args`` hold plain values: tool names (str, or a :class:`Var` a quantifier binds),
+    ints, comparison strings, tuples of tool names, a MapLiteral, a result Term.
     """
 
     name: str
@@ -367,8 +408,12 @@ class Param:
     type: str = "any"
     optional: bool = False
     source: Domain | None = None
-    bound: tuple[str, Any] | None = None
+    bound: tuple[str, Any] | None = field(default=None, compare=False)
     span: Span | None = _span()
+    bound_identity: Any = _identity()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bound_identity", literal_identity(self.bound))
 
 
 @dataclass(frozen=True, slots=True)

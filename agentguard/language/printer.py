@@ -7,12 +7,15 @@ resolved form: macros expanded and imports inlined, so the text stands alone.
 from __future__ import annotations
 
 import json
+import math
 import re
-from functools import singledispatch
 from typing import Any
+
+from typing_extensions import assert_never
 
 from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
+from agentguard.language.walk import children
 
 KEYWORDS = frozenset(
     [
@@ -82,6 +85,10 @@ def literal(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float):
+        if math.isnan(value):
+            raise ValueError("NaN has no AgentLTL literal")
+        if math.isinf(value):  # the parser reads 1e309 as infinity; repr would say `inf`
+            return "1e309" if value > 0 else "-1e309"
         return repr(value)
     if isinstance(value, int):
         return str(value)
@@ -140,131 +147,119 @@ _BINARY = {
     A.Release: "R",
     A.Since: "S",
 }
+_LOOSE = (*_BINARY, A.Quantified, A.Compare)
+"""Nodes that need parentheses as the operand of a tighter operator."""
 
 
-def _operand(f: A.Formula) -> str:
-    text = formula(f)
-    if isinstance(f, (*_BINARY, A.Quantified, A.Compare)):
-        return f"({text})"
-    return text
+def _operand(f: A.Formula, text: str) -> str:
+    return f"({text})" if isinstance(f, _LOOSE) else text
 
 
-def _unary(op: str, f: A.Formula) -> str:
-    inner = formula(f)
-    if isinstance(f, (*_BINARY, A.Quantified, A.Compare)):
+def _unary(op: str, f: A.Formula, inner: str) -> str:
+    if isinstance(f, _LOOSE):
         return f"{op}({inner})"
     return f"{op} {inner}" if op[-1].isalpha() or op.endswith("]") else f"{op}{inner}"
 
 
-@singledispatch
-def formula(f: Any) -> str:
-    """Canonical text of a formula."""
-    raise TypeError(f"not a formula: {type(f).__name__}")
+def _bounded(op: str, bound: int | None) -> str:
+    return op if bound is None else f"{op}[<={bound}]"
 
 
-@formula.register
-def _(f: A.Const) -> str:
-    return "true" if f.value else "false"
+def formula(f: A.Formula) -> str:
+    """Canonical text of a formula.
+
+    Built with an explicit stack, not recursion: the parser accepts formulas nested far
+    deeper than Python's frame limit (``!!!…!a`` five thousand deep), and printing one
+    must not fail where parsing succeeded.
+    """
+    texts: list[str] = []
+    stack: list[tuple[A.Formula, frozenset[str], bool]] = [(f, frozenset(), False)]
+    while stack:
+        node, scope, expanded = stack.pop()
+        kids = children(node)
+        if expanded or not kids:
+            parts = texts[len(texts) - len(kids) :] if kids else []
+            del texts[len(texts) - len(kids) :]
+            texts.append(_render(node, kids, parts, scope))
+            continue
+        stack.append((node, scope, True))
+        inner = scope | {node.var} if isinstance(node, A.Quantified) else scope
+        stack.extend((k, inner, False) for k in reversed(kids))
+    return texts[0]
 
 
-@formula.register
-def _(f: A.Event) -> str:
-    head = "any" if f.tool is None else name(f.tool)
-    if not f.tests:
-        return head
-    tests = ", ".join(f"{term(t.field)} {t.op} {term(t.value)}" for t in f.tests)
-    return f"{head}({tests})"
+def _render(
+    f: A.Formula, kids: tuple[A.Formula, ...], parts: list[str], scope: frozenset[str]
+) -> str:
+    """One node's text from its children's texts; ``scope`` holds the bound variables."""
+    if isinstance(f, A.Const):
+        return "true" if f.value else "false"
+    if isinstance(f, A.Event):
+        head = "any" if f.tool is None else name(f.tool)
+        if f.tests:
+            head += f"({', '.join(_test(t) for t in f.tests)})"
+        return head if f.outcome is None else f"{head}.{f.outcome}"
+    if isinstance(f, A.Compare):
+        return f"{term(f.left)} {f.op} {term(f.right)}"
+    if isinstance(f, A.TracePredicate):
+        return f"{f.name}({', '.join(_pred_arg(a, scope) for a in f.args)})"
+    if isinstance(f, A.UserPredicate):
+        return f"{name(f.name)}({', '.join(term(a) for a in f.args)})"
+    if isinstance(f, A.Not):
+        return _unary("!", kids[0], parts[0])
+    if isinstance(f, A.Next):
+        return _unary("X" if f.strong else "N", kids[0], parts[0])
+    if isinstance(f, A.Yesterday):
+        return _unary("Y" if f.strong else "Z", kids[0], parts[0])
+    if isinstance(f, A.Eventually):
+        return _unary(_bounded("F", f.bound), kids[0], parts[0])
+    if isinstance(f, A.Always):
+        return _unary(_bounded("G", f.bound), kids[0], parts[0])
+    if isinstance(f, A.Once):
+        return _unary(_bounded("O", f.bound), kids[0], parts[0])
+    if isinstance(f, A.Historically):
+        return _unary(_bounded("H", f.bound), kids[0], parts[0])
+    if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, A.Until, A.WeakUntil, A.Release, A.Since)):
+        op = _BINARY[type(f)]
+        return f"{_operand(kids[0], parts[0])} {op} {_operand(kids[1], parts[1])}"
+    if isinstance(f, A.Quantified):
+        dom = "" if f.domain is None else f" in {domain(f.domain)}"
+        return f"{f.kind} {name(f.var)}{dom}: {parts[0]}"
+    assert_never(f)
 
 
-@formula.register
-def _(f: A.Compare) -> str:
-    return f"{term(f.left)} {f.op} {term(f.right)}"
+def _test(t: A.Test) -> str:
+    return f"{term(t.field)} {t.op} {term(t.value)}"
 
 
-@formula.register
-def _(f: A.Not) -> str:
-    return _unary("!", f.operand)
-
-
-@formula.register(A.And)
-@formula.register(A.Or)
-@formula.register(A.Implies)
-@formula.register(A.Iff)
-@formula.register(A.Until)
-@formula.register(A.WeakUntil)
-@formula.register(A.Release)
-@formula.register(A.Since)
-def _(f: Any) -> str:
-    return f"{_operand(f.left)} {_BINARY[type(f)]} {_operand(f.right)}"
-
-
-@formula.register
-def _(f: A.Next) -> str:
-    return _unary("X" if f.strong else "N", f.operand)
-
-
-@formula.register
-def _(f: A.Yesterday) -> str:
-    return _unary("Y" if f.strong else "Z", f.operand)
-
-
-def _bounded(op: str, f: A.Eventually | A.Always | A.Once | A.Historically) -> str:
-    return _unary(op if f.bound is None else f"{op}[<={f.bound}]", f.operand)
-
-
-@formula.register
-def _(f: A.Eventually) -> str:
-    return _bounded("F", f)
-
-
-@formula.register
-def _(f: A.Always) -> str:
-    return _bounded("G", f)
-
-
-@formula.register
-def _(f: A.Once) -> str:
-    return _bounded("O", f)
-
-
-@formula.register
-def _(f: A.Historically) -> str:
-    return _bounded("H", f)
-
-
-@formula.register
-def _(f: A.Quantified) -> str:
-    dom = "" if f.domain is None else f" in {domain(f.domain)}"
-    return f"{f.kind} {name(f.var)}{dom}: {formula(f.body)}"
-
-
-@formula.register
-def _(f: A.TracePredicate) -> str:
-    return f"{f.name}({', '.join(_pred_arg(a) for a in f.args)})"
-
-
-def _pred_arg(a: Any) -> str:
+def _pred_arg(a: Any, scope: frozenset[str]) -> str:
     if isinstance(a, str):
-        return a if a in ("=", ">=", "<=", ">", "<") else name(a)
+        if a in ("=", ">=", "<=", ">", "<"):
+            return a
+        # a tool whose name a quantifier binds here is written as a string, which the
+        # resolver reads as that tool, never as the variable
+        return literal(a) if a in scope else name(a)
     if isinstance(a, bool) or a is None:
         return literal(a)
     if isinstance(a, int):
         return str(a)
     if isinstance(a, tuple):
-        return "[" + ", ".join(name(t) for t in a) + "]"
+        return "[" + ", ".join(_pred_arg(t, scope) for t in a) + "]"
     return term(a)
 
 
-@formula.register
-def _(f: A.UserPredicate) -> str:
-    return f"{name(f.name)}({', '.join(term(a) for a in f.args)})"
+def _weight(w: float) -> str:
+    """A weight as text that reads back as the same float (``:g`` would round it)."""
+    if w.is_integer() and abs(w) < 1e16:
+        return str(int(w))
+    return literal(w)
 
 
 def constraint(c: A.Constraint) -> str:
     clauses = []
     if c.layer is not None:
         clauses.append(f"layer {c.layer}")
-    clauses.append(f"weight {c.weight:g}")
+    clauses.append(f"weight {_weight(c.weight)}")
     clauses.append(f"severity {c.severity}")
     out = f"constraint {name(c.name)}\n    {'  '.join(clauses)}"
     if c.message:
@@ -275,7 +270,7 @@ def constraint(c: A.Constraint) -> str:
 def tool(t: A.ToolDecl) -> str:
     params = []
     for p in t.params:
-        text = f"{p.name}{'?' if p.optional else ''}: {p.type}"
+        text = f"{name(p.name)}{'?' if p.optional else ''}: {p.type}"
         if p.source is not None:
             text += f" from {domain(p.source)}"
         if p.bound is not None:
@@ -303,5 +298,5 @@ def spec(s: A.Spec) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-format_formula = allow_deep(formula)
+format_formula = formula
 format_spec = spec

@@ -19,7 +19,6 @@ from typing import Any
 
 from lark import Token, Tree
 
-from agentguard.enforcement.decision import DEFAULT_SEVERITY, Severity, SeverityKind
 from agentguard.errors import (
     Problem,
     SourceLocation,
@@ -32,6 +31,7 @@ from agentguard.language.files import inside, read_spec_file
 from agentguard.language.grammar import parse_tree
 from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
 from agentguard.semantics.values import compile_regex
+from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 
 _PARAM_TYPES = {
     "str": "str",
@@ -224,12 +224,12 @@ class Resolver:
                     name, params, item.children[2], source, self._span(item, source)
                 )
             elif kind == "predicate_decl":
-                name = str(item.children[0])
+                name = _name(item.children[0])
                 self.declared_predicates[name] = len(
                     [p for p in item.children[1:] if p is not None]
                 )
             elif kind == "extractor_decl":
-                self.declared_extractors.add(str(item.children[0]))
+                self.declared_extractors.add(_name(item.children[0]))
             elif kind == "tool_decl":
                 name = _name(item.children[0])
                 if name in self.tools:
@@ -314,7 +314,7 @@ class Resolver:
 
     def _param(self, node: Tree[Any], source: str) -> A.Param | None:
         kids = node.children
-        pname = str(kids[0])
+        pname = _name(kids[0])
         optional = kids[1] is not None
         type_tok = kids[2]
         ptype = _PARAM_TYPES.get(str(type_tok))
@@ -366,9 +366,12 @@ class Resolver:
                 layer = str(clause.children[0])
             elif clause.data == "weight_clause":
                 weight = float(str(clause.children[0]))
-                if not weight > 0:
+                if not 0 < weight < float("inf"):
                     self._problem(
-                        f"constraint {name!r}: weight must be > 0, got {weight:g}", clause, source
+                        f"constraint {name!r}: weight must be a finite number > 0, "
+                        f"got {clause.children[0]}",
+                        clause,
+                        source,
                     )
             elif clause.data == "severity_clause":
                 sev = self._severity(clause, source, name)
@@ -464,6 +467,9 @@ class Resolver:
             return self._ref_formula(node, env)
         if kind == "call":
             return self._call_formula(node, env)
+        if kind == "call_outcome":
+            inner = self._call_formula(node.children[0], env)
+            return self._outcome(inner, str(node.children[1]), node, src)
         if kind == "comparison":
             left = self._term(node.children[0], env, in_event=False)
             op = _cmp(node.children[1])
@@ -556,9 +562,14 @@ class Resolver:
         name, path = _ref_parts(node)
         src = env.source
         span = self._span(node, src)
+        if len(path) == 1 and path[0] in A.OUTCOMES and name not in env.bound:
+            bare = Tree("ref", node.children[:1], node.meta)
+            return self._outcome(self._ref_formula(bare, env), str(path[0]), node, src)
         if path:
+            outcome = " or test how the call ended: `.ok`, `.error`" if len(path) == 1 else ""
             raise self._problem(
-                f"{_ref_text(name, path)} is a value, not a formula (compare it: `... = v`)",
+                f"{_ref_text(name, path)} is a value, not a formula (compare it: `... = v`"
+                f"{outcome})",
                 node,
                 src,
             )
@@ -568,13 +579,29 @@ class Resolver:
         if name in env.bound:
             raise self._problem(f"variable {name!r} is used as a formula", node, src)
         if name == "any":
-            return A.Event(None, (), span)
+            return A.Event(None, span=span)
         if name in self.macros:
             return self._expand(name, [], node, env)
         if name in A.TRACE_PREDICATES or self._is_predicate(name):
             raise self._problem(f"{name!r} needs arguments: {name}(...)", node, src)
         self._check_tool(name, node, src)
-        return A.Event(name, (), span)
+        return A.Event(name, span=span)
+
+    def _outcome(self, inner: A.Formula, word: str, node: Tree[Any], src: str) -> A.Formula:
+        """``atom.ok`` / ``atom.error``: the atom, also testing how its call ended."""
+        if word not in A.OUTCOMES:
+            raise self._problem(
+                f"unknown call outcome `.{word}` (an atom ends in `.ok` or `.error`)", node, src
+            )
+        if not isinstance(inner, A.Event):
+            raise self._problem(
+                f"`.{word}` applies to a tool atom such as `lookup.{word}`", node, src
+            )
+        if inner.outcome not in (None, word):
+            raise self._problem(
+                f"an atom cannot test both `.{inner.outcome}` and `.{word}`", node, src
+            )
+        return A.Event(inner.tool, inner.tests, word, self._span(node, src))
 
     def _macro_arg_formula(self, arg: Tree[Any] | Token, arg_env: _Env) -> A.Formula:
         if isinstance(arg, Tree) and arg.data in (
@@ -655,7 +682,7 @@ class Resolver:
             tests.append(A.Test(field_ref, op, value, self._span(arg, src)))
         if tool is not None:
             self._check_tool(tool, node, src)
-        return A.Event(tool, tuple(tests), span)
+        return A.Event(tool, tuple(tests), span=span)
 
     def _trace_predicate_args(
         self, name: str, args: list[Tree[Any] | Token], node: Tree[Any], env: _Env
@@ -708,7 +735,7 @@ class Resolver:
             elif kind == "v":
                 out.append(self._term(arg, env, in_event=False))
             elif kind == "f":
-                fname = self._tool_name_arg(arg, env, name, check=False)
+                fname = str(self._tool_name_arg(arg, env, name, check=False))
                 if (
                     fname not in self.registry.context_predicates
                     and fname not in self.declared_predicates
@@ -724,7 +751,9 @@ class Resolver:
 
     def _tool_name_arg(
         self, arg: Tree[Any] | Token, env: _Env, pred: str, *, check: bool = True
-    ) -> str:
+    ) -> str | A.Var:
+        """A tool name (bare or quoted, checked against the declared tools), or a bound
+        variable: ``forall x in [a, b]: Called(x)`` substitutes ``x`` (Appendix A.2.4)."""
         src = env.source
         if isinstance(arg, Tree) and arg.data == "ref":
             name, path = _ref_parts(arg)
@@ -732,11 +761,16 @@ class Resolver:
                 if name in env.macro_args:
                     inner, inner_env = env.macro_args[name]
                     return self._tool_name_arg(inner, inner_env, pred, check=check)
+                if name in env.bound and check:
+                    return A.Var(name, (), self._span(arg, src))
                 if check:
                     self._check_tool(name, arg, src)
                 return name
         if isinstance(arg, Tree) and arg.data == "string":
-            return _string_value(arg.children[0])
+            text = _string_value(arg.children[0])
+            if check:
+                self._check_tool(text, arg, src)
+            return text
         raise self._problem(f"{pred} expects a tool name here", arg, src)
 
     # ------------------------------------------------------------- terms

@@ -12,16 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Union
 
-from agentguard.errors import PredicateError
+from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
+from agentguard.semantics.evaluator import located
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import (
     MISSING,
     CompiledRegex,
     call_field,
     compare,
-    compile_regex,
+    data_regex,
     get_path,
+    outcome_is,
     unwrap_result,
 )
 from agentguard.trace.model import Call
@@ -48,15 +50,17 @@ class NonEmpty:
 
 @dataclass(frozen=True, slots=True)
 class EventAtom:
-    """``tool(tests...)``; ``result`` is CalledWithResult's expected result (uses ``match``)."""
+    """``tool(tests...)[.ok|.error]``; ``result`` is CalledWithResult's expected result
+    (uses ``match``)."""
 
     tool: str | None
     tests: tuple[A.Test, ...] = ()
     result: A.Term | None = None
+    outcome: str | None = None
 
     @property
     def has_data(self) -> bool:
-        return bool(self.tests) or self.result is not None
+        return bool(self.tests) or self.result is not None or self.outcome is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +110,7 @@ def term_value(t: A.Term, env: Env, metrics: Mapping[str, Any] | None = None) ->
     if isinstance(t, A.MapLiteral):
         return {k: term_value(v, env, metrics) for k, v in t.items}
     if isinstance(t, A.Regex):
-        return compile_regex(t.pattern, t.flags)
+        return data_regex(t.pattern, t.flags)
     if isinstance(t, A.MetricRef):
         if metrics is None:
             raise Unsupported("metrics are known only at the end")
@@ -125,18 +129,32 @@ def run_test(actual: Any, test: A.Test, expected: Any) -> bool:
     return False
 
 
-def eval_event(atom: EventAtom, call: Call, env: Env, match: Matcher) -> bool | None:
-    """Three-valued: None when a result test meets a call whose result is unknown."""
+def eval_event(
+    atom: EventAtom, call: Call, env: Env, match: Matcher, *, pending: bool = False
+) -> bool | None:
+    """Three-valued: None when a result test meets a call whose result is unknown, or an
+    outcome test (``.ok`` / ``.error``) meets a ``pending`` call (proposed, not yet run).
+
+    A committed call's outcome is known even without a result: it ran, and ``Call.error``
+    says whether it failed (as offline)."""
     if atom.tool is not None and atom.tool != call.name:
         return False
     unknown = False
+    if atom.outcome is not None:
+        if pending and not call.has_result and not call.error:
+            unknown = True
+        elif not outcome_is(call, atom.outcome):
+            return False
     for test in atom.tests:
         if test.field.is_result and not call.has_result:
             unknown = True
             continue
         expected = term_value(test.value, env)
-        if not run_test(call_field(call, test.field.path), test, expected):
-            return False
+        try:
+            if not run_test(call_field(call, test.field.path), test, expected):
+                return False
+        except EvaluationError as exc:
+            raise located(exc, A.Event(atom.tool, atom.tests, atom.outcome), test.span) from None
     if atom.result is not None:
         if not call.has_result:
             return None
@@ -157,7 +175,11 @@ def eval_frozen(
     """Value of a position-independent atom; raises PredicateError like the evaluator."""
     f = atom.formula
     if isinstance(f, A.Compare):
-        return compare(term_value(f.left, env, metrics), f.op, term_value(f.right, env, metrics))
+        left, right = term_value(f.left, env, metrics), term_value(f.right, env, metrics)
+        try:
+            return compare(left, f.op, right)
+        except EvaluationError as exc:
+            raise located(exc, f) from None
     entry = registry.predicates.get(f.name)
     if entry is None:
         raise PredicateError(f"predicate {f.name!r} is declared but not registered")

@@ -17,11 +17,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Union
 
+from typing_extensions import assert_never
+
 from agentguard.language import ast as A
+from agentguard.language.walk import children, is_formula, subformulas
 from agentguard.monitor.atoms import (
     Atom,
     EventAtom,
@@ -35,7 +39,9 @@ from agentguard.monitor.atoms import (
 from agentguard.monitor.formula import FALSE, TRUE, Store
 from agentguard.monitor.machine import Machine, Register
 from agentguard.semantics.evaluator import collect_sites, free_variables
+from agentguard.semantics.predicates import ground
 from agentguard.semantics.registry import Matcher
+from agentguard.semantics.values import MISSING, flatten_values, get_path
 
 Site = tuple["str | None", "tuple[str | int, ...]", bool]
 
@@ -88,12 +94,8 @@ def compile_plan(formula: A.Formula, match: Matcher) -> Plan:
         return FallbackPlan(formula, "too deeply nested to unroll")
 
 
-def _has_quantifier(f: Any) -> bool:
-    if isinstance(f, A.Quantified):
-        return True
-    if hasattr(f, "__dataclass_fields__") and not isinstance(f, (A.Event, A.TracePredicate)):
-        return any(_has_quantifier(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
-    return False
+def _has_quantifier(f: A.Formula) -> bool:
+    return any(isinstance(g, A.Quantified) for g in subformulas(f))
 
 
 def _top(f: A.Formula, match: Matcher) -> Plan:
@@ -113,13 +115,33 @@ def _top(f: A.Formula, match: Matcher) -> Plan:
         a, b = _top(f.left, match), _top(f.right, match)
         na, nb = BoolPlan("not", (a,)), BoolPlan("not", (b,))
         return BoolPlan("or", (BoolPlan("and", (a, b)), BoolPlan("and", (na, nb))))
-    raise Unsupported("a quantifier under a temporal operator")
+    if isinstance(
+        f,
+        (
+            A.Next,
+            A.Eventually,
+            A.Always,
+            A.Until,
+            A.WeakUntil,
+            A.Release,
+            A.Yesterday,
+            A.Once,
+            A.Historically,
+            A.Since,
+        ),
+    ):
+        raise Unsupported("a quantifier under a temporal operator")
+    if isinstance(f, (A.Const, A.Event, A.Compare, A.TracePredicate, A.UserPredicate)):
+        raise TypeError(f"{type(f).__name__} holds no quantifier")  # _has_quantifier said so
+    assert_never(f)
 
 
 def _quantified(f: A.Quantified, match: Matcher) -> Plan:
     if _has_quantifier(f.body):
         raise Unsupported("nested quantifiers")
     d = f.domain
+    if _names_tool(f.body, f.var):
+        return _instantiated(f, match)
     if isinstance(d, A.Domain) and d.extractor not in ("args", "results", "tools"):
         raise Unsupported(f"user domain extractor {d.extractor!r}")
     if isinstance(d, A.ListLiteral) and free_variables(d):
@@ -128,6 +150,62 @@ def _quantified(f: A.Quantified, match: Matcher) -> Plan:
     sites: list[Site] = []
     collect_sites(f.body, f.var, sites)
     return QuantPlan(f.kind, f.var, d, machine, tuple(sites), f)
+
+
+def _names_tool(f: Any, var: str) -> bool:
+    """Does ``var`` stand in a trace predicate's tool position somewhere in ``f``?"""
+    if isinstance(f, A.TracePredicate):
+        kinds = A.TRACE_PREDICATES[f.name].split()
+        for kind, arg in zip(kinds, f.args, strict=False):
+            tools = arg if kind == "[t]" else (arg,) if kind == "t" else ()
+            if any(isinstance(t, A.Var) and t.name == var for t in tools):
+                return True
+        return False
+    return is_formula(f) and any(_names_tool(c, var) for c in children(f))
+
+
+def _instantiated(f: A.Quantified, match: Matcher) -> Plan:
+    """``forall x in [a, b]: Called(x)`` as ``Called(a) & Called(b)``: a variable naming a
+    tool is substituted per value (Appendix A.2.4), so the domain must be known now."""
+    d = f.domain
+    if not isinstance(d, A.ListLiteral) or not all(isinstance(x, A.Literal) for x in d.items):
+        raise Unsupported("a variable naming a tool over a domain read from the trace")
+    values = flatten_values([x.value for x in d.items if isinstance(x, A.Literal)])
+    forall = f.kind == "forall"
+    if not values:
+        return AutoPlan(build_machine(A.Const(forall), None, match))
+    plans = [_top(_substitute(f.body, f.var, v), match) for v in values]
+    out = plans[0]
+    for p in plans[1:]:
+        out = BoolPlan("and" if forall else "or", (out, p))
+    return out
+
+
+def _substitute(node: Any, var: str, value: Any) -> Any:
+    """``node[value/var]``: terms become literals, tool positions tool names."""
+    if isinstance(node, A.Var):
+        if node.name != var:
+            return node
+        got = get_path(value, node.path)
+        if got is MISSING:
+            raise Unsupported("a path into a quantified value that does not exist")
+        return A.Literal(got, node.span)
+    if isinstance(node, A.TracePredicate):
+        grounded = ground(node, lambda t: value if isinstance(t, A.Var) and t.name == var else t)
+        args = tuple(_substitute(a, var, value) for a in grounded.args)
+        return A.TracePredicate(node.name, args, node.span)
+    if isinstance(node, tuple):
+        return tuple(_substitute(x, var, value) for x in node)
+    if isinstance(node, (A.MapLiteral, A.ListLiteral, A.Test, A.Event, A.Compare)) or (
+        is_formula(node) and not isinstance(node, A.Const)
+    ):
+        changes = {
+            f.name: _substitute(getattr(node, f.name), var, value)
+            for f in dataclasses.fields(node)
+            if f.init and f.name != "span"
+        }
+        return dataclasses.replace(node, **changes)
+    return node
 
 
 # ---------------------------------------------------------------------- builder
@@ -159,7 +237,7 @@ class _Builder:
             return TRUE if f.value else FALSE
         if isinstance(f, A.Event):
             self._check_tests(f.tests)
-            return self.lit(EventAtom(f.tool, f.tests))
+            return self.lit(EventAtom(f.tool, f.tests, outcome=f.outcome))
         if isinstance(f, (A.Compare, A.UserPredicate)):
             return self._frozen(f)
         if isinstance(f, A.Not):
@@ -194,7 +272,9 @@ class _Builder:
             if f not in self.placeholders:
                 self.placeholders.append(f)
             return self.lit(Placeholder(self.placeholders.index(f)))
-        raise Unsupported(f"{type(f).__name__} is not monitored incrementally")
+        if isinstance(f, A.Quantified):
+            raise Unsupported("a quantifier inside a machine")  # the plan handles top ones
+        assert_never(f)
 
     def _check_tests(self, tests: tuple[A.Test, ...]) -> None:
         for t in tests:
@@ -337,8 +417,8 @@ class _Builder:
         if name == "After":
             return self.before(args[1], args[0])
         if name == "AllBefore":
-            if not args[0]:
-                return s.eventually(self.ev(args[1]))
+            if not args[0]:  # vacuously true, as offline (∀ over an empty list)
+                return TRUE
             return s.and_(self.before(t, args[1]) for t in args[0])
         if name == "InstanceBefore":
             return self.instance_before(args[0], int(args[1]), args[2], int(args[3]))

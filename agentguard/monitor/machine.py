@@ -210,7 +210,7 @@ class Machine:
         mask = 0
         unknown: list[int] = []
         for bit, i in enumerate(data):
-            v = eval_event(self._event(i), call, env, match)
+            v = eval_event(self._event(i), call, env, match, pending=pending)
             if v is None:
                 if pending:
                     unknown.append(bit)
@@ -540,7 +540,11 @@ class Machine:
             return head
         if cls and all(e.tool == cls and e.result is None for e in events):
             tests = dict.fromkeys(_test_text(t, env) for e in events for t in e.tests)
-            return f"{cls}({', '.join(tests)})"
+            text = f"{cls}({', '.join(tests)})" if tests else cls
+            outcomes = {e.outcome for e in events} - {None}
+            if outcomes:  # one letter has one outcome; a satisfiable letter, at most one
+                text += " successfully" if outcomes == {"ok"} else " (ending in an error)"
+            return text
         texts = [printer.formula(_as_event(e)) for e in events]
         return head + f" (matching {', '.join(texts)})"
 
@@ -648,4 +652,4 @@ def _test_text(t: Any, env: Env | None) -> str:
 def _as_event(atom: EventAtom) -> Any:
     from agentguard.language import ast as A
 
-    return A.Event(atom.tool, atom.tests)
+    return A.Event(atom.tool, atom.tests, atom.outcome)

@@ -250,11 +250,14 @@ class Monitor:
             if found:
                 return found
         m: Machine = node.machine
-        then = (
-            m.letters_of(proposed.at(self.position), {}, pending=True)
-            if proposed is not None
-            else []
-        )
+        try:
+            then = (
+                m.letters_of(proposed.at(self.position), {}, pending=True)
+                if proposed is not None
+                else []
+            )
+        except AgentGuardError:  # the call cannot be evaluated (peek reported why): no route
+            return ""
         if not ending and not then:
             return ""
         if ending and not then:

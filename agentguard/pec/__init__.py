@@ -5,9 +5,12 @@ Episodes (:mod:`.episode`, :mod:`.loaders`) are judged call by call by an
 state-consistency -> information), giving FED and one primary failure label per
 episode; :mod:`.metrics` computes PEC(k), n_k, PEC_elig(k), TER, AUC-PEC, mean FED,
 RR and the Eq. 12 decomposition; :mod:`.stats` the paired task bootstrap and
-Wilson intervals; :mod:`.report` and :mod:`.cli` the tables. The BFCL-v3 adapter
-lives in :mod:`agentguard.pec.bfcl` (extra ``[bfcl]``), the plot in
-:mod:`agentguard.pec.plot` (extra ``[plot]``); neither is imported here.
+Wilson intervals; :mod:`.report` and :mod:`.cli` the tables, :mod:`.export` the
+per-episode lines. Benchmark adapters, none imported here: BFCL-v3 in
+:mod:`agentguard.pec.bfcl` and its result/score files in :mod:`.bfcl_files` (extra
+``[bfcl]``), tau2 domains in :mod:`.tau2_env` (extra ``[tau2]``); tau-bench and tau2
+result files are read by :mod:`.tau_files`; the plot is :mod:`agentguard.pec.plot`
+(extra ``[plot]``).
 """
 
 from agentguard.pec.environment import Environment, Execution, is_error_result

@@ -17,8 +17,11 @@ Two deliberate differences from BFCL's own ``execute_multi_turn_func_call``:
 
 A backend signals failure three ways, all treated as a rejected transition
 (state-consistency): a raised exception (BFCL's ``"Error during execution: ..."``),
-a result object with an ``"error"`` key, and soft failures such as
-``{"login_status": false}`` (:func:`agentguard.pec.environment.is_error_result`).
+an error in the result (an ``"error"`` key, or ``['Error: ...']`` inside a list), and
+soft failures such as ``{"authentication_status": false}``. Which returned results
+count is an :data:`~agentguard.pec.environment.ErrorRule` (``error_rule=``); the
+default does not count a read-only query's ``false`` (``ticket_get_login_status ->
+{"login_status": false}`` is an answer, not a refusal).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import MissingExtraError
-from agentguard.pec.environment import Execution, is_error_result
+from agentguard.pec.environment import ErrorRule, Execution, default_error_rule
 from agentguard.pec.episode import Episode
 from agentguard.pec.errors import PecError, ReplayError
 from agentguard.pec.oracle import CallContext, Oracle
@@ -233,9 +236,12 @@ def ground_truth_episode(entry: BfclEntry) -> Episode:
 class BfclEnvironment:
     """Executes calls on fresh BFCL backend instances, one set per replay."""
 
-    def __init__(self, entries: Mapping[str, BfclEntry]) -> None:
+    def __init__(
+        self, entries: Mapping[str, BfclEntry], error_rule: ErrorRule = default_error_rule
+    ) -> None:
         _bfcl()
         self.entries = entries
+        self.error_rule = error_rule
         self._instances: dict[str, Any] = {}
         self._methods: dict[str, Callable[..., Any]] = {}
 
@@ -263,15 +269,20 @@ class BfclEnvironment:
             result = method(**dict(call.args))
         except Exception as exc:  # noqa: BLE001 - BFCL's own protocol: a raise is a rejected call
             return False, f"Error during execution: {exc}"
-        return not is_error_result(result), result
+        return not self.error_rule(call, result), result
 
     def close(self) -> None:
         self._instances.clear()
         self._methods.clear()
 
 
-def bfcl_oracle(entries: Mapping[str, BfclEntry]) -> Oracle:
+def bfcl_oracle(
+    entries: Mapping[str, BfclEntry], *, error_rule: ErrorRule = default_error_rule
+) -> Oracle:
     """Schema (per-entry tools, held-out ones withheld) then backend replay.
+
+    ``error_rule`` decides which returned results are refusals (exceptions always are);
+    see :data:`agentguard.pec.environment.ERROR_RULES`.
 
     BFCL has no declared ``from results`` sources or ``requires`` formulas, so the
     dependency and precondition stages pass; the backend decides state-consistency.
@@ -282,7 +293,10 @@ def bfcl_oracle(entries: Mapping[str, BfclEntry]) -> Oracle:
     for entry in entries.values():
         union.update(tool_schemas(entry))
     return Oracle.build(
-        tools=union, offered=offered, environment=BfclEnvironment(entries), is_error=None
+        tools=union,
+        offered=offered,
+        environment=BfclEnvironment(entries, error_rule),
+        is_error=None,
     )
 
 

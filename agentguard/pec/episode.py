@@ -4,6 +4,11 @@ An agent that ends a tool-use task before any call still has one evaluated actio
 slot: the terminal no-tool action (``T = 1``, paper §2.2). :attr:`Episode.actions`
 materialises it as a :class:`Call` named :data:`NO_TOOL`, executable only when the
 task allows finishing without tools (:attr:`Episode.no_tool_allowed`).
+
+Calls made by someone other than the agent (tau2's simulated user acting on their
+own phone) are :attr:`Episode.user_calls`: they are replayed, in place, so the
+environment's state is what the agent saw, but they are not the agent's actions:
+they never count toward ``T`` and are never judged.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class Episode:
     """Turn index of each call in multi-turn benchmarks (decides which tools are offered)."""
     no_tool_allowed: bool = False
     """Whether the task may be finished without any tool call (decides the ``T = 1`` case)."""
+    user_calls: tuple[tuple[int, Call], ...] = ()
+    """Calls by the simulated user, each with how many agent calls came before it."""
 
     def __post_init__(self) -> None:
         calls = tuple(c if c.position == i else c.at(i) for i, c in enumerate(self.calls))
@@ -41,6 +48,8 @@ class Episode:
             raise PecError(
                 f"episode {self.task_id!r}: {len(self.turns)} turn indices for {len(calls)} calls"
             )
+        if any(not 0 <= before <= len(calls) for before, _ in self.user_calls):
+            raise PecError(f"episode {self.task_id!r}: a user call is placed outside 0..T")
 
     @property
     def is_no_tool(self) -> bool:
@@ -64,6 +73,10 @@ class Episode:
     def turn_of(self, index: int) -> int:
         """Turn of call ``index`` (0 when the episode is single-turn)."""
         return 0 if self.turns is None else self.turns[index]
+
+    def user_calls_before(self, index: int) -> tuple[Call, ...]:
+        """The user's calls made after agent call ``index - 1`` and before call ``index``."""
+        return tuple(call for before, call in self.user_calls if before == index)
 
     def label(self, key: str) -> str:
         """A free label such as ``method``; missing labels read as ``"-"``."""

@@ -8,7 +8,9 @@ One record per line::
                 "executable": true}, ...],
      "fed": 3, "failure": "dependency"}
 
-``calls`` may also be given as an agentguard run trace (``tool_calls`` of a metrics
+``user_calls`` (optional) are calls made by a simulated user, each a call record with
+``before`` = how many agent calls preceded it (replayed, never judged; see
+:class:`~agentguard.pec.episode.Episode`). ``calls`` may also be given as an agentguard run trace (``tool_calls`` of a metrics
 record, or ``trace``). Executability is optional: ``fed``, or a per-call
 ``executable`` flag, makes the record :class:`Scored` right away; otherwise an
 oracle has to replay it. ``dataset``/``model``/``method`` at top level are labels too.
@@ -69,8 +71,25 @@ def episode_from_json(value: Any, *, source: str = "<json>") -> tuple[Episode, S
     no_tool_allowed = value.get("no_tool_allowed", False)
     if not isinstance(no_tool_allowed, bool):
         raise TraceRecordError("'no_tool_allowed' must be true or false", source=source)
-    episode = Episode(str(task_id), calls, success, labels, turns, no_tool_allowed)
+    user_calls = _user_calls(value.get("user_calls", []), len(calls), source)
+    episode = Episode(str(task_id), calls, success, labels, turns, no_tool_allowed, user_calls)
     return episode, _recorded_verdict(value, raw_calls, episode, source)
+
+
+def _user_calls(raw: Any, n_calls: int, source: str) -> tuple[tuple[int, Call], ...]:
+    """``user_calls``: call records with ``before`` = how many agent calls preceded each."""
+    if not isinstance(raw, list) or not all(isinstance(r, Mapping) for r in raw):
+        raise TraceRecordError("'user_calls' must be a list of call records", source=source)
+    out = []
+    for record in raw:
+        before = record.get("before")
+        if not isinstance(before, int) or isinstance(before, bool) or not 0 <= before <= n_calls:
+            raise TraceRecordError(
+                f"a user call needs 'before' in 0..{n_calls} (agent calls before it)", source=source
+            )
+        (call,) = _calls([{k: v for k, v in record.items() if k != "before"}], source)
+        out.append((before, call))
+    return tuple(out)
 
 
 def _first(value: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -181,7 +200,8 @@ def _failure_label(raw: Any, source: str) -> FailureLabel | None:
 def iter_episode_file(path: str | Path) -> Iterator[LoadedEpisode]:
     """Yield every record of a JSON Lines episode file, good or bad, with 1-based line numbers.
 
-    A ``.json`` file may hold one list of episode objects (numbered from 1).
+    A ``.json`` file may hold one list of episode objects (numbered from 1), or be a
+    tau-bench or tau2 results file (one episode per run, see :mod:`.tau_files`).
     """
     p = Path(path)
     source = str(p)
@@ -204,6 +224,12 @@ def _iter_json_list(text: str, source: str) -> Iterator[LoadedEpisode]:
         yield LoadedEpisode(
             source, 1, None, None, TraceRecordError(f"invalid JSON: {exc}", source=source, record=1)
         )
+        return
+    from agentguard.pec.tau_files import iter_tau_episodes, tau_items
+
+    tau = tau_items(value)
+    if tau is not None:
+        yield from iter_tau_episodes(*tau, source)
         return
     items = value if isinstance(value, list) else [value]
     for index, item in enumerate(items, start=1):
@@ -249,6 +275,8 @@ def episode_to_json(scored: Scored | Episode) -> dict[str, Any]:
         out["turns"] = list(episode.turns)
     if episode.no_tool_allowed:
         out["no_tool_allowed"] = True
+    if episode.user_calls:
+        out["user_calls"] = [{"before": b, **c.to_record()} for b, c in episode.user_calls]
     if isinstance(scored, Scored):
         out["fed"] = scored.fed
         if scored.failure is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentguard.enforcement.schema import occurs_in
-from agentguard.pec.environment import Environment, is_error_result
+from agentguard.pec.environment import Environment, UserEnvironment, is_error_result
 from agentguard.pec.episode import NO_TOOL, Episode, Scored
 from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
 from agentguard.pec.schema import ToolSchema, ToolSchemas, argument_problem
@@ -227,6 +227,8 @@ class Oracle:
     def _replay(self, episode: Episode, env: Environment | None) -> Replay:
         prefix = Trace()
         for index, call in enumerate(episode.actions):
+            if env is not None:
+                _replay_user_calls(env, episode.user_calls_before(index))
             ctx = CallContext(episode, index, call, prefix)
             failure = self._run(ctx, LABEL_ORDER[:3])
             outcome = call.result
@@ -255,6 +257,15 @@ class Oracle:
                     continue
                 return verdict if isinstance(verdict, Failure) else Failure(label, verdict)
         return None
+
+
+def _replay_user_calls(env: Environment, calls: Sequence[Call]) -> None:
+    """Run the simulated user's calls so the state is the one the agent acted in."""
+    for call in calls:
+        if isinstance(env, UserEnvironment):
+            env.execute_user(call)
+        else:
+            env.execute(call)
 
 
 __all__ = [

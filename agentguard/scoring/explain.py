@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from typing_extensions import assert_never
 
 from agentguard.language import ast as A
 from agentguard.language.printer import formula as show
@@ -20,7 +21,8 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
     env = env or {}
     n = ev.n
     if isinstance(f, A.TracePredicate):
-        return P.explain(f, ev.idx, lambda t: ev.term(t, env), ev.match, passed)
+        resolve = ev.resolver(env)
+        return P.explain(P.ground(f, resolve), ev.idx, resolve, ev.match, passed)
     if isinstance(f, A.Compare):
         left = ev.term(f.left, env)
         return f"{show_term(f.left)} = {left!r}; expected {f.op} {show_term(f.right)}."
@@ -61,4 +63,27 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
         if not ev.holds(f.left, 0, env):
             return f"Vacuously true: {show(f.left)} does not hold."
         return explain(f.right, ev, passed, env)
-    return f"{show(f)} {'holds' if passed else 'does not hold'} on the {n}-call trace."
+    if isinstance(
+        f,
+        (
+            A.Const,
+            A.Event,
+            A.Not,
+            A.And,
+            A.Or,
+            A.Iff,
+            A.Next,
+            A.Eventually,
+            A.Always,
+            A.Until,
+            A.WeakUntil,
+            A.Release,
+            A.Yesterday,
+            A.Once,
+            A.Historically,
+            A.Since,
+            A.UserPredicate,
+        ),
+    ):  # no specific story: say what held (a new operator must be placed here or above)
+        return f"{show(f)} {'holds' if passed else 'does not hold'} on the {n}-call trace."
+    assert_never(f)

@@ -47,31 +47,53 @@ def verify_trace(
     trace = as_trace(trace_or_metrics)
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
     ev = Evaluator(trace, registry=registry, match=match)
-    results = []
-    for c in constraints:
-        error: str | None = None
-        try:
-            passed = ev.holds(c.formula)
-            detail = explain(c.formula, ev, passed)
-        except AgentGuardError as exc:
-            passed, error = False, str(exc)
-            detail = f"Evaluation error: {exc}"
-        except RecursionError:
-            passed, error = False, "formula nested too deeply to evaluate"
-            detail = f"Evaluation error: {error}"
-        results.append(
-            ConstraintResult(
-                c.name, c.layer, c.weight, passed, detail, str(c.severity), c.message, error
-            )
-        )
-    out = tuple(results)
-    score = score_of(out)
+    results = tuple(constraint_result(c, ev) for c in constraints)
+    return assemble_report(results, spec, trace, trace.names)
+
+
+def constraint_result(c: A.Constraint, ev: Evaluator) -> ConstraintResult:
+    """One constraint scored on the evaluator's trace; an evaluation error violates it."""
+    error: str | None = None
+    try:
+        passed = ev.holds(c.formula)
+        detail = explain(c.formula, ev, passed)
+    except AgentGuardError as exc:
+        passed, error = False, str(exc)
+        detail = f"Evaluation error: {exc}"
+    except RecursionError:
+        passed, error = False, "formula nested too deeply to evaluate"
+        detail = f"Evaluation error: {error}"
+    return ConstraintResult(
+        c.name, c.layer, c.weight, passed, detail, str(c.severity), c.message, error
+    )
+
+
+def assemble_report(
+    results: tuple[ConstraintResult, ...],
+    spec: A.Spec | Sequence[A.Constraint],
+    trace: Trace,
+    names: tuple[str, ...],
+    candidates: tuple[str, ...] | None = None,
+    summary: tuple[float, str] | None = None,
+) -> ComplianceReport:
+    """The report of ``results`` on ``trace`` (``names`` is its tool sequence).
+
+    When many traces are scored against one spec, ``candidates`` (from
+    :func:`missing_tool_candidates`) and ``summary`` (the score and details, shared by
+    traces with the same outcomes) can be passed in instead of recomputed per trace.
+    """
+    if summary is None:
+        if candidates is None:
+            constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+            candidates = missing_tool_candidates(constraints)
+        summary = score_of(results), details_of(results, candidates, names)
+    score, details = summary
     return ComplianceReport(
         compliance_score=score,
         compliance_label=label_of(score),
-        details=_details(out, constraints, trace),
-        tool_sequence=trace.names,
-        constraints=out,
+        details=details,
+        tool_sequence=names,
+        constraints=results,
         spec_name=spec.name if isinstance(spec, A.Spec) else None,
         tool_problems=check_tool_use(trace, spec) if isinstance(spec, A.Spec) else (),
     )
@@ -87,21 +109,28 @@ def _spec_from(spec: str | os.PathLike[str], registry: Registry | None) -> A.Spe
     return parse_spec(spec, registry=registry)
 
 
-def _details(
-    results: tuple[ConstraintResult, ...], constraints: Sequence[A.Constraint], trace: Trace
-) -> str:
-    violated = [r.name for r in results if not r.passed]
-    if not violated:
-        return ALL_SATISFIED
-    seen = set(trace.names)
-    missing: list[str] = []
+def missing_tool_candidates(constraints: Sequence[A.Constraint]) -> tuple[str, ...]:
+    """Tools whose absence the report's details name (from Called, Before, BranchCalled)."""
+    out: list[str] = []
     for c in constraints:
         f = c.formula
         if isinstance(f, A.TracePredicate) and f.name in ("Called", "Before", "BranchCalled"):
             tools = f.args[:1] if f.name == "BranchCalled" else f.args[:2]
             for t in tools:
-                if isinstance(t, str) and t not in seen and t not in missing:
-                    missing.append(t)
+                if isinstance(t, str) and t not in out:
+                    out.append(t)
+    return tuple(out)
+
+
+def details_of(
+    results: tuple[ConstraintResult, ...], candidates: tuple[str, ...], names: tuple[str, ...]
+) -> str:
+    """The report's one-line summary: violated constraints, then tools never called."""
+    violated = [r.name for r in results if not r.passed]
+    if not violated:
+        return ALL_SATISFIED
+    seen = set(names) if candidates else set()
+    missing = [t for t in candidates if t not in seen]
     out = f"Violated: {violated}."
     if missing:
         out += f" Missing tools: {missing}."

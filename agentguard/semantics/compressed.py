@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import assert_never
 
 from agentguard.language import ast as A
+from agentguard.language.walk import children
 from agentguard.semantics import vectors as V
 
 if TYPE_CHECKING:
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from agentguard.semantics.evaluator import Env, Evaluator
 
 IntVec = npt.NDArray[np.int64]
-_STEP_FREE_UNARY = (A.Eventually, A.Always, A.Once, A.Historically)
 _SCALAR = (A.Compare, A.UserPredicate, A.TracePredicate, A.Const)
 _LIST_LIMIT = 96  # compressed length up to which Python lists beat numpy
 
@@ -55,15 +56,19 @@ class Compressed:
         return hit
 
     def _is_safe(self, f: A.Formula) -> bool:
-        if not self.ev.free_vars(f) or isinstance(f, (A.Event, *_SCALAR)):
+        if not self.ev.free_vars(f):
+            return True
+        if isinstance(f, (A.Event, A.Compare, A.UserPredicate, A.TracePredicate, A.Const)):
             return True
         if isinstance(f, A.Not):
             return self.applies(f.operand)
-        if isinstance(f, _STEP_FREE_UNARY):
+        if isinstance(f, (A.Eventually, A.Always, A.Once, A.Historically)):
             return f.bound is None and self.applies(f.operand)
-        if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, *V.BINARY)):
+        if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, A.Until, A.WeakUntil, A.Release, A.Since)):
             return self.applies(f.left) and self.applies(f.right)
-        return False  # X, Y, bounded operators or a nested quantifier over the variable
+        if isinstance(f, (A.Next, A.Yesterday, A.Quantified)):
+            return False  # they count steps, or nest a quantifier over the variable
+        assert_never(f)
 
     def holds_at_start(self, f: A.Formula, env: Env) -> bool:
         """Truth of ``f`` at position 0 under ``env`` (``applies(f)`` must hold)."""
@@ -92,7 +97,7 @@ class Compressed:
             return
         if isinstance(f, _SCALAR):
             return
-        for child in _children(f):
+        for child in children(f):
             self._collect(child, env, events, points)
 
     def _change_points(self, f: A.Formula) -> list[int]:
@@ -123,11 +128,13 @@ class Compressed:
         if isinstance(f, A.Not):
             v = self._eval_array(f.operand, env, starts, events)
             return (not v) if isinstance(v, bool) else ~v
-        if isinstance(f, _STEP_FREE_UNARY):
+        if isinstance(f, (A.Eventually, A.Always, A.Once, A.Historically)):
             v = self._eval_array(f.operand, env, starts, events)
             return V.unary(f, np.full(m, v, dtype=bool) if isinstance(v, bool) else v)
-        left = self._eval_array(f.left, env, starts, events)  # type: ignore[union-attr]
-        right = self._eval_array(f.right, env, starts, events)  # type: ignore[union-attr]
+        if isinstance(f, (A.Next, A.Yesterday, A.Quantified)):
+            raise TypeError(f"{type(f).__name__} is not step-free")  # applies() rules it out
+        left = self._eval_array(f.left, env, starts, events)
+        right = self._eval_array(f.right, env, starts, events)
         lv = np.full(m, left, dtype=bool) if isinstance(left, bool) else left
         rv = np.full(m, right, dtype=bool) if isinstance(right, bool) else right
         if isinstance(f, A.And):
@@ -138,7 +145,9 @@ class Compressed:
             return ~lv | rv
         if isinstance(f, A.Iff):
             return lv == rv
-        return V.binary(f, lv, rv)
+        if isinstance(f, (A.Until, A.WeakUntil, A.Release, A.Since)):
+            return V.binary(f, lv, rv)
+        assert_never(f)
 
     # ------------------------------------------------------------------ lists
     def _eval_list(
@@ -156,11 +165,13 @@ class Compressed:
         if isinstance(f, A.Not):
             v = self._eval_list(f.operand, env, starts, events)
             return (not v) if isinstance(v, bool) else [not x for x in v]
-        if isinstance(f, _STEP_FREE_UNARY):
+        if isinstance(f, (A.Eventually, A.Always, A.Once, A.Historically)):
             v = self._eval_list(f.operand, env, starts, events)
             return _unary_list(f, [v] * m if isinstance(v, bool) else v)
-        left = self._eval_list(f.left, env, starts, events)  # type: ignore[union-attr]
-        right = self._eval_list(f.right, env, starts, events)  # type: ignore[union-attr]
+        if isinstance(f, (A.Next, A.Yesterday, A.Quantified)):
+            raise TypeError(f"{type(f).__name__} is not step-free")  # applies() rules it out
+        left = self._eval_list(f.left, env, starts, events)
+        right = self._eval_list(f.right, env, starts, events)
         lv = [left] * m if isinstance(left, bool) else left
         rv = [right] * m if isinstance(right, bool) else right
         if isinstance(f, A.And):
@@ -171,7 +182,9 @@ class Compressed:
             return [(not a) or b for a, b in zip(lv, rv, strict=True)]
         if isinstance(f, A.Iff):
             return [a == b for a, b in zip(lv, rv, strict=True)]
-        return _binary_list(f, lv, rv)
+        if isinstance(f, (A.Until, A.WeakUntil, A.Release, A.Since)):
+            return _binary_list(f, lv, rv)
+        assert_never(f)
 
 
 def _contains(sorted_hits: Sequence[int], i: int) -> bool:
@@ -179,7 +192,7 @@ def _contains(sorted_hits: Sequence[int], i: int) -> bool:
     return j < len(sorted_hits) and sorted_hits[j] == i
 
 
-def _unary_list(f: A.Formula, a: list[bool]) -> list[bool]:
+def _unary_list(f: A.Eventually | A.Always | A.Once | A.Historically, a: list[bool]) -> list[bool]:
     out = [False] * len(a)
     if isinstance(f, (A.Eventually, A.Always)):
         acc = isinstance(f, A.Always)
@@ -187,14 +200,16 @@ def _unary_list(f: A.Formula, a: list[bool]) -> list[bool]:
             acc = (acc and a[i]) if isinstance(f, A.Always) else (acc or a[i])
             out[i] = acc
         return out
-    acc = isinstance(f, A.Historically)
-    for i, x in enumerate(a):
-        acc = (acc and x) if isinstance(f, A.Historically) else (acc or x)
-        out[i] = acc
-    return out
+    if isinstance(f, (A.Once, A.Historically)):
+        acc = isinstance(f, A.Historically)
+        for i, x in enumerate(a):
+            acc = (acc and x) if isinstance(f, A.Historically) else (acc or x)
+            out[i] = acc
+        return out
+    assert_never(f)
 
 
-def _binary_list(f: A.Formula, left: list[bool], right: list[bool]) -> list[bool]:
+def _binary_list(f: V.BinaryTemporal, left: list[bool], right: list[bool]) -> list[bool]:
     m = len(left)
     out = [False] * m
     if isinstance(f, A.Since):
@@ -208,16 +223,10 @@ def _binary_list(f: A.Formula, left: list[bool], right: list[bool]) -> list[bool
             A.Until(A.Const(True), A.Const(True)), [not x for x in left], [not x for x in right]
         )
         return [not x for x in inner]
-    acc = isinstance(f, A.WeakUntil)  # beyond the end: U is false, W is true
-    for i in range(m - 1, -1, -1):
-        acc = right[i] or (left[i] and acc)
-        out[i] = acc
-    return out
-
-
-def _children(f: A.Formula) -> tuple[A.Formula, ...]:
-    if isinstance(f, (A.Not, *_STEP_FREE_UNARY, A.Next, A.Yesterday)):
-        return (f.operand,)
-    if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, *V.BINARY)):
-        return (f.left, f.right)
-    return ()
+    if isinstance(f, (A.Until, A.WeakUntil)):
+        acc = isinstance(f, A.WeakUntil)  # beyond the end: U is false, W is true
+        for i in range(m - 1, -1, -1):
+            acc = right[i] or (left[i] and acc)
+            out[i] = acc
+        return out
+    assert_never(f)

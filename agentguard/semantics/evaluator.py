@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import assert_never
 
 from agentguard._recursion import allow_deep
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
+from agentguard.language.printer import format_formula
 from agentguard.semantics import predicates as P
 from agentguard.semantics import vectors as V
 from agentguard.semantics.compressed import Compressed
@@ -38,13 +40,14 @@ from agentguard.semantics.values import (
     CompiledRegex,
     call_field,
     compare,
-    compile_regex,
+    data_regex,
     flatten_values,
     freeze,
     get_path,
+    outcome_is,
     unwrap_result,
 )
-from agentguard.trace.model import Trace
+from agentguard.trace.model import Call, Trace
 
 BoolVec = V.BoolVec
 Value = bool | BoolVec  # a scalar means "the same at every position"
@@ -156,7 +159,7 @@ class Evaluator:
             return self._compare(f, env)
         if isinstance(f, A.UserPredicate):
             return self._user_predicate(f, env)
-        raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
+        assert_never(f)
 
     def _boolean(self, f: A.And | A.Or | A.Implies | A.Iff, env: Env) -> Value:
         left = self.value(f.left, env)
@@ -188,7 +191,7 @@ class Evaluator:
 
     # ---------------------------------------------------------------- atoms
     def _event(self, f: A.Event, env: Env) -> Value:
-        if not f.tests:
+        if not f.tests and f.outcome is None:
             return self.idx.mask(f.tool) if f.tool is not None else np.ones(self.n, dtype=bool)
         out = np.zeros(self.n, dtype=bool)
         out[self.event_positions(f, env)] = True
@@ -200,16 +203,23 @@ class Evaluator:
 
     def event_hits(self, f: A.Event, env: Env) -> Sequence[int]:
         """Like :meth:`event_positions`, as a plain ascending sequence (cheap when sparse)."""
-        if not f.tests:
-            if f.tool is None:
-                return range(self.n)
-            return self.idx.positions.get(f.tool, ())
-        expected = [(t, self._test_operand(t, env)) for t in f.tests]
         calls = self.idx.trace.calls
+        if not f.tests:
+            found: Sequence[int] = (
+                range(self.n) if f.tool is None else self.idx.positions.get(f.tool, ())
+            )
+            if f.outcome is None:
+                return found
+            return [i for i in found if outcome_is(calls[i], f.outcome)]
+        try:
+            expected = [(t, self._test_operand(t, env)) for t in f.tests]
+        except EvaluationError as exc:
+            raise located(exc, f) from None
         return [
             i
             for i in self._candidates(f, expected)
-            if all(_run_test(call_field(calls[i], t.field.path), t, v) for t, v in expected)
+            if _passes(calls[i], f, expected)
+            and (f.outcome is None or outcome_is(calls[i], f.outcome))
         ]
 
     def _candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]:
@@ -256,7 +266,7 @@ class Evaluator:
 
     def _test_operand(self, test: A.Test, env: Env) -> Any:
         if isinstance(test.value, A.Regex):
-            return compile_regex(test.value.pattern, test.value.flags)
+            return data_regex(test.value.pattern, test.value.flags)
         return self.term(test.value, env)
 
     def term(self, t: A.Term, env: Env) -> Any:
@@ -274,13 +284,16 @@ class Evaluator:
         if isinstance(t, A.MapLiteral):
             return {k: self.term(v, env) for k, v in t.items}
         if isinstance(t, A.Regex):
-            return compile_regex(t.pattern, t.flags)
+            return data_regex(t.pattern, t.flags)
         if isinstance(t, A.Domain):
             return self.domain(t, env)
         raise EvaluationError(f"{type(t).__name__} is not a value here")
 
     def _compare(self, f: A.Compare, env: Env) -> bool:
-        return compare(self.term(f.left, env), f.op, self.term(f.right, env))
+        try:
+            return compare(self.term(f.left, env), f.op, self.term(f.right, env))
+        except EvaluationError as exc:
+            raise located(exc, f) from None
 
     def _user_predicate(self, f: A.UserPredicate, env: Env) -> bool:
         entry = self.registry.predicates.get(f.name)
@@ -299,9 +312,12 @@ class Evaluator:
     def _trace_predicate(self, f: A.TracePredicate, env: Env) -> Value:
         if f.name == "Predicate":
             return self._context_predicate(f.args[0])
-        return P.evaluate(
-            f, self.idx, lambda t: self.term(t, env), self.match, self._context_scalar
-        )
+        resolve = self.resolver(env)
+        return P.evaluate(P.ground(f, resolve), self.idx, resolve, self.match, self._context_scalar)
+
+    def resolver(self, env: Env) -> P.Resolve:
+        """``term`` under ``env``, as the trace predicates take it."""
+        return lambda t: self.term(t, env)
 
     def _context_scalar(
         self, name: str
@@ -439,7 +455,7 @@ class Evaluator:
             return self._compare(f, env)
         if isinstance(f, A.UserPredicate):
             return self._user_predicate(f, env)
-        raise EvaluationError(f"cannot evaluate {type(f).__name__}")  # pragma: no cover
+        assert_never(f)
 
     # ---------------------------------------------------------------- free variables
     def pin(self, node: Any) -> None:
@@ -448,6 +464,17 @@ class Evaluator:
 
     def free_vars(self, f: Any) -> frozenset[str]:
         return free_variables(f, self._free)
+
+
+def located(exc: EvaluationError, node: A.Formula, span: A.Span | None = None) -> EvaluationError:
+    """``exc`` naming the atom it came from (its text, and its place in the spec if known).
+
+    Errors that depend on data (a pattern taken from the trace) can only be found while
+    evaluating; this keeps them as findable as the resolver's problems.
+    """
+    span = span or node.span
+    where = f" at {span.source}:{span.line}:{span.column}" if span is not None else ""
+    return EvaluationError(f"in `{format_formula(node)}`{where}: {exc}")
 
 
 def free_variables(
@@ -502,7 +529,11 @@ def collect_sites(
             if isinstance(t.value, A.Var) and t.value.name == var and not t.value.path:
                 out.append((node.tool, t.field.path, t.op == "contains"))
         return
-    if isinstance(node, A.TracePredicate) and node.name in ("CalledWith", "CalledWithResult"):
+    if (
+        isinstance(node, A.TracePredicate)
+        and node.name in ("CalledWith", "CalledWithResult")
+        and isinstance(node.args[0], str)  # a variable tool is grounded per instance first
+    ):
         amap = (
             node.args[1]
             if node.name == "CalledWith"
@@ -528,6 +559,16 @@ def collect_sites(
                         collect_sites(c, var, out)
                 else:
                     collect_sites(child, var, out)
+
+
+def _passes(call: Call, f: A.Event, expected: list[tuple[A.Test, Any]]) -> bool:
+    for test, value in expected:
+        try:
+            if not _run_test(call_field(call, test.field.path), test, value):
+                return False
+        except EvaluationError as exc:
+            raise located(exc, f, test.span) from None
+    return True
 
 
 def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:

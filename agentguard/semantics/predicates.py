@@ -26,6 +26,45 @@ Resolve = Callable[[A.Term], Any]
 Match = Callable[[Any, Any], bool]
 
 
+class NotATool:
+    """A tool position bound to a value that is not a string: no call has that name."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    __str__ = __repr__
+
+
+def _tool(value: Any) -> Any:
+    return value if isinstance(value, str) else NotATool(value)
+
+
+def ground(pred: A.TracePredicate, resolve: Resolve) -> A.TracePredicate:
+    """``pred`` with the variables in its tool positions replaced by their values.
+
+    ``exists x in tools: Before(a, x)`` is the disjunction of ``Before(a, v)`` over the
+    domain (Appendix A.2.4's substitution), so each instance names concrete tools.
+    """
+    kinds = A.TRACE_PREDICATES[pred.name].split()
+    args: list[Any] = []
+    changed = False
+    for kind, arg in zip(kinds, pred.args, strict=False):
+        if kind == "t" and isinstance(arg, A.Var):
+            args.append(_tool(resolve(arg)))
+            changed = True
+        elif kind == "[t]" and any(isinstance(t, A.Var) for t in arg):
+            args.append(tuple(_tool(resolve(t)) if isinstance(t, A.Var) else t for t in arg))
+            changed = True
+        else:
+            args.append(arg)
+    return A.TracePredicate(pred.name, tuple(args), pred.span) if changed else pred
+
+
 def _lt(a: int | None, b: int | None) -> bool:
     return a is not None and b is not None and a < b
 
@@ -80,8 +119,9 @@ def evaluate(
     if name == "After":
         return _lt(idx.first(args[1]), idx.first(args[0]))
     if name == "AllBefore":
+        # ∀t∈T. first(t) < first(g): vacuously true for T = [] even if g never ran
         g = idx.first(args[1])
-        return g is not None and all(_lt(idx.first(t), g) for t in args[0])
+        return all(_lt(idx.first(t), g) for t in args[0])
     if name == "InstanceBefore":
         return _lt(idx.nth(args[0], args[1]), idx.nth(args[2], args[3]))
     if name == "InOrder":
@@ -139,6 +179,8 @@ def explain(
         return f"{_q(b)} ({_at(ib)}) called before {_q(a)} ({_at(ia)})."
     if name == "AllBefore":
         g = idx.first(args[1])
+        if not args[0]:
+            return f"No tools listed: AllBefore([], {_q(args[1])}) holds vacuously."
         if g is None:
             return f"{_q(args[1])} was never called."
         bad = [

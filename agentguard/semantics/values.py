@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import re2  # type: ignore[import-untyped]
 
+from agentguard.errors import EvaluationError
 from agentguard.trace.model import UNKNOWN, Call
 
 
@@ -62,6 +63,14 @@ def call_field(call: Call, path: Sequence[str | int]) -> Any:
             return MISSING
         return get_path(call.result, path[1:])
     return get_path(call.args, path)
+
+
+def outcome_is(call: Call, outcome: str) -> bool:
+    """Did ``call`` end as ``outcome`` says (``"ok"``: without error, ``"error"``: with one)?
+
+    ``Call.error`` is read by truthiness, so a flag or an error message both count.
+    """
+    return bool(call.error) == (outcome == "error")
 
 
 def _is_number(v: Any) -> bool:
@@ -142,6 +151,16 @@ def compile_regex(pattern: str, flags: str = "") -> CompiledRegex:
     return CompiledRegex(pattern, flags, engine)
 
 
+def data_regex(pattern: str, flags: str = "") -> CompiledRegex:
+    """A pattern the resolver could not check (a string operand of ``~``, a variable bound
+    to trace data, a hand-built node): an invalid one is an :class:`EvaluationError`,
+    never ``re.error``."""
+    try:
+        return compile_regex(pattern, flags)
+    except (re.error, RecursionError, OverflowError, KeyError) as exc:
+        raise EvaluationError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
 def _order(a: Any, b: Any, op: Callable[[Any, Any], bool]) -> bool:
     if _is_number(a) and _is_number(b):
         return op(a, b)
@@ -186,7 +205,7 @@ def compare(left: Any, op: str, right: Any) -> bool:
     if op in ("~", "!~"):
         if not isinstance(left, str):
             return False
-        pattern = right if isinstance(right, CompiledRegex) else compile_regex(str(right))
+        pattern = right if isinstance(right, CompiledRegex) else data_regex(str(right))
         found = pattern.search(left)
         return found if op == "~" else not found
     if op == "contains":

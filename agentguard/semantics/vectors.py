@@ -6,16 +6,19 @@ operators forwards), so a formula costs O(n · |φ|) on an n-call trace.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import assert_never
 
 from agentguard.language import ast as A
 
 BoolVec = npt.NDArray[np.bool_]
 IntVec = npt.NDArray[np.int64]
 
+UnaryTemporal: TypeAlias = A.Next | A.Yesterday | A.Eventually | A.Always | A.Once | A.Historically
+BinaryTemporal: TypeAlias = A.Until | A.WeakUntil | A.Release | A.Since
 UNARY = (A.Next, A.Yesterday, A.Eventually, A.Always, A.Once, A.Historically)
 BINARY = (A.Until, A.WeakUntil, A.Release, A.Since)
 
@@ -47,7 +50,7 @@ def until(left: BoolVec, right: BoolVec) -> BoolVec:
     return as_vec((nxt_right < n) & (nxt_right <= next_true(~left)))
 
 
-def unary(f: A.Formula, a: BoolVec) -> BoolVec:
+def unary(f: UnaryTemporal, a: BoolVec) -> BoolVec:
     """``f`` is X/N, Y/Z, F, G, O or H (bounded or not); ``a`` is its operand's vector."""
     n = a.shape[0]
     if isinstance(f, A.Next):
@@ -81,10 +84,10 @@ def unary(f: A.Formula, a: BoolVec) -> BoolVec:
             return as_vec(np.logical_and.accumulate(a))
         prev_bad = prev_true(~a)
         return as_vec((prev_bad < 0) | (arange - prev_bad > f.bound))
-    raise TypeError(f"not a unary temporal operator: {type(f).__name__}")
+    assert_never(f)
 
 
-def binary(f: A.Formula, left: BoolVec, right: BoolVec) -> BoolVec:
+def binary(f: BinaryTemporal, left: BoolVec, right: BoolVec) -> BoolVec:
     """``f`` is U, W, R or S; ``left`` and ``right`` are its operands' vectors."""
     if isinstance(f, A.Until):
         return until(left, right)
@@ -95,4 +98,4 @@ def binary(f: A.Formula, left: BoolVec, right: BoolVec) -> BoolVec:
     if isinstance(f, A.Since):
         last_right = prev_true(right)
         return as_vec((last_right >= 0) & (prev_true(~left) <= last_right))
-    raise TypeError(f"not a binary temporal operator: {type(f).__name__}")
+    assert_never(f)

@@ -14,6 +14,7 @@ from agentguard.testing.script import (
     ScriptedCall,
     ScriptExhaustedError,
     call,
+    call_with_id,
     if_observed,
 )
 
@@ -23,6 +24,7 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedCall",
     "call",
+    "call_with_id",
     "capture_firewall",
     "if_observed",
 ]

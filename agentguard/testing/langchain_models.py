@@ -23,6 +23,7 @@ from agentguard.testing.script import (
     ScriptedCall,
     ScriptExhaustedError,
     call,
+    call_with_id,
     if_observed,
 )
 
@@ -98,7 +99,12 @@ class ScriptedChatModel(BaseChatModel):
             return AIMessage(content=turn)
         calls = [turn] if isinstance(turn, ScriptedCall) else list(turn)
         tool_calls = [
-            {"name": c.name, "args": dict(c.args), "id": f"call_{next(self._ids)}"} for c in calls
+            {
+                "name": c.name,
+                "args": dict(c.args),
+                "id": c.call_id if c.call_id is not None else f"call_{next(self._ids)}",
+            }
+            for c in calls
         ]
         return AIMessage(content="", tool_calls=tool_calls)
 
@@ -127,5 +133,6 @@ __all__ = [
     "ScriptedCall",
     "ScriptedChatModel",
     "call",
+    "call_with_id",
     "if_observed",
 ]

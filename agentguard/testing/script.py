@@ -15,15 +15,25 @@ from agentguard.errors import AgentGuardError
 
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
-    """One tool call the scripted model will emit."""
+    """One tool call the scripted model will emit.
+
+    ``call_id`` is the tool-call id the model gives it (None: a fresh ``call_<n>``); set
+    it to test what a framework does with ids a real model repeats within one turn.
+    """
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
+    call_id: str | None = None
 
 
 def call(name: str, **args: Any) -> ScriptedCall:
     """``call("lookup_order", order_id="A1")``: shorthand for a :class:`ScriptedCall`."""
     return ScriptedCall(name, args)
+
+
+def call_with_id(call_id: str, name: str, **args: Any) -> ScriptedCall:
+    """A call with the tool-call id the model gives it: ``call_with_id("X", "refund")``."""
+    return ScriptedCall(name, args, call_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from agentguard.testing.script import (
     ScriptedCall,
     ScriptExhaustedError,
     call,
+    call_with_id,
     if_observed,
 )
 
@@ -80,7 +81,7 @@ class ScriptedModel(Model):  # type: ignore[misc]  # smolagents ships no type in
         calls = [turn] if isinstance(turn, ScriptedCall) else list(turn)
         tool_calls = [
             ChatMessageToolCall(
-                id=f"call_{next(self._ids)}",
+                id=c.call_id if c.call_id is not None else f"call_{next(self._ids)}",
                 type="function",
                 function=ChatMessageToolCallFunction(name=c.name, arguments=dict(c.args)),
             )
@@ -118,6 +119,7 @@ __all__ = [
     "ScriptedCall",
     "ScriptedModel",
     "call",
+    "call_with_id",
     "if_observed",
     "last_observation",
 ]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
-from agentguard.trace.formats import OBJECT_FORMATS, detect_format, parse
+from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
 from agentguard.trace.formats.agentguard_logs import events_trace, is_event
 from agentguard.trace.model import Trace
 
@@ -29,7 +29,10 @@ _OBJECT_FORMAT_NAMES = frozenset(f.name for f in OBJECT_FORMATS)
 class LoadedTrace:
     """One record of a trace file: where it came from and the trace or the error.
 
-    ``format`` names the format it was read as (None when it failed).
+    ``format`` names the format it was read as (None when it failed). ``task_id`` and
+    ``trial`` identify the benchmark task and attempt when the record names them
+    (tau-bench, tau2, or a metrics record with ``task_id``/``trial`` fields); None
+    otherwise.
     """
 
     source: str
@@ -37,10 +40,18 @@ class LoadedTrace:
     trace: Trace | None
     error: TraceRecordError | None
     format: str | None = None
+    task_id: str | None = None
+    trial: int | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.source}:{self.record}"
+        """``file:record``, then ``task T`` and ``trial N`` when known."""
+        out = f"{self.source}:{self.record}"
+        if self.task_id is not None:
+            out += f" task {self.task_id}"
+        if self.trial is not None:
+            out += f" trial {self.trial}"
+        return out
 
 
 def trace_from_json(
@@ -119,16 +130,18 @@ def _read(path: Path, source: str) -> str:
 
 
 def _samples(value: Any) -> list[Any] | None:
-    """The samples of an eval log (Inspect AI: ``{"eval": ..., "samples": [{"messages"}]}``)."""
+    """The runs of an eval log: Inspect AI's ``{"eval": ..., "samples": [{"messages"}]}`` or
+    a tau2 results file's ``{"info": ..., "simulations": [{"messages"}]}``."""
     if not isinstance(value, Mapping):
         return None
-    samples = value.get("samples")
-    if (
-        isinstance(samples, list)
-        and samples
-        and all(isinstance(s, Mapping) and "messages" in s for s in samples)
-    ):
-        return samples
+    for key in ("samples", "simulations"):
+        samples = value.get(key)
+        if (
+            isinstance(samples, list)
+            and samples
+            and all(isinstance(s, Mapping) and "messages" in s for s in samples)
+        ):
+            return samples
     return None
 
 
@@ -139,7 +152,10 @@ def _is_collection(value: Any, format: str | None) -> bool:
     if not all(isinstance(v, (Mapping, list)) for v in value):
         return False
     if format is not None:
-        return format in _OBJECT_FORMAT_NAMES or all(isinstance(v, list) for v in value)
+        if format in _OBJECT_FORMAT_NAMES or all(isinstance(v, list) for v in value):
+            return True
+        # a list of conversations (envelopes) each in the forced format, not one conversation
+        return not fits(value, format) and any(fits(v, format) for v in value)
     if detect_format(value) not in (None, "records"):
         return False
     return any(detect_format(v) is not None for v in value)
@@ -236,7 +252,17 @@ def _load(
         return LoadedTrace(source, record, None, _relabel(exc, source, record))
     except RecursionError:
         return LoadedTrace(source, record, None, _too_deep(source, record))
-    return LoadedTrace(source, record, trace, None, name)
+    task_id, trial = task_of(trace)
+    return LoadedTrace(source, record, trace, None, name, task_id, trial)
+
+
+def task_of(trace: Trace) -> tuple[str | None, int | None]:
+    """``(task_id, trial)`` from the trace's metrics, when the record carried them."""
+    task = trace.metrics.get("task_id")
+    trial = trace.metrics.get("trial")
+    task_id = str(task) if isinstance(task, (str, int)) and not isinstance(task, bool) else None
+    ok_trial = isinstance(trial, int) and not isinstance(trial, bool)
+    return task_id, trial if ok_trial else None
 
 
 def _too_deep(source: str, record: int) -> TraceRecordError:

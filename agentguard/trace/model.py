@@ -61,8 +61,12 @@ class Call:
     """One tool call: name, argument mapping, result (or UNKNOWN), position.
 
     ``args`` is never mutated by agentguard; treat it as read-only. ``error`` marks a
-    result that the source recorded as a tool error (``is_error``, ``status: "error"``);
-    the error text stays the result, so tests on it still see the text.
+    result that the source recorded as a tool error (``is_error``, ``status: "error"``)
+    or a tool that raised; the error text stays the result, so tests on it still see it.
+
+    A result given as JSON text is decoded here, once, with :func:`decode_result`: every
+    path that builds a call (the firewall, the monitor's users, every loader) then sees
+    the same value, so a run judged online and its trace judged offline agree.
     """
 
     name: str
@@ -70,6 +74,12 @@ class Call:
     result: Any = UNKNOWN
     position: int = 0
     error: bool = False
+
+    def __post_init__(self) -> None:
+        if type(self.result) is str:
+            decoded = decode_result(self.result)
+            if decoded is not self.result:
+                object.__setattr__(self, "result", decoded)
 
     @property
     def has_result(self) -> bool:
@@ -140,7 +150,8 @@ class Trace(Sequence[Call]):
         """From ``{tool_name, arguments, tool_result}`` records (Appendix A.1.2).
 
         Also accepts the common spellings ``name``/``tool``, ``args``/``input``,
-        ``result``/``output``. ``arguments`` given as JSON text is decoded. A record
+        ``result``/``output``. ``arguments`` given as JSON text is decoded; a result that is
+        an MCP ``CallToolResult`` is unwrapped (:mod:`agentguard.trace.mcp_content`). A record
         with ``"is_error": true`` (or ``"status": "error"``) is listed in
         ``metrics["tool_errors"]``. Without a ``num_tool_calls`` in ``metrics``, it is the
         number of calls that are not ``final_answer`` (the firewall counts the same way).
@@ -149,7 +160,7 @@ class Trace(Sequence[Call]):
         errors = []
         for index, record in enumerate(records):
             calls.append(_call_from_record(record, index, source))
-            if record.get("is_error") is True or record.get("status") == "error":
+            if calls[-1].error:  # is_error, status "error", or an MCP result's isError
                 errors.append(index)
         out = dict(metrics or {})
         if errors:
@@ -238,7 +249,12 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
     result: Any = UNKNOWN
     for key in _RESULT_KEYS:
         if key in record:
-            result = decode_result(record[key])
+            result = record[key]  # Call decodes JSON text
             break
     error = record.get("is_error") is True or record.get("status") == "error"
+    if isinstance(result, Mapping) and "content" in result:  # an MCP CallToolResult?
+        from agentguard.trace.mcp_content import mcp_result  # imports this module
+
+        result, mcp_error = mcp_result(result)
+        error = error or mcp_error is True
     return Call(name, args, result, index, error)

@@ -24,7 +24,7 @@ def test_paper_grid_gold_traces_score_one() -> None:
         assert report.label == "FULL"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.sampled_from(TEMPLATE_NAMES), st.integers(1, 5), st.integers(0, 100_000))
 def test_gold_trace_scores_one(template: str, difficulty: int, seed: int) -> None:
     """For any template, difficulty and seed, the gold trace scores exactly 1.0."""
@@ -79,8 +79,8 @@ def test_appendix_b_trace_is_full() -> None:
 
 
 @pytest.mark.parametrize("template", TEMPLATE_NAMES)
-def test_wrong_final_args_only_costs_l6_and_l3_free(template: str) -> None:
-    """Changing the last call's arguments keeps L3 (sequence) satisfied: ordering is structural."""
+def test_wrong_final_args_only_costs_argument_layers(template: str) -> None:
+    """Changing the last call's arguments costs argument layers (L2, L4, L6), never L3 or L5."""
     inst = generate_instance(template, 2, 42)
     records = inst.gold_records()
     last = records[-1]
@@ -91,4 +91,5 @@ def test_wrong_final_args_only_costs_l6_and_l3_free(template: str) -> None:
     report = agentguard.verify_trace(Trace.from_records(records), spec)
     failed = {r.layer for r in report.violated}
     assert report.score < 1.0
-    assert failed <= {"L6"}
+    assert "L6" in failed
+    assert failed <= {"L2", "L4", "L6"}

@@ -17,6 +17,7 @@ from agentguard.bench.generate import generate_instance
 from agentguard.bench.reward import (
     RewardWeights,
     Step,
+    answer_format,
     completion_trace,
     compliance_reward,
     core_compliance,
@@ -86,6 +87,31 @@ def test_shaped_accuracy() -> None:
     assert shaped_accuracy("twelve", 12) == 0.0
     assert shaped_accuracy(None, 12) == 0.0
     assert parse_answer("reasoning...\nANSWER: -4") == -4
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind", "shaped"),
+    [
+        ("ANSWER: 33", "integer", 1.0),
+        ("  33  ", "integer", 1.0),
+        ("ANSWER: 33.5", "malformed_number", 0.1),
+        ("ANSWER: 33,000", "malformed_number", 0.1),
+        ("ANSWER: 33.0", "malformed_number", 0.1),
+        ("ANSWER: 3.3e1", "malformed_number", 0.1),
+        ("ANSWER: +33", "malformed_number", 0.1),
+        ("33.", "malformed_number", 0.1),
+        (33.0, "malformed_number", 0.1),
+        ("ANSWER: thirty-three", "unformatted", 0.0),
+        ("ANSWER: 33 apples", "unformatted", 0.0),
+        ("The answer is 33", "unformatted", 0.0),
+        (True, "unformatted", 0.0),
+    ],
+)
+def test_only_an_exact_integer_is_correct(answer: object, kind: str, shaped: float) -> None:
+    """An exact integer is correct; a malformed number is formatted-but-wrong; words are 0."""
+    assert answer_format(answer)[0] == kind
+    assert shaped_accuracy(answer, 33) == shaped
+    assert (parse_answer(answer) == 33) is (kind == "integer")
 
 
 def test_weights() -> None:

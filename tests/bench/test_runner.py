@@ -20,7 +20,13 @@ from agentguard.bench.agent import (
 from agentguard.bench.cli import main
 from agentguard.bench.generate import generate_instance, generate_suite
 from agentguard.bench.instance import Instance
-from agentguard.bench.runner import call_budget, run_benchmark, run_instance, summarize
+from agentguard.bench.runner import (
+    LayerEvents,
+    call_budget,
+    run_benchmark,
+    run_instance,
+    summarize,
+)
 
 FIREWALL = importlib.util.find_spec("agentguard.enforcement.firewall") is not None
 needs_firewall = pytest.mark.skipif(
@@ -117,8 +123,10 @@ def test_unknown_setting() -> None:
 def test_enforced_perfect_agent_is_never_blocked(setting: str) -> None:
     """Under enforcement a mistake-free agent is never blocked and stays fully compliant."""
     summary = run_benchmark(
-        generate_suite(difficulties=[1, 2], seeds=[42]), setting, perfect_factory()
-    )  # type: ignore[arg-type]
+        generate_suite(difficulties=[1, 2], seeds=[42]),
+        setting,  # type: ignore[arg-type]
+        perfect_factory(),
+    )
     assert summary.accuracy == 1.0
     assert summary.compliance == 1.0
     assert sum(e.events for e in summary.layer_events.values()) == 0
@@ -232,6 +240,7 @@ def test_cli_run_baseline_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "insisted",
         "listened",
         "insist_rate",
+        "insist_rate_resolved",
     }
     assert len(out["results"]) == 12
 
@@ -391,3 +400,28 @@ def test_cli_run_block_and_warn_table17_shape(
     assert sum(e["events"] for e in events.values()) == sum(len(ev["layers"]) for ev in run_events)
     for e in events.values():
         assert e["resolved"] == e["insisted"] + e["listened"]
+
+
+@pytest.mark.parametrize(
+    ("events", "resolved", "insisted", "listened", "paper_rate"),
+    [
+        (1213, 1201, 2, 1199, 0.16),
+        (61_111, 59_208, 2492, 56_716, 4.08),
+        (62_811, 62_051, 680, 61_371, 1.08),
+        (10_088, 9695, 50, 9645, 0.50),
+    ],
+)
+def test_insist_rate_is_insisted_over_events_as_table_17(
+    events: int, resolved: int, insisted: int, listened: int, paper_rate: float
+) -> None:
+    """Table 17's insist rates are insisted ÷ events; insisted ÷ resolved is its own field."""
+    row = LayerEvents(events, resolved, insisted, listened)
+    assert row.insist_rate is not None and row.insist_rate_resolved is not None
+    assert round(100 * row.insist_rate, 2) == paper_rate
+    assert row.insist_rate_resolved == insisted / resolved
+
+
+def test_insist_rate_without_events_is_none() -> None:
+    """A layer with no events has no insist rate (Table 17's dashes)."""
+    assert LayerEvents().insist_rate is None
+    assert LayerEvents().insist_rate_resolved is None

@@ -37,7 +37,7 @@ def test_check_json_is_appendix_b_shape(
             str(specs_dir / "traces/refund.fail.json"),
         ]
     )
-    report = json.loads(capsys.readouterr().out)
+    report = json.loads(capsys.readouterr().out)["traces"][0]["report"]
     assert code == EXIT_VIOLATION
     assert report["compliance_label"] == "PARTIAL"
     assert {c["name"] for c in report["constraints"] if not c["passed"]} == {
@@ -58,9 +58,9 @@ def test_bad_records_are_reported_and_others_scored(
     captured = capsys.readouterr()
     assert code == EXIT_INPUT
     assert f"{runs}:2: invalid JSON" in captured.err
-    results = json.loads(captured.out)
-    assert results[0]["compliance_label"] in ("PARTIAL", "FULL", "NONE")
-    assert "error" in results[1]
+    results = json.loads(captured.out)["traces"]
+    assert results[0]["report"]["compliance_label"] in ("PARTIAL", "FULL", "NONE")
+    assert results[1]["report"] is None and "invalid JSON" in results[1]["error"]
 
 
 def test_bad_spec_exits_two_with_location(

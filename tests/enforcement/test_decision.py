@@ -38,7 +38,10 @@ def test_fields_defaults_and_equality() -> None:
         "message",
         "pending",
         "escalated",
+        "call_id",
+        "tool_call_id",
     ]
+    assert (d.call_id, d.tool_call_id) == ("", None)
     assert sample() == sample() and sample() != Decision(Action.BLOCK, "t")
 
 

@@ -162,9 +162,15 @@ def test_tolerated_schema_problems_run_and_are_logged(tmp_path: Path) -> None:
     fw = firewall(schema_severity="TOLERATE", log_path=log)
     d = fw.propose("lookup_order", {"order_id": 3})
     assert d.action is Action.ALLOW and d.violations[0].constraint == "tool:lookup_order:schema"
+    fw.record("lookup_order", {"order_id": 3}, "found")
     fw.finish()
     events = [json.loads(line) for line in log.read_text().splitlines()]
-    assert events[-2]["constraint"] == "tool:lookup_order:schema"
+    assert [e["event"] for e in events][-3:] == [
+        "agentguard.decision",
+        "agentguard.result",
+        "agentguard.finish",
+    ]
+    assert events[-3]["constraint"] == "tool:lookup_order:schema"
 
 
 def test_enforce_tools_false_turns_the_checks_off() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
+FIREWALL_SCRIPTS = [s for s in SCRIPTS if s != "benchmark_files.py"]
 
 
 def load(name: str) -> ModuleType:
@@ -25,17 +26,20 @@ def load(name: str) -> ModuleType:
 
 def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
-    conversations) and LangGraph ToolNode."""
+    conversations), LangGraph ToolNode, the MCP gateway and an OpenAI Agents SDK handoff."""
     assert SCRIPTS == [
+        "benchmark_files.py",
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
+        "mcp_gateway.py",
+        "openai_agents_handoff.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
     ]
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
+@pytest.mark.parametrize("name", FIREWALL_SCRIPTS)
 def test_example_blocks_then_corrects_and_reads_its_log(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -61,6 +65,20 @@ def test_threads_example_keeps_one_trace_per_conversation(
     assert "second worker, C-77 executed: verify_identity ->" in out
 
 
+def test_benchmark_files_example_scores_bfcl_and_tau2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BFCL result files and a tau2 results file are scored as written; the faults are found."""
+    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("tau2")
+    assert load("benchmark_files.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "multi_turn_base_0: T=10 FED=11 None ok=True" in out
+    assert "multi_turn_base_1: T=6 FED=1 state-consistency ok=False" in out
+    assert "task 0 trial 1: T=5 FED=2 state-consistency ok=True" in out
+    assert "retail_simulations.json:2 task 0 trial 1:" in out
+
+
 def test_example_runs_as_a_script() -> None:
     """`python examples/smolagents_tool_calling.py` works from a shell."""
     done = subprocess.run(
@@ -84,7 +102,10 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--steps", "2", "--repeat", "1", "--json"]) == 0
+    argv = ["--steps", "2", "--repeat", "1", "--model-latency-ms", "1", "--json"]
+    assert module.main(argv) == 0
     result = json.loads(capsys.readouterr().out)
-    assert [r["framework"] for r in result["runs"]] == ["smolagents", "langchain"]
+    frameworks = ["smolagents", "langchain"]
+    assert [r["framework"] for r in result["headline_no_model_delay"]] == frameworks
+    assert [r["framework"] for r in result["with_model_delay"]["runs"]] == frameworks
     assert result["firewall_us_per_call"] > 0

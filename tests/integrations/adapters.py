@@ -11,14 +11,19 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from integrations.langchain import STATE_KEY, AgentGuardMiddleware, guard_tool_node
-    from integrations.smolagents import ToolArgumentsError, bind_arguments
+    from integrations.smolagents import ExposedToolsError, ToolArgumentsError, bind_arguments
 else:
     from agentguard.integrations.langchain import STATE_KEY, AgentGuardMiddleware, guard_tool_node
-    from agentguard.integrations.smolagents import ToolArgumentsError, bind_arguments
+    from agentguard.integrations.smolagents import (
+        ExposedToolsError,
+        ToolArgumentsError,
+        bind_arguments,
+    )
 
 __all__ = [
     "STATE_KEY",
     "AgentGuardMiddleware",
+    "ExposedToolsError",
     "ToolArgumentsError",
     "bind_arguments",
     "guard_tool_node",

@@ -13,6 +13,9 @@ ADAPTERS = {
     "agentguard.integrations.langchain": ("langchain_core.messages", "langchain"),
     "agentguard.testing.langchain_models": ("langchain_core.messages", "langchain"),
     "agentguard.testing.smolagents_models": ("smolagents.models", "smolagents"),
+    "agentguard.integrations.mcp": ("mcp", "mcp"),
+    "agentguard.integrations.openai_agents": ("agents", "openai-agents"),
+    "agentguard.testing.openai_agents_models": ("agents", "openai-agents"),
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from smolagents.models import ChatMessage, MessageRole
@@ -70,3 +72,57 @@ class TestLangchainScriptedModel:
         """Asking for more turns than scripted raises ScriptExhaustedError."""
         with pytest.raises(lc.ScriptExhaustedError):
             lc.ScriptedChatModel([]).invoke([HumanMessage("x")])
+
+
+class TestOpenAIAgentsScriptedModel:
+    """The scripted ``agents.Model`` behind the OpenAI Agents SDK tests and example."""
+
+    @staticmethod
+    def respond(model: Any, items: Any = "hi") -> Any:
+        import asyncio
+
+        return asyncio.run(
+            model.get_response(
+                None,
+                items,
+                None,
+                [],
+                None,
+                [],
+                None,
+                previous_response_id=None,
+                conversation_id=None,
+                prompt=None,
+            )
+        )
+
+    def test_calls_become_function_calls_with_unique_ids(self) -> None:
+        """A list of calls is one response with that many function calls, ids never reused."""
+        from agentguard.testing import openai_agents_models as oa
+
+        model = oa.ScriptedAgentsModel([[oa.call("a", x=1), oa.call("b")], [oa.call("a")]])
+        first = self.respond(model).output
+        second = self.respond(model).output
+        assert [c.name for c in first] == ["a", "b"] and first[0].arguments == '{"x":1}'
+        ids = [c.call_id for c in (*first, *second)]
+        assert len(set(ids)) == 3
+
+    def test_text_is_the_final_answer_and_reactions_see_the_last_output(self) -> None:
+        """A string is an assistant message; if_observed reads the last function output."""
+        from agentguard.testing import openai_agents_models as oa
+
+        model = oa.ScriptedAgentsModel([oa.if_observed("blocked", "sorry", "done")] * 2)
+        refused = [{"type": "function_call_output", "call_id": "c", "output": "BLOCKED: no"}]
+        assert self.respond(model, refused).output[0].content[0].text == "sorry"
+        assert self.respond(model, "plain input").output[0].content[0].text == "done"
+        assert model.observations == ["BLOCKED: no", ""]
+
+    def test_running_out_and_streaming_are_errors(self) -> None:
+        """More steps than scripted raises ScriptExhaustedError; streaming is not scripted."""
+        from agentguard.testing import openai_agents_models as oa
+
+        model = oa.ScriptedAgentsModel([])
+        with pytest.raises(oa.ScriptExhaustedError):
+            self.respond(model)
+        with pytest.raises(oa.StreamingNotScriptedError):
+            model.stream_response()

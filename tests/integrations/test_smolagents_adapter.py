@@ -283,6 +283,14 @@ BYPASSES = {
         "from concurrent.futures import ThreadPoolExecutor\n"
         "with ThreadPoolExecutor(2) as ex:\n    list(ex.map(issue_refund, ['A1', 'A2'], [5, 6]))"
     ),
+    "new_instance": "type(issue_refund)()('A1', 5)",
+    "class_forward": "type(issue_refund).forward(issue_refund, 'A1', 5)",
+    "bad_arguments_then_retry": (
+        "try:\n    issue_refund('A1', 5, 6)\nexcept Exception:\n    pass\nissue_refund('A1', 5)"
+    ),
+    "after_a_raising_tool": (
+        "try:\n    lookup_order(None)\nexcept Exception:\n    pass\nissue_refund('A1', 5)"
+    ),
 }
 
 

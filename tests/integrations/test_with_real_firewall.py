@@ -203,5 +203,6 @@ def test_langchain_middleware_with_the_real_firewall() -> None:
     out = agent.invoke({"messages": [HumanMessage("refund A1")]})
     refusal = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert refusal.status == "error"
-    assert RAN == ["verify_identity", "issue_refund", "lookup_order"]
+    assert RAN[0] == "verify_identity"  # the batch's two independent calls run in parallel
+    assert sorted(RAN[1:]) == ["issue_refund", "lookup_order"]
     assert middleware.agentguard.compliance.score == 1.0

@@ -147,7 +147,7 @@ constraint c7 layer L3 layer L4 := a
             parse_spec(text, source="s.ltl")
         messages = [str(p) for p in info.value.problems]
         joined = "\n".join(messages)
-        assert "weight must be > 0" in joined
+        assert "weight must be a finite number > 0, got 0" in joined
         assert "unknown tool 'b'" in joined
         assert "defined twice" in joined
         assert "unknown severity 'LOUD'" in joined

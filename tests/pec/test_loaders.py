@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentguard.errors import TraceError
+from agentguard.errors import TraceError, TraceRecordError
 from agentguard.pec.episode import NO_TOOL
 from agentguard.pec.labels import FailureLabel
 from agentguard.pec.loaders import episode_from_json, episode_to_json, load_episodes
@@ -119,3 +119,24 @@ def test_unknown_label_rejected() -> None:
     """An unknown failure label is a record error listing the five labels."""
     with pytest.raises(TraceError, match="schema, dependency"):
         episode_from_json({**GOOD, "fed": 1, "failure": "vibes"})
+
+
+def test_user_calls_round_trip() -> None:
+    """Episodes with user calls survive the JSON Lines round trip; a bad placement is named."""
+    from agentguard.trace.model import Call as _Call
+
+    episode, _ = episode_from_json(
+        {
+            "task_id": "t",
+            "success": True,
+            "calls": [{"tool_name": "a"}],
+            "user_calls": [{"before": 1, "tool_name": "toggle_airplane_mode", "arguments": {}}],
+        }
+    )
+    assert episode.user_calls == ((1, _Call("toggle_airplane_mode", {})),)
+    again, _ = episode_from_json(episode_to_json(episode))
+    assert again == episode
+    with pytest.raises(TraceRecordError, match="before"):
+        episode_from_json(
+            {"task_id": "t", "success": True, "user_calls": [{"before": 3, "tool_name": "x"}]}
+        )

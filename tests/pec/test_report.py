@@ -62,9 +62,10 @@ def test_progress_bar_on_long_replays() -> None:
     oracle = Oracle.build(tools=schemas_from_params({"a": []}))
     pending = [(f"f:{i}", Episode(str(i), (Call("a"),), True)) for i in range(60)]
     errors: list[Exception] = []
-    out: list[Scored] = _replay(oracle, pending, console, errors, quiet=False)
+    out: list[tuple[Scored, str]] = _replay(oracle, pending, console, errors, quiet=False)
     assert len(out) == 60
-    assert all(s.executable for s in out)
+    assert all(s.executable for s, _ in out)
+    assert [where for _, where in out] == [where for where, _ in pending]
     assert "replaying" in buffer.getvalue()
 
 

@@ -27,7 +27,13 @@ def test_capture_collects_decisions_and_events_without_a_log_file() -> None:
     assert cap.actions() == [("allow", "search"), ("stop", "delete_account")]
     assert [d.tool for d in cap.stops()] == ["delete_account"]
     assert cap.violated("no_delete") and cap.violated("no_empty")
-    assert [e["run_id"] for e in cap.events] == ["t1", "t1", "t1"]
+    assert [e["event"] for e in cap.events] == [
+        "agentguard.decision",
+        "agentguard.result",
+        "agentguard.late_violation",
+        "agentguard.decision",
+    ]
+    assert {e["run_id"] for e in cap.events} == {"t1"}
     assert len(cap.of_event("agentguard.late_violation")) == 1
 
 

@@ -117,7 +117,7 @@ def test_format_override_applies_to_every_record(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"tool_name": "a"}]) + "\n" + json.dumps([{"role": "user"}]) + "\n")
     loaded = load_traces(path, format="records")
     assert loaded[0].trace is not None and loaded[0].trace.names == ("a",)
-    assert loaded[1].error is not None and f"{path}:2: tool call 0 has no 'tool_name'" in str(
+    assert loaded[1].error is not None and f"{path}:2: forced format 'records'" in str(
         loaded[1].error
     )
 

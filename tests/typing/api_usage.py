@@ -17,10 +17,11 @@ def scoring() -> float:
     trace3 = ag.Trace.of("a", ag.Call("b", {"x": 1}))
     ok: bool = ag.holds(formula, trace)
     report: ag.ComplianceReport = ag.verify_trace(trace, spec)
+    many: list[ag.ComplianceReport] = ag.verify_traces([trace, trace3], spec)
     as_dict: dict[str, object] = report.to_dict()
     results: tuple[ag.ConstraintResult, ...] = report.constraints
     text: str = ag.format_spec(spec2) + ag.format_formula(formula)
-    del trace2, trace3, ok, as_dict, results, text
+    del trace2, trace3, ok, as_dict, results, text, many
     return report.score
 
 

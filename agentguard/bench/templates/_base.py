@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,23 +12,64 @@ from agentguard.bench.tools import TOOL_INFOS, Toolbox, ToolResult
 
 
 class Recorder:
-    """Runs tools for a template's simulation and keeps the gold trace."""
+    """Runs tools for a template's simulation and keeps the gold trace with its structure.
 
-    __slots__ = ("calls", "toolbox")
+    Each recorded call remembers the calls the procedure puts directly before it
+    (``GoldCall.after``). Calls are a chain by default; :meth:`fan_out` marks a map over
+    a set, whose items may come in any order: each item's calls follow the call before
+    the block, and the call after the block follows every item.
+    """
+
+    __slots__ = ("_after", "_blocks", "_item", "calls", "toolbox")
 
     def __init__(self, toolbox: Toolbox) -> None:
         self.toolbox = toolbox
         self.calls: list[GoldCall] = []
+        self._after: tuple[int, ...] = ()
+        self._item: tuple[int, int] | None = None
+        self._blocks = 0
 
     def call(self, name: str, prompt_keys: Sequence[str] = (), **args: Any) -> ToolResult:
         result = self.toolbox.call(name, args)
-        self.calls.append(GoldCall(name, dict(args), dict(result), tuple(prompt_keys)))
+        index = len(self.calls)
+        self.calls.append(
+            GoldCall(name, dict(args), dict(result), tuple(prompt_keys), self._after, self._item)
+        )
+        self._after = (index,)
         return result
 
     def value(self, name: str, prompt_keys: Sequence[str] = (), **args: Any) -> int:
         """Call a scalar tool and return its ``result`` integer."""
         out: int = self.call(name, prompt_keys, **args)["result"]
         return out
+
+    @contextmanager
+    def fan_out(self) -> Iterator[Callable[..., AbstractContextManager[None]]]:
+        """A map over a set: ``with rec.fan_out() as item:`` then ``with item():`` per item.
+
+        ``item(after=k)`` makes that item follow gold call ``k`` instead of the call
+        before the block (an item that only depends on one earlier result).
+        """
+        block, entry, tails = self._blocks, self._after, set[int]()
+        self._blocks += 1
+        counter = iter(range(1 << 30))
+
+        @contextmanager
+        def item(after: int | None = None) -> Iterator[None]:
+            self._after = entry if after is None else (after,)
+            self._item = (block, next(counter))
+            start = len(self.calls)
+            try:
+                yield
+            finally:
+                if len(self.calls) > start:
+                    tails.update(self._after)
+                self._item = None
+
+        try:
+            yield item
+        finally:
+            self._after = tuple(sorted(tails)) or entry
 
 
 Params = dict[str, Any]

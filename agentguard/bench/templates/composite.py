@@ -7,8 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentguard.bench.templates._base import Params, Recorder, Template, derived_j, schedule
+from agentguard.bench.templates.fanout import qualifier_modulus
+from agentguard.bench.templates.nested import nested_threshold
 
-_VALUE_THRESHOLD = 35
+_VALUE_THRESHOLD = 32
+"""dynamic_expansion's high-value threshold (the paper leaves it open).
+
+Lower thresholds expand more nodes: at 25 the answer is non-zero on 70% of instances but
+11% of D4-D5 instances exceed the 50-call filter, including two of the paper grid; at 35
+only 57% are non-zero. 32 is the lowest value that keeps all 120 paper-grid instances
+(under 1% of other seeds are filtered) and gives a non-zero answer on about two thirds
+of instances. D1 stays near one half: with ``min(d, 3) = 1`` child per node the answer
+is non-zero only when the start node's single child is high-value."""
 
 # -- dynamic_expansion: BFS from the seed node to max_depth over high-value children --------
 
@@ -77,14 +87,23 @@ def _fe_params(difficulty: int, seed: int) -> Params:
         "num_items": schedule((3, 4, 5, 6, 7), difficulty),
         "seed": seed,
         "j": derived_j(seed),
-        "modulus": seed % 3 + 2,
+        "modulus": qualifier_modulus(seed),
     }
 
 
 def _fe_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     numbers = rec.call("tool_a_list", ("seed",), seed=p["seed"])["numbers"]
-    results = [rec.value("tool_b", ("j",), i=n, j=p["j"]) for n in numbers]
-    kept = [rec.value("tool_c", (), x=r) for r in results if r % p["modulus"] == 0]
+    results: list[tuple[int, int]] = []  # (result, position of its tool_b call)
+    with rec.fan_out() as item:
+        for n in numbers:
+            with item():
+                results.append((rec.value("tool_b", ("j",), i=n, j=p["j"]), len(rec.calls) - 1))
+    kept = []
+    with rec.fan_out() as item:
+        for r, position in results:
+            if r % p["modulus"] == 0:
+                with item(after=position):
+                    kept.append(rec.value("tool_c", (), x=r))
     return rec.value("tool_d", (), numbers=kept)
 
 
@@ -92,12 +111,12 @@ def _fe_steps(p: Mapping[str, Any]) -> list[str]:
     return [
         f"Call tool_a_list with seed = {p['seed']}. It returns a list of numbers "
         f"({p['num_items']} items).",
-        f"For each number n of the list, in list order, call tool_b with i = n and "
-        f"j = {p['j']}. Keep the results, in order.",
-        f"Then, for each kept result r, in order, with r mod {p['modulus']} = 0 (a qualifier), "
-        "call tool_c with x = r. Results that do not qualify are not processed further.",
-        "Call tool_d with numbers = the list of tool_c results (an empty list if no result "
-        "qualified). The answer is its result.",
+        f"For each number n of the list (in any order), call tool_b with i = n and "
+        f"j = {p['j']}. Keep the results.",
+        f"Then, for each kept result r with r mod {p['modulus']} = 0 (a qualifier; in any "
+        "order), call tool_c with x = r. Results that do not qualify are not processed further.",
+        "Call tool_d with numbers = the tool_c results, placed in the order of their numbers "
+        "in the list (an empty list if no result qualified). The answer is its result.",
     ]
 
 
@@ -117,7 +136,11 @@ FORALL_EXISTS_COMBINED = Template(
 
 
 def _nlb_params(difficulty: int, seed: int) -> Params:
-    return {"N": schedule((2, 3, 4, 5, 6), difficulty), "seed": seed, "threshold": seed % 50 + 25}
+    return {
+        "N": schedule((2, 3, 4, 5, 6), difficulty),
+        "seed": seed,
+        "threshold": nested_threshold(seed),
+    }
 
 
 def _nlb_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
@@ -125,7 +148,7 @@ def _nlb_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     for i in range(1, p["N"] + 1):
         v = rec.value("tool_a", ("i",), i=i)
         for j in range(1, v + 1):
-            r = rec.value("tool_b", ("i", "j"), i=i, j=j)
+            r = rec.value("tool_b", ("i",), i=i, j=j)
             if r >= p["threshold"]:
                 total += rec.value("tool_c", (), x=r)
             else:
@@ -159,6 +182,12 @@ NESTED_LOOPS_BRANCHING = Template(
 )
 
 # -- fan_out+loop: r inner tool_b(n, k) calls per item; sum; parity branch; tool_d ------
+# k runs 0..r-1 (Table 7 leaves the range open; branch_selection's row writes k = 0..K-1).
+# The parity of s = sum((n·k + 11) mod 100) is that of n·sum(k) + 11r: with k = 1..r and
+# r = 3 it is always odd, so tool_c would never fire at D3-D4; with k = 0..r-1 and
+# r = 2, 3 it follows n, so odd seeds (whose lists alternate parity) take both branches.
+# Even seeds' lists are all even (Table 6), and r = 4 makes s always even: those cases
+# stay one-sided whatever the range.
 
 
 def _fol_params(difficulty: int, seed: int) -> Params:
@@ -172,9 +201,11 @@ def _fol_params(difficulty: int, seed: int) -> Params:
 def _fol_sim(rec: Recorder, p: Mapping[str, Any]) -> int:
     numbers = rec.call("tool_a_list", ("seed",), seed=p["seed"])["numbers"]
     kept = []
-    for n in numbers:
-        s = sum(rec.value("tool_b", ("j",), i=n, j=k) for k in range(1, p["r"] + 1))
-        kept.append(rec.value("tool_c", (), x=s) if s % 2 == 0 else s)
+    with rec.fan_out() as item:
+        for n in numbers:
+            with item():
+                s = sum(rec.value("tool_b", ("j",), i=n, j=k) for k in range(p["r"]))
+                kept.append(rec.value("tool_c", (), x=s) if s % 2 == 0 else s)
     return rec.value("tool_d", (), numbers=kept)
 
 
@@ -182,10 +213,12 @@ def _fol_steps(p: Mapping[str, Any]) -> list[str]:
     return [
         f"Call tool_a_list with seed = {p['seed']}. It returns a list of numbers "
         f"({p['num_items']} items).",
-        f"For each number n of the list, in list order: for each k from 1 to {p['r']}, call "
-        "tool_b with i = n and j = k; let s be the sum of these results.",
-        "If s is even, call tool_c with x = s and keep its result. If s is odd, keep s.",
-        "Call tool_d with numbers = the kept values, in list order. The answer is its result.",
+        "For each number n of the list (the numbers may be processed in any order; finish "
+        f"one number before the next): for each k from 0 to {p['r'] - 1}, in increasing order, "
+        "call tool_b with i = n and j = k; let s be the sum of these results.",
+        "If s is even, call tool_c with x = s right away and keep its result. If s is odd, keep s.",
+        "Call tool_d with numbers = the kept values, placed in the order of their numbers in "
+        "the list. The answer is its result.",
     ]
 
 

@@ -2,9 +2,12 @@
 one by shape (or by name, when told).
 
 Detection, in order: an object is an agentguard report (``decisions`` + ``compliance``),
-a metrics record (``tool_calls``, no ``role``), or an envelope (``messages``,
+a metrics record (``tool_calls``, no ``role``), a tau-bench result item (``traj`` +
+``task_id`` + ``reward``), a tau2 simulation (``messages`` + ``task_id`` +
+``reward_info``/``termination_reason``), or an envelope (``messages``,
 ``request``/``response``, ``choices``, ``input``/``output``, ``steps``) whose inner list
-is then detected. A list is, first match wins: agentguard decision-log events, smolagents
+is then detected. A list is, first match wins: agentguard decision-log events, MCP
+JSON-RPC messages (``tools/call``), smolagents
 steps, Claude Code transcript entries, OpenAI Responses items, Anthropic messages (``tool_use``/``tool_result`` blocks), Gemini contents (``parts``),
 OpenAI chat messages (``role``), LangChain messages (``type`` ai/human/tool...), call
 records (``tool_name``/``name``/``tool``). An empty list is an empty trace.
@@ -22,10 +25,13 @@ from agentguard.trace.formats import (
     claude_code,
     gemini,
     langchain,
+    mcp,
     openai_chat,
     openai_responses,
     records,
     smolagents,
+    tau2,
+    tau_bench,
 )
 from agentguard.trace.formats._base import FINAL_ANSWER, TOOL_ERRORS, TraceFormat, mappings
 from agentguard.trace.formats.wrappers import unwrap
@@ -44,6 +50,18 @@ OBJECT_FORMATS: Final = (
         records.detect_metrics,
         records.load_metrics,
     ),
+    TraceFormat(
+        "tau-bench",
+        "tau-bench result item {task_id, reward, info, traj, trial}",
+        tau_bench.detect,
+        tau_bench.load,
+    ),
+    TraceFormat(
+        "tau2",
+        "tau2 simulation {task_id, trial, messages, reward_info, ...}",
+        tau2.detect,
+        tau2.load,
+    ),
 )
 """Formats whose record is one JSON object."""
 
@@ -53,6 +71,12 @@ LIST_FORMATS: Final = (
         "agentguard decision-log events (JSON lines)",
         agentguard_logs.detect_log,
         agentguard_logs.load_log,
+    ),
+    TraceFormat(
+        "mcp",
+        "MCP JSON-RPC messages (tools/call requests and their responses)",
+        mcp.detect,
+        mcp.load,
     ),
     TraceFormat(
         "smolagents",
@@ -158,7 +182,28 @@ def parse(
         raise TraceRecordError(
             f"format {name!r} expects a JSON object, got {_describe(value)}", source=source
         )
+    if format is not None and value != [] and not fmt.detect(value):
+        # a forced format that does not fit reads nothing: an empty trace that would score
+        # FULL. Forcing chooses among the formats that fit; it never bypasses the shape.
+        raise TraceRecordError(_misfit(fmt, value), source=source)
     return fmt.load(value, source, final_answer), name
+
+
+def fits(value: Any, name: str) -> bool:
+    """Whether ``value`` (or the list inside its envelope) has the shape of format ``name``."""
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        return False
+    if fmt in OBJECT_FORMATS:
+        return fmt.detect(value)
+    inner = unwrap(value)
+    return fmt.detect(inner if inner is not None else value)
+
+
+def _misfit(fmt: TraceFormat, value: Any) -> str:
+    detected = detect_format(value)
+    hint = f"; it reads as {detected!r} (drop --format to detect it)" if detected else ""
+    return f"forced format {fmt.name!r} ({fmt.summary}) does not fit {_describe(value)}{hint}"
 
 
 def _no_fit(value: Any) -> str:
@@ -190,6 +235,7 @@ __all__ = [
     "TOOL_ERRORS",
     "TraceFormat",
     "detect_format",
+    "fits",
     "format_names",
     "parse",
 ]

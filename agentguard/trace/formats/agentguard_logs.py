@@ -2,11 +2,14 @@
 JSON-lines decision log.
 
 When the report carries ``"trace"`` (call records with results) that is the trace.
-Otherwise only executed calls form the trace: decisions whose ``action`` is ``allow`` or
-``allow_override``, in order (blocked and stopped proposals are left out). Neither
-output records tool results, so every result is unknown; the final answer is the
-``final_answer`` call the integrations propose. A decision log may hold several runs
-(the file is appended to); the loader groups events by ``run_id``.
+
+A decision log records what ran: one ``agentguard.result`` event per executed call, in
+trace order, with its result (or, under redaction, only a digest: the result is then
+unknown and the call's position is listed in ``metrics["redacted_results"]``) and its
+error flag; that is the trace. A log written before result events existed falls back to
+the decisions whose ``action`` is ``allow`` or ``allow_override``, minus the calls an
+``agentguard.withdrawn`` event says never ran; its results are unknown. A decision log
+may hold several runs (the file is appended to); the loader groups events by ``run_id``.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, mappings, require_list
-from agentguard.trace.model import Trace
+from agentguard.trace.model import UNKNOWN, Trace
 
 EXECUTED: Final = ("allow", "allow_override")  # a tuple: `in` must not hash user values
 DECISION_EVENT: Final = "agentguard.decision"
+RESULT_EVENT: Final = "agentguard.result"
+WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
+REDACTED_RESULTS: Final = "redacted_results"
+"""Metrics key: positions whose result the log holds only as a digest (redacted)."""
 
 
 def detect_report(value: Any) -> bool:
@@ -30,8 +37,8 @@ def detect_report(value: Any) -> bool:
 def load_report(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
     recorded = value.get("trace")
     if isinstance(recorded, list):  # a report that carries its trace's records, results included
-        trace = Trace.from_records(recorded, source=source)
-        return Trace(trace.calls, {"num_tool_calls": len(trace), **_run_metrics(value)})
+        trace = Trace.from_records(recorded, source=source)  # counted as the firewall counts
+        return Trace(trace.calls, {**trace.metrics, **_run_metrics(value)})
     decisions = require_list(value.get("decisions"), "'decisions'", source)
     log = CallLog(source)
     for index, decision in enumerate(decisions):
@@ -67,13 +74,38 @@ def load_log(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG
 
 
 def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
-    """The executed calls of one run's decision events."""
+    """The executed calls of one run's decision events (see the module docstring)."""
     log = CallLog(source)
-    for index, event in enumerate(events):
-        if event.get("event") == DECISION_EVENT and event.get("action") in EXECUTED:
-            log.add(event.get("tool"), event.get("args"), where=f"event {index}")
     first = events[0] if events else {}
-    return log.trace(_run_metrics(first))
+    metrics = _run_metrics(first)
+    if any(e.get("event") == RESULT_EVENT for e in events):
+        redacted = []
+        for index, event in enumerate(events):
+            if event.get("event") != RESULT_EVENT:
+                continue
+            slot = log.add(event.get("tool"), event.get("args"), where=f"event {index}")
+            if "result" in event:
+                log.set_result(slot, event["result"], error=event.get("is_error") is True)
+            else:
+                redacted.append(slot)
+                if event.get("is_error") is True:
+                    log.set_result(slot, UNKNOWN, error=True)
+        if redacted:
+            metrics[REDACTED_RESULTS] = redacted
+        return log.trace(metrics)
+    withdrawn = {
+        e.get("call_id")
+        for e in events
+        if e.get("event") == WITHDRAWN_EVENT and e.get("call_id") is not None
+    }
+    for index, event in enumerate(events):
+        if (
+            event.get("event") == DECISION_EVENT
+            and event.get("action") in EXECUTED
+            and (event.get("call_id") is None or event.get("call_id") not in withdrawn)
+        ):
+            log.add(event.get("tool"), event.get("args"), where=f"event {index}")
+    return log.trace(metrics)
 
 
 def _run_metrics(value: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,8 @@ from agentguard.bench.simplified import (
     training_pool,
     training_set,
 )
-from agentguard.bench.tools import Toolbox
+from agentguard.bench.simplified.vocab import ALIAS_POOL, ALIAS_POOL_SIZES, Vocab
+from agentguard.bench.tools import TOOL_INFOS, Toolbox
 
 
 def score(inst: Instance) -> float:
@@ -166,3 +167,40 @@ def test_unknown_simplified_template() -> None:
     """Unknown names are rejected."""
     with pytest.raises(UnknownTemplateError):
         generate_simplified("dynamic_expansion", 1)
+
+
+def test_alias_pool_sizes_match_table_14() -> None:
+    """Table 14: 17, 8, 8, 15, 16, 15, 15 and >= 10 aliases; every shown name distinct."""
+    assert dict(ALIAS_POOL_SIZES) == {
+        "tool_a": 17,
+        "tool_a_list": 8,
+        "tool_iterations": 8,
+        "tool_b": 15,
+        "tool_c": 16,
+        "tool_d": 15,
+        "tool_expand": 15,
+        "tool_value": 10,
+    }
+    names = [alias for aliases in ALIAS_POOL.values() for alias, _ in aliases]
+    assert len(names) == len(set(names))
+    assert ALIAS_POOL["tool_b"][0] == ("cross_reference", {"i": "primary_id", "j": "secondary_id"})
+
+
+@pytest.mark.parametrize("base", sorted(ALIAS_POOL))
+def test_every_alias_reads_in_a_spec_and_runs(base: str) -> None:
+    """Each alias and its argument names parse in an event atom and run on the toolbox."""
+    for alias, renames in ALIAS_POOL[base]:
+        vocab = Vocab({base: alias}, {base: dict(renames)})
+        info = TOOL_INFOS[base].params
+        value = {p.name: ([1] if p.type == "array" else 1) for p in info}
+        params = ", ".join(
+            f"{vocab.a(base, p.name)}: {'list' if p.type == 'array' else 'int'}" for p in info
+        )
+        tests = ", ".join(f"{vocab.a(base, p.name)} = {value[p.name]}" for p in info)
+        spec = agentguard.parse_spec(
+            f"tool {alias}({params})\nconstraint seen := F {alias}({tests})\n"
+        )
+        args = {vocab.a(base, p.name): value[p.name] for p in info}
+        box = Toolbox(1, 1, (alias,), aliases=vocab.to_aliases())
+        record = {"tool_name": alias, "arguments": args, "tool_result": box.call(alias, args)}
+        assert agentguard.verify_trace([record], spec).score == 1.0, alias

@@ -1,0 +1,174 @@
+"""``agentguard mcp-proxy SPEC [options] -- COMMAND [ARGS...]``: the firewall as an MCP
+server in front of another one (see docs/mcp.md).
+
+Needs the ``mcp`` extra; the adapter is imported only when the command runs, so the
+rest of the CLI works without it. Everything the proxy says goes to stderr (stdout is
+the MCP channel in stdio mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentguard.errors import MissingExtraError, SpecError
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``agentguard mcp-proxy``."""
+    parser = subparsers.add_parser(
+        "mcp-proxy",
+        help="serve an MCP server's tools through the firewall (stdio or streamable HTTP)",
+        description=(
+            "Start the MCP server COMMAND (stdio) and serve its tools to MCP clients, "
+            "checking every tools/call against SPEC before forwarding it. Refused calls are "
+            "answered with an MCP tool error naming the constraint and how to satisfy it."
+        ),
+        usage="agentguard mcp-proxy SPEC [options] -- COMMAND [ARGS...]",
+    )
+    _add_options(parser)
+    parser.add_argument("spec", help="the .ltl spec")
+    parser.add_argument(
+        "server",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND [ARGS...]",
+        help="the MCP server to start, after -- (options may also come between SPEC and --)",
+    )
+    parser.set_defaults(func=run)
+
+
+def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
+    """The options, on the subcommand (with defaults) and on the parser of what comes
+    between SPEC and ``--`` (without, so only what is given there overrides)."""
+
+    def d(value: Any) -> Any:
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument(
+        "--log", type=Path, default=d(None), metavar="FILE", help="append the decision log here"
+    )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="append each finished session's report (one JSON line) here",
+    )
+    parser.add_argument(
+        "--http",
+        type=int,
+        default=d(None),
+        metavar="PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )
+    parser.add_argument(
+        "--host",
+        default=d("127.0.0.1"),
+        help="with --http: the address to bind (default 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--no-schema-checks",
+        dest="schema_checks",
+        action="store_false",
+        default=d(True),
+        help="do not turn the server's tool input schemas into tool declarations",
+    )
+    parser.add_argument(
+        "--soft-block-limit",
+        type=int,
+        default=d(3),
+        metavar="N",
+        help="SOFT_BLOCK escalation limit",
+    )
+    parser.add_argument(
+        "--load",
+        action="append",
+        default=d([]),
+        metavar="MODULE",
+        help="import MODULE first (it registers predicates); repeatable",
+    )
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", default=d(False), help="log every session event"
+    )
+
+
+def _split(args: argparse.Namespace) -> list[str]:
+    """The server command; options given between SPEC and ``--`` are parsed into ``args``.
+
+    argparse hands over everything after SPEC: the command itself when ``--`` follows
+    SPEC directly (it drops that ``--``), else the options, ``--``, then the command.
+    """
+    rest: list[str] = list(args.server)
+    if rest[:1] == ["--"]:
+        return rest[1:]
+    if not rest or not rest[0].startswith("-"):
+        return rest
+    cut = rest.index("--") if "--" in rest else len(rest)
+    late = argparse.ArgumentParser(prog="agentguard mcp-proxy", add_help=False)
+    _add_options(late, defaults=False)
+    vars(args).update(vars(late.parse_args(rest[:cut])))
+    return rest[cut + 1 :]
+
+
+def run(args: argparse.Namespace) -> int:
+    command = _split(args)
+    if not command:
+        _say("no MCP server command given: agentguard mcp-proxy SPEC -- COMMAND [ARGS...]")
+        return EXIT_USAGE
+    try:  # the adapter lives at the edge; imported by name, as guard() does
+        gateway_module: Any = importlib.import_module("agentguard.integrations.mcp")
+    except MissingExtraError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    from agentguard.cli.main import _import_plugins
+    from agentguard.language import load_spec
+
+    if not _import_plugins(args.load):
+        return EXIT_USAGE
+    try:
+        spec = load_spec(args.spec)
+    except SpecError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(message)s",
+    )
+    kwargs: dict[str, Any] = {"soft_block_limit": args.soft_block_limit}
+    if args.log is not None:
+        kwargs["log_path"] = args.log
+    gateway = gateway_module.McpGateway(
+        spec,
+        command,
+        report_path=args.report,
+        schema_checks=args.schema_checks,
+        firewall_kwargs=kwargs,
+    )
+    import anyio
+
+    try:
+        if args.http is None:
+            anyio.run(gateway_module.serve_stdio, gateway)
+        else:
+            anyio.run(_serve_http, gateway_module, gateway, args.host, args.http)
+    except gateway_module.GatewayError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # pragma: no cover - the signal watcher normally gets it first
+        gateway.finish_all()
+    return EXIT_OK
+
+
+async def _serve_http(module: Any, gateway: Any, host: str, port: int) -> None:
+    await module.serve_http(gateway, host=host, port=port)
+
+
+def _say(message: str) -> None:
+    print(f"agentguard mcp-proxy: {message}", file=sys.stderr)

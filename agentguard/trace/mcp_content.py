@@ -1,0 +1,66 @@
+"""MCP tool results as a spec sees them: a ``CallToolResult`` unwrapped to its value.
+
+An MCP server answers ``tools/call`` with content blocks, e.g.
+``{"content": [{"type": "text", "text": "{\\"verified\\": true}"}], "isError": false}``.
+A spec tests the value the model reads, so ``result.verified`` must find ``true`` there:
+
+* one text block is its text, JSON decoded (``{"verified": true}``);
+* several blocks are a list, each text block decoded, other blocks (images, resources)
+  kept as they are;
+* no content at all is the ``structuredContent`` (None if there is none either);
+* ``isError: true`` marks the call as a tool error (the text stays the result).
+
+The text is preferred over ``structuredContent`` because it is what the model reads
+(servers built with the SDK wrap a scalar return value as ``{"result": ...}`` in the
+structured copy only). Used by the MCP proxy online and by the trace loaders offline,
+so both see the same value. Depends only on the trace model's JSON decoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentguard.trace.model import decode_result
+
+
+def is_call_tool_result(value: Any) -> bool:
+    """An object shaped like an MCP ``CallToolResult``: a ``content`` list of typed blocks
+    (``isError`` / ``structuredContent`` optional), and no other keys but ``_meta``."""
+    if not isinstance(value, Mapping):
+        return False
+    content = value.get("content")
+    if not isinstance(content, list):
+        return False
+    if not all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in content):
+        return False
+    allowed = {"content", "isError", "structuredContent", "_meta", "resultType"}
+    return set(value) <= allowed
+
+
+def unwrap_call_tool_result(value: Mapping[str, Any]) -> tuple[Any, bool]:
+    """``(the result a spec sees, is_error)`` of a ``CallToolResult`` (see the docstring)."""
+    content = value.get("content")
+    blocks: Sequence[Any] = content if isinstance(content, list) else ()
+    error = value.get("isError") is True
+    if not blocks:
+        return value.get("structuredContent"), error
+    values = [_block(b) for b in blocks]
+    return (values[0] if len(values) == 1 else values), error
+
+
+def _block(block: Any) -> Any:
+    if isinstance(block, Mapping) and block.get("type") == "text":
+        return decode_result(block.get("text", ""))
+    return block
+
+
+def mcp_result(value: Any) -> tuple[Any, bool | None]:
+    """``value`` unwrapped when it is a ``CallToolResult``, else as it is;
+    ``is_error`` is None when ``value`` was not one (nothing to say about errors)."""
+    if is_call_tool_result(value):
+        return unwrap_call_tool_result(value)
+    return value, None
+
+
+__all__ = ["is_call_tool_result", "mcp_result", "unwrap_call_tool_result"]

@@ -1,0 +1,134 @@
+"""Memory of a long run: RSS growth of the Firewall a user runs, next to the bare monitor.
+
+Each configuration runs in its own fresh interpreter (so one cannot inherit another's
+heap), drives ``--calls`` calls of the shared 35-constraint workload of
+``benchmarks/online.py`` (propose + record, every call allowed), and samples the
+resident set size (``/proc/self/statm``, after a full garbage collection) every
+``--every`` calls. Reported: RSS growth over the run and per 1,000 calls.
+
+* ``monitor``: the compiled ``Monitor`` alone, ``step`` per call (what "O(1) memory"
+  was measured on);
+* ``firewall``: ``Firewall(spec)``, the default configuration;
+* ``firewall+log``: ``Firewall(spec, log_path=...)``, the JSONL decision log on.
+
+The ratio printed is each Firewall configuration's growth over the bare monitor's,
+measured in the same run. Target: <= 15 MB growth over 300k calls for the Firewall.
+
+    python benchmarks/memory.py [--calls 100000] [--every 25000] [--full] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = ("monitor", "firewall", "firewall+log")
+
+
+def rss_mb() -> float:
+    gc.collect()
+    with open("/proc/self/statm") as fh:
+        pages = int(fh.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def child(config: str, calls: int, every: int) -> dict[str, Any]:
+    sys.path.insert(0, str(HERE))
+    import online
+
+    from agentguard.enforcement.firewall import Firewall
+    from agentguard.language import parse_spec
+    from agentguard.monitor import Monitor
+    from agentguard.trace.model import Call
+
+    spec = parse_spec(online.spec_text(online.shared_constraints()))
+    samples: list[tuple[int, float]] = []
+    empty: dict[str, Any] = {}
+    start = time.perf_counter()
+    if config == "monitor":
+        monitor = Monitor(spec)
+        samples.append((0, rss_mb()))
+        for i, name in enumerate(online.calls(calls), start=1):
+            monitor.step(Call(name, empty, "ok"))
+            if i % every == 0:
+                samples.append((i, rss_mb()))
+    else:
+        log = Path(tempfile.mkdtemp()) / "log.jsonl" if config == "firewall+log" else None
+        fw = Firewall(spec, log_path=log)
+        samples.append((0, rss_mb()))
+        for i, name in enumerate(online.calls(calls), start=1):
+            if fw.propose(name, empty).executes:
+                fw.record(name, empty, "ok")
+            if i % every == 0:
+                samples.append((i, rss_mb()))
+    return {
+        "config": config,
+        "calls": calls,
+        "seconds": round(time.perf_counter() - start, 2),
+        "rss_mb": samples,
+        "growth_mb": round(samples[-1][1] - samples[0][1], 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=100_000)
+    parser.add_argument("--every", type=int, default=25_000, help="RSS sample interval")
+    parser.add_argument("--full", action="store_true", help="300,000 calls (the target's size)")
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    parser.add_argument("--child", choices=CONFIGS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    calls = max(args.calls, 300_000) if args.full else args.calls
+    every = min(args.every, calls)
+    if args.child:
+        print(json.dumps(child(args.child, calls, every)))
+        return 0
+    results = {}
+    for config in CONFIGS:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                config,
+                "--calls",
+                str(calls),
+                "--every",
+                str(every),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results[config] = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"  {config}: {results[config]['seconds']} s", file=sys.stderr)
+    base = max(results["monitor"]["growth_mb"], 0.01)
+    ratios = {f"{c}_growth_over_monitor": results[c]["growth_mb"] / base for c in CONFIGS[1:]}
+    if args.json:
+        print(json.dumps({"results": results, "ratios": ratios}, indent=2))
+        return 0
+    print(f"RSS growth over {calls:,} calls (shared 35-constraint workload), fresh process each")
+    for config, r in results.items():
+        curve = "  ".join(f"{n // 1000}k:{mb:.0f}" for n, mb in r["rss_mb"])
+        print(
+            f"  {config:<13} +{r['growth_mb']:7.1f} MB  ({1000 * r['growth_mb'] / calls:.3f} MB "
+            f"per 1k calls)   RSS MB at {curve}"
+        )
+    for k, v in ratios.items():
+        print(f"  {k:<36} {v:8.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,419 @@
+"""An MCP gateway: the firewall in front of any MCP server (official ``mcp`` SDK 2.x).
+
+:class:`McpGateway` starts the server given by a command (stdio), lists its tools once
+(their input schemas become ``tool`` declarations for the firewall's schema checks, see
+:mod:`agentguard.integrations._json_schema`) and serves the same tools to MCP clients,
+over stdio (:func:`serve_stdio`) or streamable HTTP on a local port
+(:func:`serve_http`):
+
+* ``tools/list`` is forwarded unchanged;
+* every ``tools/call`` is proposed to the client session's firewall before it is
+  forwarded; a refused call never reaches the server and is answered with an MCP tool
+  error (``isError``) whose text names the constraint and its repair hint, the text the
+  other adapters give a model;
+* a result's content blocks are unwrapped (one text block, JSON decoded; see
+  :mod:`agentguard.trace.mcp_content`) before the monitor sees them; the client gets
+  the result unchanged;
+* a tool error (``isError``) is a call that ran, with its error on it; so is a call the
+  server answers with a JSON-RPC error (forwarded to the client as is: a call that was
+  started is completed, never withdrawn) and a call during which the server dies (its
+  effects may have happened); after that every call is refused and withdrawn;
+* one firewall session per client session (the stdio connection; an HTTP
+  ``Mcp-Session-Id``; requests without one share a session); a HARD_STOP ends that
+  session's calls (each later one is refused); its decision log and ``finish``
+  report are written when the client disconnects (stdio EOF, HTTP ``DELETE``) or the
+  proxy is stopped (SIGINT / SIGTERM).
+
+Every firewall interaction goes through :class:`_Session`, the adapter's one seam.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from agentguard.enforcement.decision import Action, Decision
+from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.report import FirewallReport
+from agentguard.errors import AgentGuardError, MissingExtraError
+from agentguard.guard import blocked_text
+from agentguard.language import ast as A
+from agentguard.trace.mcp_content import unwrap_call_tool_result
+
+from ._json_schema import declarations, with_declarations
+
+try:
+    import anyio
+    import mcp_types as types
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.server.lowlevel.server import Server
+    from mcp.shared.exceptions import MCPError
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingExtraError("mcp", "mcp") from exc
+
+log = logging.getLogger("agentguard.mcp")
+
+STDIO_SESSION: Final = "stdio"
+"""The session key of the one client connected over stdio."""
+
+STATELESS_SESSION: Final = "http-stateless"
+"""The session key shared by HTTP requests that carry no ``Mcp-Session-Id``."""
+
+_SESSION_HEADER: Final = "mcp-session-id"
+_LIST_PAGES: Final = 100  # a server whose listing never ends cannot hang the start
+
+
+class GatewayError(AgentGuardError, RuntimeError):
+    """The upstream MCP server could not be started or listed."""
+
+
+# ---------------------------------------------------------------- the seam
+class _Session:
+    """One client session's firewall: propose, start, then complete or withdraw; finish.
+
+    The only place the gateway talks to the firewall. ``start`` may wait for calls it
+    relied on to finish, so it runs in a worker thread, never blocking the event loop
+    those calls finish on.
+    """
+
+    def __init__(self, key: str, firewall: Firewall) -> None:
+        self.key = key
+        self.firewall = firewall
+        self.report: FirewallReport | None = None
+
+    def propose(self, name: str, args: Mapping[str, Any], call_id: str | None) -> Decision:
+        return self.firewall.propose(name, args, tool_call_id=call_id)
+
+    async def start(self, decision: Decision) -> Decision:
+        """The decision to act on now that the call is about to be forwarded."""
+        started: Decision = await anyio.to_thread.run_sync(self.firewall.start, decision)
+        return started
+
+    def ran(self, decision: Decision, result: Any, *, error: str | None = None) -> None:
+        if self.report is not None:  # the client left while the call ran: the run is over
+            log.warning("agentguard: %s finished after its session ended", decision.tool)
+            return
+        self.firewall.complete(decision, result, error=error)
+
+    def withdrawn(self, decision: Decision, reason: str) -> None:
+        if self.report is None:
+            self.firewall.withdraw(decision, reason)
+
+    @property
+    def stopped(self) -> bool:
+        return self.firewall.stopped
+
+    def finish(self) -> FirewallReport:
+        if self.report is None:
+            self.report = self.firewall.finish()
+        return self.report
+
+
+# ---------------------------------------------------------------- the gateway
+@dataclass
+class McpGateway:
+    """The firewall in front of the MCP server started by ``command`` (see the module doc).
+
+    ``report_path`` receives one JSON line per finished session
+    (``FirewallReport.to_dict()``, readable by ``agentguard check``); ``log_path`` and
+    the other ``firewall_kwargs`` go to each session's :class:`Firewall`.
+    ``schema_checks=False`` keeps the server's input schemas out of the firewall.
+    """
+
+    spec: A.Spec
+    command: Sequence[str]
+    env: Mapping[str, str] | None = None
+    cwd: str | Path | None = None
+    report_path: Path | None = None
+    schema_checks: bool = True
+    firewall_kwargs: dict[str, Any] = field(default_factory=dict)
+    sessions: dict[str, _Session] = field(default_factory=dict, init=False)
+    reports: list[FirewallReport] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise GatewayError("no MCP server command given (agentguard mcp-proxy SPEC -- COMMAND)")
+        self._upstream: ClientSession | None = None
+        self._init: types.InitializeResult | None = None
+        self._tools: list[types.Tool] = []
+        self._down: str | None = None  # why the server is gone, once it is
+        self._lock = threading.Lock()
+
+    # upstream -----------------------------------------------------------------------
+    @asynccontextmanager
+    async def connected(self) -> AsyncIterator[McpGateway]:
+        """Start the server, initialize, list its tools; on exit every session is finished."""
+        params = StdioServerParameters(
+            command=self.command[0],
+            args=list(self.command[1:]),
+            # the server inherits the proxy's environment, as a command run by a shell does
+            env=dict(os.environ if self.env is None else self.env),
+            cwd=self.cwd,
+        )
+        async with AsyncExitStack() as stack:
+            try:
+                read, write = await stack.enter_async_context(stdio_client(params, sys.stderr))
+                upstream = await stack.enter_async_context(ClientSession(read, write))
+                self._init = await upstream.initialize()
+                self._tools = await _list_all(upstream)
+            except (OSError, MCPError) as exc:
+                raise GatewayError(
+                    f"cannot start the MCP server {' '.join(self.command)!r}: {exc}"
+                ) from exc
+            self._upstream = upstream
+            try:
+                yield self
+            finally:
+                self._upstream = None
+                self.finish_all()
+
+    @property
+    def tools(self) -> tuple[types.Tool, ...]:
+        """The server's tools, as listed when the gateway started."""
+        return tuple(self._tools)
+
+    def firewall_spec(self) -> A.Spec:
+        """The spec with the server's input schemas added as tool declarations."""
+        if not self.schema_checks:
+            return self.spec
+        found = declarations((t.name, t.input_schema) for t in self._tools)
+        return with_declarations(self.spec, found)
+
+    # sessions ------------------------------------------------------------------------
+    def session(self, key: str) -> _Session:
+        """The firewall session of client session ``key`` (started on first use)."""
+        with self._lock:
+            found = self.sessions.get(key)
+            if found is None:
+                firewall = Firewall(self.firewall_spec(), **self.firewall_kwargs)
+                found = self.sessions[key] = _Session(key, firewall)
+                log.info("agentguard: session %s started (run %s)", key, firewall.run_id)
+            return found
+
+    def end_session(self, key: str) -> FirewallReport | None:
+        """Finish client session ``key``: deferred constraints, the log, the report line."""
+        with self._lock:
+            session = self.sessions.pop(key, None)
+        if session is None:
+            return None
+        report = session.finish()
+        self.reports.append(report)
+        if self.report_path is not None:
+            self.report_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.report_path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(report.to_dict(), default=str) + "\n")
+        log.info(
+            "agentguard: session %s finished: compliance %.3f (%s), %d blocked",
+            key,
+            report.compliance.score,
+            report.compliance.label,
+            len(report.blocked),
+        )
+        return report
+
+    def finish_all(self) -> list[FirewallReport]:
+        """Finish every open session (the proxy is stopping)."""
+        done = [self.end_session(key) for key in list(self.sessions)]
+        return [r for r in done if r is not None]
+
+    # the served side -------------------------------------------------------------------
+    def server(self) -> Server[Any]:
+        """The MCP server the clients talk to (the upstream's name, version, instructions)."""
+        info = self._init.server_info if self._init is not None else None
+        return Server(
+            info.name if info is not None else "agentguard-mcp-proxy",
+            version=info.version if info is not None else "",
+            instructions=self._init.instructions if self._init is not None else None,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        del ctx
+        upstream = self._require_upstream()
+        return await upstream.list_tools(params=params)
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        session = self.session(session_key(ctx))
+        name, args = params.name, dict(params.arguments or {})
+        request_id = getattr(ctx, "request_id", None)
+        decision = session.propose(name, args, None if request_id is None else str(request_id))
+        if decision.executes and (self._down is not None or self._upstream is None):
+            reason = f"the MCP server is not running ({self._down or 'not started'})"
+            session.withdrawn(decision, reason)
+            return _error_result(f"agentguard did not run {name}: {reason}")
+        if decision.executes:
+            decision = await session.start(decision)  # a refusal here counts as withdrawn
+        if not decision.executes:
+            if decision.action is Action.STOP:
+                log.warning("agentguard: session %s stopped at %s", session.key, name)
+            return refusal(decision)
+        if self._upstream is None:  # the gateway stopped while the call waited to start
+            return self._failed(session, decision, "the gateway is stopping", down=True)
+        return await self._forward(session, decision, self._upstream)
+
+    async def _forward(
+        self, session: _Session, decision: Decision, upstream: ClientSession
+    ) -> types.CallToolResult:
+        name = decision.tool
+        try:
+            result = await upstream.call_tool(name, dict(decision.args))
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                return self._failed(session, decision, str(exc), down=True)
+            # a JSON-RPC error (unknown tool, invalid params): the server says it did not
+            # run the tool, but a started call can only be completed, so it enters the
+            # trace with the error on it (the schema checks catch most of these first)
+            session.ran(decision, None, error=f"the server answered with an error: {exc}")
+            log.warning("agentguard: %s: the server refused the request: %s", name, exc)
+            raise
+        except Exception as exc:  # noqa: BLE001 - the call was sent; whatever failed, it may have run
+            return self._failed(session, decision, f"{type(exc).__name__}: {exc}", down=False)
+        value, error = unwrap_call_tool_result(
+            result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        session.ran(decision, value, error=_text(value) if error else None)
+        return result
+
+    def _failed(
+        self, session: _Session, decision: Decision, reason: str, *, down: bool
+    ) -> types.CallToolResult:
+        """The forwarded call failed without a result; ``down``: the server is gone."""
+        if down:
+            self._down = reason
+        text = f"agentguard: the MCP server failed while running {decision.tool}: {reason}"
+        log.error("%s", text)
+        session.ran(decision, text, error=text)  # it may have run before the server died
+        return _error_result(text)
+
+    def _require_upstream(self) -> ClientSession:
+        if self._upstream is None or self._down is not None:
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"agentguard: the MCP server is not running ({self._down or 'not started'})",
+            )
+        return self._upstream
+
+
+async def _list_all(upstream: ClientSession) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_LIST_PAGES):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await upstream.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def session_key(ctx: Any) -> str:
+    """Which client session a request belongs to: the stdio connection, an HTTP
+    ``Mcp-Session-Id``, or the shared session of HTTP requests without one."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return STDIO_SESSION
+    found = headers.get(_SESSION_HEADER)
+    return str(found) if found else STATELESS_SESSION
+
+
+def refusal(decision: Decision) -> types.CallToolResult:
+    """The MCP tool error a refused call is answered with (the model reads its text)."""
+    return _error_result(blocked_text(decision))
+
+
+def _error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+# ---------------------------------------------------------------- serving
+async def serve_stdio(gateway: McpGateway) -> None:
+    """Serve one client over stdin/stdout until it disconnects or the proxy is stopped."""
+    from mcp.server.stdio import stdio_server
+
+    async with gateway.connected():
+        server = gateway.server()
+        await _until_stopped(
+            lambda: _run_stdio(server, stdio_server),
+        )
+
+
+async def _run_stdio(server: Server[Any], stdio_server: Any) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until the proxy is stopped."""
+    try:
+        import uvicorn
+    except ImportError as exc:  # pragma: no cover - uvicorn comes with mcp
+        raise MissingExtraError("mcp", "uvicorn") from exc
+
+    async with gateway.connected():
+        app = _ending_sessions(gateway.server().streamable_http_app(host=host), gateway)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        await _until_stopped(uvicorn.Server(config).serve)
+
+
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+
+
+def _ending_sessions(app: ASGIApp, gateway: McpGateway) -> ASGIApp:
+    """The app, finishing a firewall session when its client ends it (HTTP ``DELETE``)."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        await app(scope, receive, send)
+        if scope.get("type") == "http" and scope.get("method") == "DELETE":
+            for key, value in scope.get("headers", ()):
+                if key.lower() == _SESSION_HEADER.encode():
+                    gateway.end_session(value.decode("latin-1"))
+
+    return wrapped
+
+
+async def _until_stopped(main: Callable[[], Awaitable[Any]]) -> None:
+    """Run ``main`` until it returns or SIGINT / SIGTERM arrives (then cancel it)."""
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    log.info("agentguard: stopping on signal %d", signum)
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(watch)
+        await main()
+        group.cancel_scope.cancel()
+
+
+__all__ = [
+    "STATELESS_SESSION",
+    "STDIO_SESSION",
+    "GatewayError",
+    "McpGateway",
+    "refusal",
+    "serve_http",
+    "serve_stdio",
+    "session_key",
+]

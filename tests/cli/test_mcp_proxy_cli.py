@@ -1,0 +1,56 @@
+"""`agentguard mcp-proxy` argument handling (the serving itself: tests/integrations)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentguard.cli.main import EXIT_USAGE, main
+
+SPEC = Path(__file__).parents[1] / "integrations" / "mcp_servers" / "shop.ltl"
+
+
+def test_a_missing_server_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without `-- COMMAND` the proxy says how to call it and exits 2."""
+    assert main(["mcp-proxy", str(SPEC)]) == EXIT_USAGE
+    assert "agentguard mcp-proxy SPEC -- COMMAND" in capsys.readouterr().err
+
+
+def test_a_bad_spec_is_reported_before_any_server_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spec that does not parse names its file and line; exit 2."""
+    bad = tmp_path / "bad.ltl"
+    bad.write_text("constraint c := G(\n")
+    assert main(["mcp-proxy", str(bad), "--", sys.executable, "-c", "pass"]) == EXIT_USAGE
+    assert f"{bad}:" in capsys.readouterr().err
+
+
+def test_a_server_that_cannot_start_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command that does not exist fails clearly, options after SPEC included."""
+    code = main(
+        [
+            "mcp-proxy",
+            str(SPEC),
+            "--report",
+            str(tmp_path / "r.jsonl"),
+            "--",
+            str(tmp_path / "no-such-server"),
+        ]
+    )
+    assert code == EXIT_USAGE
+    assert "cannot start the MCP server" in capsys.readouterr().err
+
+
+def test_without_the_mcp_extra_the_proxy_names_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With the SDK missing, mcp-proxy says `pip install 'agentguard[mcp]'` and exits 2."""
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.delitem(sys.modules, "agentguard.integrations.mcp", raising=False)
+    assert main(["mcp-proxy", str(SPEC), "--", sys.executable, "-c", "pass"]) == EXIT_USAGE
+    assert "pip install 'agentguard[mcp]'" in capsys.readouterr().err

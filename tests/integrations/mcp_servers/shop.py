@@ -1,0 +1,59 @@
+"""A small shop MCP server (official SDK, ``MCPServer``), run over stdio by the tests.
+
+Every tool body appends ``{"tool", "args"}`` to the file named by ``SHOP_RECORD``, so a
+test can prove which calls reached the server. ``crash`` kills the process mid-call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+app = MCPServer("shop", instructions="A test shop.")
+ORDERS = {"A1": {"verified": True, "amount": 30}, "B2": {"verified": False, "amount": 80}}
+
+
+def _ran(tool: str, **args: object) -> None:
+    path = os.environ.get("SHOP_RECORD")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"tool": tool, "args": args}) + "\n")
+
+
+@app.tool()
+def lookup_order(order_id: str) -> dict[str, object]:
+    """Look an order up; its result says whether the customer was verified."""
+    _ran("lookup_order", order_id=order_id)
+    if order_id not in ORDERS:
+        raise ToolError(f"no order {order_id}")
+    return {"order_id": order_id, **ORDERS[order_id]}
+
+
+@app.tool()
+def issue_refund(order_id: str, amount: Annotated[float, Field(ge=0)]) -> str:
+    """Refund an order."""
+    _ran("issue_refund", order_id=order_id, amount=amount)
+    return f"refunded {amount} on {order_id}"
+
+
+@app.tool()
+def wipe_database() -> str:
+    """Delete everything."""
+    _ran("wipe_database")
+    return "wiped"
+
+
+@app.tool()
+def crash() -> str:
+    """Kill the server in the middle of the call."""
+    _ran("crash")
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    app.run()

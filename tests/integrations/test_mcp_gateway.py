@@ -1,0 +1,284 @@
+"""The MCP gateway end to end: the SDK's own client talks to ``agentguard mcp-proxy``
+(a subprocess, over stdio or streamable HTTP) in front of a real MCP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agentguard.scoring import verify_trace
+from agentguard.trace.loaders import iter_trace_file
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+HERE = Path(__file__).parent / "mcp_servers"
+SPEC = HERE / "shop.ltl"
+SERVER = [sys.executable, str(HERE / "shop.py")]
+
+
+class Run:
+    """One proxy run's files: what reached the server, the decision log, the reports."""
+
+    def __init__(self, root: Path) -> None:
+        self.record = root / "server_calls.jsonl"
+        self.log = root / "decisions.jsonl"
+        self.report = root / "reports.jsonl"
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SHOP_RECORD": str(self.record)}
+
+    def proxy_args(self, *extra: str) -> list[str]:
+        return [
+            "-m",
+            "agentguard",
+            "mcp-proxy",
+            str(SPEC),
+            "--log",
+            str(self.log),
+            "--report",
+            str(self.report),
+            *extra,
+            "--",
+            *SERVER,
+        ]
+
+    def reached_server(self) -> list[dict[str, Any]]:
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text().splitlines()]
+
+    def reports(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.report.read_text().splitlines()]
+
+
+@asynccontextmanager
+async def through_proxy(run: Run, *extra: str) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable, args=run.proxy_args(*extra), env=run.env()
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def direct(run: Run) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=SERVER[0], args=SERVER[1:], env=run.env())
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_allowed_calls_pass_and_refused_ones_never_reach_the_server(tmp_path: Path) -> None:
+    """A refused call is an isError result naming the constraint and its repair; the
+    allowed ones are the server's own results; the server saw only the allowed ones."""
+    run = Run(tmp_path)
+
+    async def scenario() -> list[Any]:
+        async with through_proxy(run) as client:
+            return [
+                await client.call_tool("issue_refund", {"order_id": "A1", "amount": 5}),
+                await client.call_tool("lookup_order", {"order_id": "A1"}),
+                await client.call_tool("issue_refund", {"order_id": "A1", "amount": 5}),
+            ]
+
+    refused, looked_up, refunded = anyio.run(scenario)
+    assert refused.is_error
+    assert "lookup_first" in text(refused) and "To satisfy it: call lookup_order" in text(refused)
+    assert not looked_up.is_error and json.loads(text(looked_up))["verified"] is True
+    assert text(refunded) == "refunded 5.0 on A1"
+    assert [c["tool"] for c in run.reached_server()] == ["lookup_order", "issue_refund"]
+
+
+def test_results_are_unwrapped_before_the_monitor_sees_them(tmp_path: Path) -> None:
+    """`lookup_order(result.verified = true)` reads the JSON inside the text block: a
+    refund after an unverified lookup is refused, after a verified one it runs."""
+    run = Run(tmp_path)
+
+    async def scenario() -> tuple[Any, Any]:
+        async with through_proxy(run) as client:
+            await client.call_tool("lookup_order", {"order_id": "B2"})
+            unverified = await client.call_tool("issue_refund", {"order_id": "B2", "amount": 1})
+            await client.call_tool("lookup_order", {"order_id": "A1"})
+            verified = await client.call_tool("issue_refund", {"order_id": "A1", "amount": 1})
+            return unverified, verified
+
+    unverified, verified = anyio.run(scenario)
+    assert unverified.is_error and "verified_refund" in text(unverified)
+    assert not verified.is_error
+    (report,) = run.reports()
+    assert report["trace"][0]["tool_result"] == {"order_id": "B2", "verified": False, "amount": 80}
+
+
+def test_tools_list_is_forwarded_unchanged_and_schemas_are_checked(tmp_path: Path) -> None:
+    """tools/list through the proxy equals the server's own; a call breaking a tool's
+    input schema (wrong type, below the minimum, unknown tool) is refused before the server."""
+    run = Run(tmp_path)
+
+    async def scenario() -> tuple[Any, Any, list[Any]]:
+        async with direct(run) as server:
+            own = await server.list_tools()
+        async with through_proxy(run) as client:
+            listed = await client.list_tools()
+            await client.call_tool("lookup_order", {"order_id": "A1"})
+            bad = [
+                await client.call_tool("issue_refund", {"order_id": "A1", "amount": "ten"}),
+                await client.call_tool("issue_refund", {"order_id": "A1", "amount": -3}),
+                await client.call_tool("no_such_tool", {}),
+            ]
+            return own, listed, bad
+
+    own, listed, bad = anyio.run(scenario)
+    assert listed.model_dump() == own.model_dump()
+    assert all(r.is_error for r in bad)
+    assert "argument 'amount' must be a number" in text(bad[0])
+    assert "amount" in text(bad[1]) and ">= 0" in text(bad[1])
+    assert "unknown tool 'no_such_tool'" in text(bad[2])
+    assert [c["tool"] for c in run.reached_server()] == ["lookup_order"]
+
+
+def test_hard_stop_ends_the_session_and_the_report_is_written_on_disconnect(
+    tmp_path: Path,
+) -> None:
+    """After a HARD_STOP every call of the session is refused; on disconnect the report
+    (stopped) and the decision log are on disk, and the report equals verify_trace of
+    the trace loaded back from either file (online = offline)."""
+    run = Run(tmp_path)
+
+    async def scenario() -> tuple[Any, Any]:
+        async with through_proxy(run) as client:
+            await client.call_tool("lookup_order", {"order_id": "A1"})
+            stopped = await client.call_tool("wipe_database", {})
+            after = await client.call_tool("lookup_order", {"order_id": "A1"})
+            return stopped, after
+
+    stopped, after = anyio.run(scenario)
+    assert stopped.is_error and "no_wipe" in text(stopped) and "stopped the run" in text(stopped)
+    assert after.is_error
+    assert [c["tool"] for c in run.reached_server()] == ["lookup_order"]
+    (report,) = run.reports()
+    assert report["stopped"] is True and report["tool_sequence"] == ["lookup_order"]
+    for path in (run.report, run.log):
+        (loaded,) = list(iter_trace_file(path))
+        assert loaded.trace is not None
+        offline = verify_trace(loaded.trace, str(SPEC))
+        assert offline.to_dict() == report["compliance"]
+
+
+def test_a_server_that_crashes_is_handled_and_logged(tmp_path: Path) -> None:
+    """The call the server died in is an isError result and stays in the trace with its
+    error; later calls are refused and withdrawn; the proxy still writes its report."""
+    run = Run(tmp_path)
+
+    async def scenario() -> tuple[Any, Any]:
+        async with through_proxy(run) as client:
+            await client.call_tool("lookup_order", {"order_id": "A1"})
+            died = await client.call_tool("crash", {})
+            later = await client.call_tool("lookup_order", {"order_id": "A1"})
+            return died, later
+
+    died, later = anyio.run(scenario)
+    assert died.is_error and "failed while running crash" in text(died)
+    assert later.is_error and "not running" in text(later)
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["lookup_order", "crash"]
+    assert report["trace"][1].get("is_error") is True
+    events = [json.loads(line) for line in run.log.read_text().splitlines()]
+    assert any(e["action"] == "withdrawn" and e["tool"] == "lookup_order" for e in events)
+
+
+def test_tool_errors_enter_the_trace_with_their_error(tmp_path: Path) -> None:
+    """A tool that answers isError ran: the client gets the error, the trace marks it."""
+    run = Run(tmp_path)
+
+    async def scenario() -> Any:
+        async with through_proxy(run) as client:
+            return await client.call_tool("lookup_order", {"order_id": "Z9"})
+
+    failed = anyio.run(scenario)
+    assert failed.is_error and "no order Z9" in text(failed)
+    (report,) = run.reports()
+    assert report["trace"][0]["is_error"] is True
+    assert report["trace"][0]["tool_result"] == text(failed)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for(
+    port: int, proc: subprocess.Popen[bytes], errors: Path, seconds: float = 60.0
+) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the proxy exited early: {errors.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the proxy did not start listening")
+
+
+def test_streamable_http_gives_each_client_session_its_own_firewall(tmp_path: Path) -> None:
+    """Two HTTP client sessions are judged separately (one's lookup does not license the
+    other's refund); closing a session writes its report; stopping the proxy writes the rest."""
+    run = Run(tmp_path)
+    port = _free_port()
+    errors = tmp_path / "proxy.stderr"
+    command = [sys.executable, *run.proxy_args("--http", str(port))]
+    with (
+        errors.open("wb") as err,
+        subprocess.Popen(command, env=run.env(), stdout=subprocess.DEVNULL, stderr=err) as proc,
+    ):
+        try:
+            _wait_for(port, proc, errors)
+            ok, refused = anyio.run(_two_sessions, f"http://127.0.0.1:{port}/mcp")
+            assert not ok.is_error
+            assert refused.is_error and "lookup_first" in text(refused)
+            deadline = time.monotonic() + 20
+            while not _lines(run.report) and time.monotonic() < deadline:
+                time.sleep(0.1)  # the first session's report is written on its DELETE
+            assert len(_lines(run.report)) >= 1
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert proc.returncode == 0, errors.read_text()
+    sequences = sorted(r["tool_sequence"] for r in run.reports())
+    assert sequences == [[], ["lookup_order", "issue_refund"]]
+
+
+async def _two_sessions(url: str) -> tuple[Any, Any]:
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with streamable_http_client(url) as (r1, w1), ClientSession(r1, w1) as first:
+        await first.initialize()
+        await first.call_tool("lookup_order", {"order_id": "A1"})
+        ok = await first.call_tool("issue_refund", {"order_id": "A1", "amount": 2})
+        async with streamable_http_client(url) as (r2, w2), ClientSession(r2, w2) as second:
+            await second.initialize()
+            refused = await second.call_tool("issue_refund", {"order_id": "A1", "amount": 2})
+    return ok, refused
+
+
+def _lines(path: Path) -> Sequence[str]:
+    return path.read_text().splitlines() if path.exists() else []

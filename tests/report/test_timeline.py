@@ -1,0 +1,82 @@
+"""Per-call verdicts of every constraint (the report's timeline), from the online monitor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentguard import load_spec, verify_trace
+from agentguard.language import ast as A
+from agentguard.report.timeline import HOLDS_IF_ENDED, SATISFIED, TEXT_LIMIT, short, timeline
+from agentguard.trace.loaders import load_traces
+from agentguard.trace.model import Call, Trace
+from tests.strategies import propositional, traces
+
+
+def test_refund_failure_is_located_with_its_repair_hint(specs_dir: Path) -> None:
+    """The shipped failing refund run: identity_first fails at call 1, with the firewall's hint."""
+    spec = load_spec(specs_dir / "refund.ltl")
+    trace = load_traces(specs_dir / "traces/refund.fail.json")[0].trace
+    assert trace is not None
+    t = timeline(trace, spec, verify_trace(trace, spec))
+    assert t.codes["identity_first"] == "v" * len(trace)
+    first = {v.constraint: v for v in t.violations}
+    assert first["identity_first"].position == 0
+    assert (
+        first["identity_first"].hint
+        == "call verify_identity successfully before calling issue_refund"
+    )
+    assert first["refund_cap"].position == 1  # the 640.0 refund
+    assert {v.constraint for v in t.violations} == {
+        "identity_first",
+        "refund_only_known_orders",
+        "refund_cap",
+        "one_refund_per_order",
+    }
+
+
+def test_obligation_left_open_is_a_violation_at_the_end() -> None:
+    """F send_email never met: pending all along, violated at the end with a hint to finish."""
+    spec = A.Spec("s", (A.Constraint("notify", A.Eventually(A.Event("send_email"))),))
+    trace = Trace.of("lookup", "lookup")
+    t = timeline(trace, spec, verify_trace(trace, spec))
+    assert t.codes["notify"] == "pp"
+    (v,) = t.violations
+    assert v.position is None and "send_email" in v.hint
+
+
+def test_long_values_are_cut() -> None:
+    """Arguments and results are shortened to TEXT_LIMIT characters in a report."""
+    assert len(short({"k": "x" * 1000})) == TEXT_LIMIT
+    assert short("ok") == "ok"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(propositional(max_leaves=6), min_size=1, max_size=3), traces(max_size=6))
+def test_last_cell_equals_the_offline_verdict(formulas: list[A.Formula], trace: Trace) -> None:
+    """Online = offline: after the last call, each constraint's cell says what verify_trace says,
+    and decided verdicts never change along the timeline."""
+    spec = A.Spec("s", tuple(A.Constraint(f"c{i}", f) for i, f in enumerate(formulas)))
+    report = verify_trace(trace, spec)
+    t = timeline(trace, spec, report)
+    if not trace.calls:
+        return
+    for c in report.constraints:
+        codes = t.codes[c.name]
+        assert (codes[-1] in (SATISFIED, HOLDS_IF_ENDED)) == c.passed, (c.name, codes)
+        for decided in "sv":
+            if decided in codes:
+                assert set(codes[codes.index(decided) :]) == {decided}
+    violated_mid_run = {v.constraint: v.position for v in t.violations if v.position is not None}
+    for name, position in violated_mid_run.items():
+        assert t.codes[name].index("v") == position
+
+
+def test_errored_call_is_marked() -> None:
+    """A call recorded as a tool error keeps that flag in the timeline."""
+    spec = A.Spec("s", (A.Constraint("c", A.Const(True)),))
+    trace = Trace((Call("a", {}, "boom", 0, True),))
+    (step,) = timeline(trace, spec, verify_trace(trace, spec)).steps
+    assert step.error and step.result == "boom"

@@ -1,0 +1,58 @@
+"""A source checkout resolves ``agentguard.integrations`` and nothing else of the repo."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import importlib, json, sys
+import agentguard
+import agentguard.integrations
+out = {"agentguard": agentguard.__file__, "integrations": agentguard.integrations.__file__}
+for name in ("agentguard.tests", "agentguard.benchmarks", "agentguard.examples"):
+    try:
+        importlib.import_module(name)
+        out[name] = "importable"
+    except ImportError:
+        out[name] = "absent"
+print(json.dumps(out))
+"""
+
+
+def _fake_checkout(root: Path) -> None:
+    shutil.copytree(
+        REPO / "agentguard", root / "agentguard", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copytree(
+        REPO / "integrations", root / "integrations", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for folder in ("tests", "benchmarks", "examples"):
+        (root / folder).mkdir()
+        (root / folder / "__init__.py").write_text("")
+
+
+def test_checkout_resolves_only_integrations(tmp_path: Path) -> None:
+    """Run at a checkout's root, agentguard.integrations maps to ./integrations; tests/ etc. do not leak."""
+    import json
+
+    _fake_checkout(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(out["agentguard"]).parent == tmp_path / "agentguard"
+    assert Path(out["integrations"]) == tmp_path / "integrations" / "__init__.py"
+    assert out["agentguard.tests"] == "absent"
+    assert out["agentguard.benchmarks"] == "absent"
+    assert out["agentguard.examples"] == "absent"

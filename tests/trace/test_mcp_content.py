@@ -1,0 +1,84 @@
+"""MCP CallToolResults unwrapped to the value a spec tests, online and in the loaders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentguard.scoring import verify_trace
+from agentguard.trace.loaders import iter_trace_file
+from agentguard.trace.mcp_content import is_call_tool_result, mcp_result, unwrap_call_tool_result
+from agentguard.trace.model import Trace
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _text_result(payload: str, *, error: bool = False) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": payload}], "isError": error}
+
+
+@given(json_values.filter(lambda v: not isinstance(v, str)))
+def test_one_text_block_of_json_is_its_value(value: Any) -> None:
+    """A single text block holding JSON unwraps to the JSON value (round trip)."""
+    assert unwrap_call_tool_result(_text_result(json.dumps(value))) == (value, False)
+
+
+def test_plain_text_stays_text_and_is_error_is_reported() -> None:
+    """Text that is not JSON stays the text; isError is returned as the error flag."""
+    assert unwrap_call_tool_result(_text_result("no order Z9", error=True)) == ("no order Z9", True)
+
+
+def test_several_blocks_are_a_list_and_empty_content_falls_back_to_structured() -> None:
+    """Several blocks become a list (non-text blocks kept); no content reads structuredContent."""
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    value, _ = unwrap_call_tool_result({"content": [{"type": "text", "text": '{"a": 1}'}, image]})
+    assert value == [{"a": 1}, image]
+    assert unwrap_call_tool_result({"content": [], "structuredContent": {"n": 2}}) == (
+        {"n": 2},
+        False,
+    )
+
+
+def test_only_call_tool_result_shapes_are_unwrapped() -> None:
+    """A dict that merely has a `content` key (an ordinary result) is left alone."""
+    ordinary = {"content": "hello", "author": "x"}
+    assert not is_call_tool_result(ordinary)
+    assert mcp_result(ordinary) == (ordinary, None)
+    assert not is_call_tool_result({"content": [{"type": "text", "text": "x"}], "other": 1})
+
+
+def test_records_holding_mcp_results_load_unwrapped(tmp_path: Path) -> None:
+    """A trace file whose results are raw CallToolResults loads with the values and the
+    errors, so `result.verified = true` holds offline as it does behind the proxy."""
+    records = [
+        {
+            "tool_name": "lookup_order",
+            "arguments": {"order_id": "A1"},
+            "tool_result": _text_result('{"verified": true}'),
+        },
+        {
+            "tool_name": "issue_refund",
+            "arguments": {"order_id": "A1"},
+            "tool_result": _text_result("declined", error=True),
+        },
+    ]
+    path = tmp_path / "mcp_records.json"
+    path.write_text(json.dumps(records))
+    (loaded,) = list(iter_trace_file(path))
+    trace = loaded.trace
+    assert isinstance(trace, Trace)
+    assert trace[0].result == {"verified": True} and not trace[0].error
+    assert trace[1].result == "declined" and trace[1].error
+    assert trace.tool_errors == frozenset({1})
+    spec = "constraint verified_refund := G(issue_refund -> O lookup_order(result.verified = true))"
+    assert verify_trace(trace, spec).score == 1.0
