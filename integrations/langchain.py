@@ -55,6 +55,7 @@ from typing import Annotated, Any
 
 from typing_extensions import NotRequired
 
+from agentguard.enforcement.agent_tools import warn_tool_mismatches
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import MissingExtraError, RunStopped
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
@@ -287,6 +288,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._ended: OrderedDict[str, GuardSession] = OrderedDict()  # token -> ended session
         self._last = self._new_session()
         self._gate = _ToolGate(self._session_of_request, self._end)
+        self._tools_compared = False
 
     # what runs left behind ---------------------------------------------------------
     @property
@@ -403,11 +405,52 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self.after_model(state, runtime)
 
     # each tool call -----------------------------------------------------------------
+    # the agent's tools: known here only, from the first model request ---------------------
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self._compare_tools(request)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        self._compare_tools(request)
+        return await handler(request)
+
+    def _compare_tools(self, request: Any) -> None:
+        """Once per middleware: the spec's tools against the tools bound to the model
+        (a ToolMismatchWarning and a log event per difference, docs/firewall.md)."""
+        if self._tools_compared:
+            return
+        with self._lock:
+            if self._tools_compared:
+                return
+            self._tools_compared = True
+        tools = getattr(request, "tools", None)
+        if tools is None:
+            return
+        schemas = langchain_tool_schemas(tools)
+        firewall = self._session_of_request(request).firewall
+        firewall.report_tool_mismatches(
+            warn_tool_mismatches(self.spec, schemas, implicit=frozenset(firewall.final_tools))
+        )
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         return self._gate.wrap(request, handler)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         return await self._gate.awrap(request, handler)
+
+
+def langchain_tool_schemas(tools: Any) -> dict[str, Any]:
+    """Name -> JSON Schema of the arguments, for LangChain tools (or OpenAI-format dicts)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out: dict[str, Any] = {}
+    for tool in tools:
+        try:
+            function = convert_to_openai_tool(tool)["function"]
+        except (ValueError, TypeError, KeyError):  # a provider built-in: no schema to compare
+            continue
+        out[str(function["name"])] = function.get("parameters")
+    return out
 
 
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:

@@ -194,7 +194,9 @@ class McpGateway:
         with self._lock:
             found = self.sessions.get(key)
             if found is None:
-                firewall = Firewall(self.firewall_spec(), **self.firewall_kwargs)
+                listed = {t.name: t.input_schema for t in self._tools}
+                options = {"agent_tools": listed, **self.firewall_kwargs}
+                firewall = Firewall(self.firewall_spec(), **options)
                 found = self.sessions[key] = _Session(key, firewall)
                 log.info("agentguard: session %s started (run %s)", key, firewall.run_id)
             return found

@@ -371,9 +371,34 @@ def guard_openai_agent(agent: Any, spec: Any, **firewall_kwargs: Any) -> Any:
         raise UnsupportedAgentError(f"expected an agents.Agent, got {type(agent).__qualname__}")
     if isinstance(getattr(agent, ATTRIBUTE, None), OpenAIAgentsGuard):
         raise AlreadyGuardedError(f"agent {agent.name!r} is already guarded")
+    schemas = agent_tool_schemas(agent)
+    if schemas is not None:
+        firewall_kwargs.setdefault("agent_tools", schemas)
     guard = OpenAIAgentsGuard(spec, **firewall_kwargs)
     _install(agent, guard)
     return agent
+
+
+def agent_tool_schemas(agent: Any) -> dict[str, Any] | None:
+    """The function tools of ``agent`` and of every agent its handoffs reach (name -> JSON
+    Schema), for the firewall's comparison with the spec's tools; None when a handoff is
+    built at run time (its target's tools cannot be known before the run)."""
+    out: dict[str, Any] = {}
+    seen: set[int] = set()
+    todo = [agent]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for tool in current.tools:
+            if isinstance(tool, FunctionTool):
+                out[tool.name] = tool.params_json_schema
+        for target in current.handoffs:
+            if not isinstance(target, Agent):
+                return None
+            todo.append(target)
+    return out
 
 
 def _install(agent: Any, guard: OpenAIAgentsGuard) -> None:

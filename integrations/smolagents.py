@@ -110,9 +110,38 @@ def guard_smolagents(
         raise AlreadyGuardedError(f"agent {agent.name or type(agent).__name__} is already guarded")
     if isinstance(agent, smolagents.CodeAgent):
         refuse_exposing_imports(agent)
+    firewall_kwargs.setdefault("agent_tools", agent_tool_schemas(agent))
     session = GuardSession(spec, **firewall_kwargs)
     _install(agent, session, smolagents)
     return agent
+
+
+_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+
+
+def agent_tool_schemas(agent: Any) -> dict[str, dict[str, Any]]:
+    """The agent's tools as JSON Schemas (from smolagents' ``Tool.inputs``), for the
+    firewall's comparison with the spec's tools (``agent_tools``, docs/firewall.md).
+
+    smolagents' own type names beyond JSON's (``any``, ``image``, ``audio``) say nothing
+    a declaration could contradict, so they are left out of the property schema.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for name, tool in dict(getattr(agent, "tools", {}) or {}).items():
+        inputs = getattr(tool, "inputs", None)
+        inputs = inputs if isinstance(inputs, dict) else {}
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for param, desc in inputs.items():
+            desc = desc if isinstance(desc, dict) else {}
+            kind = desc.get("type")
+            kinds = kind if isinstance(kind, list) else [kind]
+            known = [k for k in kinds if isinstance(k, str) and k in _JSON_TYPES]
+            properties[param] = {"type": known} if known and len(known) == len(kinds) else {}
+            if not desc.get("nullable"):
+                required.append(param)
+        out[str(name)] = {"type": "object", "properties": properties, "required": required}
+    return out
 
 
 def refuse_exposing_imports(agent: Any) -> None:

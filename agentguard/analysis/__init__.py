@@ -13,10 +13,10 @@ sound with them. See docs/lint.md.
 
 from __future__ import annotations
 
-from agentguard.analysis.declarations import ToolMismatch, compare_tools
 from agentguard.analysis.findings import WARNING_KINDS, LintWarning, WarningKind
 from agentguard.analysis.lint import lint_spec
 from agentguard.analysis.witness import Witness, find_witness
+from agentguard.enforcement.agent_tools import ToolMismatch, compare_tools
 
 __all__ = [
     "WARNING_KINDS",

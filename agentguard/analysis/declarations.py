@@ -6,24 +6,22 @@ literal of a type the parameter can never have (``refund(amount > "500")`` for
 always does). Both are found here from the syntax tree alone. Tool *results* are not
 declared in AgentLTL, so result paths are not checked.
 
-:func:`compare_tools` compares the spec with the tools an agent really has (names and
-JSON schemas, as the frameworks expose them); it is a pure function the integrations
-call when they know the agent's tools.
+Comparing the spec with the tools an agent really has is
+:func:`agentguard.enforcement.agent_tools.compare_tools` (the firewall runs it when it
+knows them; re-exported by :mod:`agentguard.analysis`).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, Literal
+from collections.abc import Iterator
+from dataclasses import fields, is_dataclass
+from typing import Any
 
 from agentguard.analysis.findings import LintWarning, located
 from agentguard.enforcement.schema import fits_type
 from agentguard.language import ast as A
 
-IMPLICIT_TOOLS = frozenset({"final_answer"})
-"""Tools a spec may name without declaring them (the firewall's final tool)."""
 _ORDER_OPS = frozenset({"<", "<=", ">", ">="})
 
 
@@ -167,163 +165,3 @@ def _show(value: Any) -> str:
 
 
 # ------------------------------------------------------------------ agent tools
-MismatchKind = Literal["missing-tool", "unknown-parameter", "undeclared-parameter", "type-mismatch"]
-
-_JSON_TYPES: Mapping[str, frozenset[str]] = {
-    "str": frozenset({"string"}),
-    "number": frozenset({"number", "integer"}),
-    "int": frozenset({"integer"}),
-    "bool": frozenset({"boolean"}),
-    "list": frozenset({"array"}),
-    "dict": frozenset({"object"}),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ToolMismatch:
-    """One difference between the spec and the agent's tools.
-
-    ``missing-tool``: the spec names a tool the agent lacks (``suggestion``: its closest
-    agent tool); ``unknown-parameter``: a declared parameter the agent's schema lacks;
-    ``undeclared-parameter``: a required schema parameter the declaration lacks (every
-    call passing it breaks the declaration); ``type-mismatch``: declared vs schema type.
-    """
-
-    kind: MismatchKind
-    tool: str
-    message: str
-    parameter: str | None = None
-    suggestion: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def spec_tool_names(spec: A.Spec) -> list[str]:
-    """Tools the spec declares or names in a formula, in order of appearance."""
-    names = [d.name for d in spec.tools]
-    for c in spec.constraints:
-        for n in walk(c.formula):
-            if isinstance(n, A.Event) and n.tool is not None:
-                names.append(n.tool)
-            elif isinstance(n, A.TracePredicate):
-                names.extend(_tool_args(n))
-    return list(dict.fromkeys(names))
-
-
-def _tool_args(p: A.TracePredicate) -> list[str]:
-    kinds = A.TRACE_PREDICATES.get(p.name, "").split()
-    out: list[str] = []
-    for kind, arg in zip(kinds, p.args, strict=False):
-        if kind == "t" and isinstance(arg, str):
-            out.append(arg)
-        elif kind == "[t]" and isinstance(arg, (tuple, list)):
-            out.extend(a for a in arg if isinstance(a, str))
-    return out
-
-
-def compare_tools(
-    spec: A.Spec,
-    agent_tools: Mapping[str, Mapping[str, Any] | None],
-    *,
-    implicit: frozenset[str] = IMPLICIT_TOOLS,
-) -> list[ToolMismatch]:
-    """Differences between the spec's tools and the agent's (name -> JSON schema or None).
-
-    A schema is the JSON Schema of the tool's arguments (``{"type": "object",
-    "properties": {...}, "required": [...]}``), as smolagents, LangChain, MCP and the
-    OpenAI function format give it; None when the framework does not expose one (names
-    are then compared, parameters not).
-    """
-    out: list[ToolMismatch] = []
-    for name in spec_tool_names(spec):
-        if name in agent_tools or name in implicit:
-            continue
-        close = difflib.get_close_matches(name, list(agent_tools), n=1, cutoff=0.6)
-        have = (
-            f"the agent has {close[0]!r}"
-            if close
-            else (
-                "the agent has " + (", ".join(repr(t) for t in sorted(agent_tools)) or "no tools")
-            )
-        )
-        out.append(
-            ToolMismatch(
-                "missing-tool",
-                name,
-                f"spec names tool {name!r}, which the agent does not have; {have}",
-                suggestion=close[0] if close else None,
-            )
-        )
-    for decl in spec.tools:
-        schema = agent_tools.get(decl.name)
-        if not isinstance(schema, Mapping):
-            continue
-        props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        required = schema.get("required")
-        required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
-        declared = {p.name for p in decl.params}
-        for p in decl.params:
-            if p.name not in props:
-                close = difflib.get_close_matches(p.name, list(props), n=1, cutoff=0.6)
-                hint = f"; the agent's tool has {close[0]!r}" if close else ""
-                out.append(
-                    ToolMismatch(
-                        "unknown-parameter",
-                        decl.name,
-                        f"{decl.name}: the spec declares parameter {p.name!r}, which the "
-                        f"agent's tool does not take{hint}",
-                        p.name,
-                        close[0] if close else None,
-                    )
-                )
-                continue
-            json_types = _schema_types(props[p.name])
-            allowed = _JSON_TYPES.get(p.type)
-            if allowed is not None and json_types and not (json_types & allowed):
-                out.append(
-                    ToolMismatch(
-                        "type-mismatch",
-                        decl.name,
-                        f"{decl.name}: parameter {p.name!r} is declared {p.type} but the "
-                        f"agent's schema says {'/'.join(sorted(json_types))}",
-                        p.name,
-                    )
-                )
-        for r in required:
-            if r not in declared:
-                out.append(
-                    ToolMismatch(
-                        "undeclared-parameter",
-                        decl.name,
-                        f"{decl.name}: the agent's tool requires {r!r}, which the spec's "
-                        "declaration lacks, so every call breaks the declaration",
-                        r,
-                    )
-                )
-    return out
-
-
-def _schema_types(prop: Any) -> frozenset[str]:
-    """The JSON types a property schema allows (empty: unknown or any)."""
-    if not isinstance(prop, Mapping):
-        return frozenset()
-    t = prop.get("type")
-    if isinstance(t, str):
-        return frozenset({t}) - {"null"} or frozenset()
-    if isinstance(t, list):
-        return frozenset(x for x in t if isinstance(x, str) and x != "null")
-    for key in ("anyOf", "oneOf"):
-        options = prop.get(key)
-        if isinstance(options, list):
-            found: set[str] = set()
-            for o in options:
-                sub = _schema_types(o)
-                if not sub:
-                    if isinstance(o, Mapping) and o.get("type") == "null":
-                        continue
-                    return frozenset()
-                found |= sub
-            return frozenset(found)
-    return frozenset()

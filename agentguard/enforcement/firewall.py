@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
+from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
 from agentguard.enforcement.flight import (
     Findings,
@@ -54,6 +55,7 @@ from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call, Trace
 
+TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 
@@ -102,6 +104,7 @@ class Firewall:
         redact: Redactor | None = None,
         registry: Registry | None = None,
         enforce_tools: bool = True,
+        agent_tools: AgentTools | None = None,
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
     ) -> None:
@@ -165,6 +168,11 @@ class Firewall:
             logger=logger,
             redact=redact,
         )
+        self.tool_mismatches: tuple[ToolMismatch, ...] = ()
+        if agent_tools is not None:
+            self.report_tool_mismatches(
+                warn_tool_mismatches(spec, agent_tools, implicit=frozenset(self.final_tools))
+            )
 
     # ------------------------------------------------------------------ properties
     @property
@@ -211,6 +219,20 @@ class Firewall:
     def classification(self) -> dict[str, Classification]:
         """Safety / mixed / liveness of every constraint."""
         return self.monitor.classification()
+
+    def report_tool_mismatches(self, mismatches: Sequence[ToolMismatch]) -> None:
+        """Keep and log differences between the spec's tools and the agent's (an adapter
+        that learns the agent's tools after the run started calls this)."""
+        with self._lock:
+            self.tool_mismatches = (*self.tool_mismatches, *mismatches)
+            for mismatch in mismatches:
+                self._log.emit(
+                    TOOL_MISMATCH_EVENT,
+                    warn=True,
+                    tool=mismatch.tool,
+                    message=mismatch.message,
+                    verdict=mismatch.kind,
+                )
 
     # ------------------------------------------------------------------ proposing
     def propose(

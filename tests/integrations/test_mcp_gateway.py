@@ -31,7 +31,8 @@ SERVER = [sys.executable, str(HERE / "shop.py")]
 class Run:
     """One proxy run's files: what reached the server, the decision log, the reports."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, spec: Path = SPEC) -> None:
+        self.spec = spec
         self.record = root / "server_calls.jsonl"
         self.log = root / "decisions.jsonl"
         self.report = root / "reports.jsonl"
@@ -44,7 +45,7 @@ class Run:
             "-m",
             "agentguard",
             "mcp-proxy",
-            str(SPEC),
+            str(self.spec),
             "--log",
             str(self.log),
             "--report",
@@ -282,3 +283,21 @@ async def _two_sessions(url: str) -> tuple[Any, Any]:
 
 def _lines(path: Path) -> Sequence[str]:
     return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_spec_tool_the_server_lacks_is_logged_with_the_closest_name(tmp_path: Path) -> None:
+    """The server's tools/list is compared with the spec: a misspelled tool is a
+    tool_mismatch event in the session's log (and a ToolMismatchWarning on stderr)."""
+    spec = tmp_path / "typo.ltl"
+    spec.write_text(SPEC.read_text() + "\nconstraint typo := G !lookup_ordr\n")
+    run = Run(tmp_path, spec)
+
+    async def scenario() -> Any:
+        async with through_proxy(run) as client:
+            return await client.call_tool("lookup_order", {"order_id": "A1"})
+
+    assert not anyio.run(scenario).is_error
+    events = [json.loads(line) for line in run.log.read_text().splitlines()]
+    mismatch = [e for e in events if e["event"] == "agentguard.tool_mismatch"]
+    assert [e["tool"] for e in mismatch] == ["lookup_ordr"]
+    assert "the agent has 'lookup_order'" in mismatch[0]["message"]

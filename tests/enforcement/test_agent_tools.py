@@ -1,0 +1,163 @@
+"""The firewall compares the spec's tools with the agent's, in every adapter that knows them."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentguard.enforcement.firewall import Firewall
+from agentguard.errors import ToolMismatchWarning
+from agentguard.language import parse_spec
+from agentguard.testing.script import call
+
+SPEC = """
+tool get_user_detail(user_id: str)
+constraint not_for_admin := G !get_user_detail(user_id = "admin")
+"""
+
+AGENT_TOOLS: dict[str, Any] = {
+    "get_user_details": {
+        "type": "object",
+        "properties": {"user_id": {"type": "string"}},
+        "required": ["user_id"],
+    },
+    "final_answer": None,
+}
+
+
+def _no_warnings(fn: Any) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fn()
+    return [w for w in seen if issubclass(w.category, ToolMismatchWarning)]
+
+
+def test_a_misspelled_tool_warns_and_is_logged(tmp_path: Path) -> None:
+    """Firewall(agent_tools=...) warns with the closest agent tool and logs the difference."""
+    log = tmp_path / "log.jsonl"
+    with pytest.warns(ToolMismatchWarning, match="the agent has 'get_user_details'"):
+        fw = Firewall(parse_spec(SPEC), agent_tools=AGENT_TOOLS, log_path=log)
+    assert [m.kind for m in fw.tool_mismatches] == ["missing-tool"]
+    assert fw.tool_mismatches[0].suggestion == "get_user_details"
+    fw.finish()
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    mismatch = [e for e in events if e["event"] == "agentguard.tool_mismatch"]
+    assert len(mismatch) == 1 and mismatch[0]["tool"] == "get_user_detail"
+
+
+def test_matching_tools_are_silent() -> None:
+    """No warning when the agent has every tool the spec names, with matching schemas."""
+    spec = parse_spec(SPEC.replace("get_user_detail", "get_user_details"))
+    assert _no_warnings(lambda: Firewall(spec, agent_tools=AGENT_TOOLS)) == []
+
+
+def test_without_agent_tools_nothing_is_compared() -> None:
+    """A bare Firewall (tools unknown) compares nothing."""
+    assert _no_warnings(lambda: Firewall(parse_spec(SPEC))) == []
+    assert Firewall(parse_spec(SPEC)).tool_mismatches == ()
+
+
+def test_a_parameter_type_mismatch_is_named() -> None:
+    """A declared type the agent's schema contradicts is a type-mismatch."""
+    spec = parse_spec("tool get_user_details(user_id: number)\nconstraint c := G !get_user_details")
+    with pytest.warns(ToolMismatchWarning, match="declared number"):
+        fw = Firewall(spec, agent_tools=AGENT_TOOLS)
+    assert [m.kind for m in fw.tool_mismatches] == ["type-mismatch"]
+
+
+def test_smolagents_guard_compares_the_agents_tools() -> None:
+    """guard() on a ToolCallingAgent passes its tools: the misspelled spec tool warns."""
+    from smolagents import ToolCallingAgent, tool
+
+    import agentguard
+    from agentguard.testing.smolagents_models import ScriptedModel
+
+    @tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up.
+
+        Args:
+            user_id: the user's id.
+        """
+        return json.dumps({"user_id": user_id})
+
+    model = ScriptedModel(
+        [call("get_user_details", user_id="u1"), call("final_answer", answer="ok")]
+    )
+    agent = ToolCallingAgent(tools=[get_user_details], model=model, max_steps=3)
+    agentguard.guard(agent, parse_spec(SPEC))
+    with pytest.warns(ToolMismatchWarning, match="get_user_details"):
+        agent.run("look the user up")
+
+
+def test_smolagents_guard_is_silent_on_a_matching_spec() -> None:
+    """Spec and agent agree: running the guarded agent warns nothing."""
+    from smolagents import ToolCallingAgent, tool
+
+    import agentguard
+    from agentguard.testing.smolagents_models import ScriptedModel
+
+    @tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up.
+
+        Args:
+            user_id: the user's id.
+        """
+        return "found"
+
+    model = ScriptedModel(
+        [call("get_user_details", user_id="u1"), call("final_answer", answer="ok")]
+    )
+    agent = ToolCallingAgent(tools=[get_user_details], model=model, max_steps=3)
+    agentguard.guard(agent, parse_spec(SPEC.replace("get_user_detail", "get_user_details")))
+    assert _no_warnings(lambda: agent.run("look the user up")) == []
+
+
+def test_langchain_middleware_compares_the_bound_tools() -> None:
+    """AgentGuardMiddleware compares the tools of the first model request, once."""
+    from agentguard.integrations.langchain import AgentGuardMiddleware
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool as lc_tool
+
+    from agentguard.testing.langchain_models import ScriptedChatModel
+
+    @lc_tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up."""
+        return "found"
+
+    middleware = AgentGuardMiddleware(parse_spec(SPEC))
+    model = ScriptedChatModel([call("get_user_details", user_id="u1"), "done"])
+    agent = create_agent(model, [get_user_details], middleware=[middleware])
+    with pytest.warns(ToolMismatchWarning, match="the agent has 'get_user_details'") as seen:
+        agent.invoke({"messages": [{"role": "user", "content": "look the user up"}]})
+    assert len([w for w in seen if issubclass(w.category, ToolMismatchWarning)]) == 1
+
+
+def test_openai_agents_tools_are_gathered_over_handoffs() -> None:
+    """The Agents SDK adapter compares the function tools of every agent handoffs reach."""
+    from agentguard.integrations.openai_agents import agent_tool_schemas
+    from agents import Agent, function_tool
+
+    @function_tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up."""
+        return "found"
+
+    @function_tool
+    def issue_refund(amount: float) -> str:
+        """Refund."""
+        return "ok"
+
+    billing = Agent(name="billing", tools=[issue_refund])
+    front = Agent(name="front", tools=[get_user_details], handoffs=[billing])
+    schemas = agent_tool_schemas(front)
+    assert schemas is not None and set(schemas) == {"get_user_details", "issue_refund"}
+    assert schemas["issue_refund"]["properties"]["amount"]["type"] == "number"
+    with pytest.warns(ToolMismatchWarning, match="get_user_details"):
+        Firewall(parse_spec(SPEC), agent_tools=schemas)
