@@ -72,7 +72,6 @@ KNOWN_CYCLES: frozenset[str] = frozenset(
         "agentguard.trace.formats._base <-> agentguard.trace.formats.openai_chat"
         " <-> agentguard.trace.mcp_content <-> agentguard.trace.model",
         "agentguard.enforcement.firewall <-> agentguard.enforcement.state",
-        "agentguard.pec.loaders <-> agentguard.pec.tau_files",
     }
 )
 
