@@ -17,6 +17,7 @@ from rich.progress import track
 from rich.table import Table
 
 from agentguard.language.ast import Spec
+from agentguard.report import batch
 from agentguard.report.batch import CheckedTrace, Group, groups, stats
 from agentguard.scoring.report import FULL, NONE, PARTIAL
 
@@ -171,6 +172,27 @@ def _positive(text: str) -> int:
     return value
 
 
+def score_batch(args: argparse.Namespace, spec: Spec, err: Console) -> list[CheckedTrace]:
+    """Read and score ``args.traces`` as ``check`` and ``report`` both do: every record,
+    ``--by`` fields checked first, batched (``--jobs``), a progress bar on a terminal."""
+    loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
+    batch.check_fields(loaded, args.by)
+    return batch.score_records(
+        with_progress(loaded, "scoring", err),
+        spec,
+        jobs=args.jobs,
+        spec_source=args.spec,
+        plugins=args.load,
+    )
+
+
+def batch_failed(items: Sequence[CheckedTrace], fail_under: float | None) -> bool:
+    """Exit 1? The mean below ``--fail-under`` when given, else any violated trace."""
+    if fail_under is not None:
+        return batch.below(items, fail_under)
+    return any(i.report is not None and not i.report.passed for i in items)
+
+
 def add_scale_options(parser: argparse.ArgumentParser) -> None:
     """``--by``, ``--fail-under`` and ``--jobs`` (shared by ``check`` and ``report``)."""
     parser.add_argument(
@@ -201,8 +223,10 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
 __all__ = [
     "PROGRESS_THRESHOLD",
     "add_scale_options",
+    "batch_failed",
     "elide",
     "render",
+    "score_batch",
     "score_threshold",
     "with_progress",
 ]

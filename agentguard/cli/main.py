@@ -130,26 +130,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             "register them in a module and pass it with --load MODULE"
         )
         return EXIT_USAGE
-    loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
-    batch.check_fields(loaded, args.by)
-    err = Console(stderr=True)
-    items = batch.score_records(
-        check.with_progress(loaded, "scoring", err),
-        spec,
-        jobs=args.jobs,
-        spec_source=args.spec,
-        plugins=args.load,
-    )
+    items = check.score_batch(args, spec, Console(stderr=True))
     for item in items:
         if item.error is not None:
             _err(item.error)
         elif item.unjudged:
             _err(batch.unjudged_message(item))
     worst = EXIT_INPUT if any(i.error is not None for i in items) else EXIT_OK
-    if args.fail_under is not None:
-        failed = batch.below(items, args.fail_under)
-    else:
-        failed = any(i.report is not None and not i.report.passed for i in items)
+    failed = check.batch_failed(items, args.fail_under)
     if failed and worst == EXIT_OK:
         worst = EXIT_VIOLATION
     if args.json:

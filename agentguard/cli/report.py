@@ -62,29 +62,19 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         cli._err(f"{args.spec}: declared but not registered: {', '.join(missing)}")
         return cli.EXIT_USAGE
-    err = Console(stderr=True)
-    loaded = batch.read_files(args.traces, format=args.format, final_answer=args.final_answer)
-    batch.check_fields(loaded, args.by)
-    items = batch.score_records(
-        check.with_progress(loaded, "scoring", err),
-        spec,
-        jobs=args.jobs,
-        spec_source=args.spec,
-        plugins=args.load,
-    )
+    items = check.score_batch(args, spec, Console(stderr=True))
     for item in items:
         if item.error is not None:
             cli._err(item.error)
+        elif item.unjudged:
+            cli._err(batch.unjudged_message(item))
     pec, note = pec_from_recorded_errors(items, args.by)
     page = compliance_html(items, spec, by=args.by, title=args.title, pec=pec, pec_note=note)
     out = write_html(page, args.html)
     print(f"report written to {out}")
     if any(i.error is not None for i in items):
         return cli.EXIT_INPUT
-    if args.fail_under is not None:
-        failed = batch.below(items, args.fail_under)
-    else:
-        failed = any(i.report is not None and not i.report.passed for i in items)
+    failed = check.batch_failed(items, args.fail_under)
     return cli.EXIT_VIOLATION if failed else cli.EXIT_OK
 
 
