@@ -37,10 +37,9 @@ from agentguard.semantics import segmented as S
 from agentguard.semantics.evaluator import Evaluator, _run_test
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import call_field, compile_regex
-from agentguard.semantics.vectors import BINARY, UNARY, BoolVec
+from agentguard.semantics.vectors import BINARY, UNARY, BoolVec, Value, connective
 from agentguard.trace.model import Call, Trace
 
-Value = bool | BoolVec
 _NAME = attrgetter("name")
 _PASSED = attrgetter("passed")
 TraceLike = Trace | Mapping[str, Any] | Sequence[Any]
@@ -234,24 +233,7 @@ class _Bulk:
             v = self.value(f.operand)
             return (not v) if isinstance(v, bool) else ~v
         if isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
-            left, right = self.value(f.left), self.value(f.right)
-            if isinstance(left, bool) and isinstance(right, bool):
-                if isinstance(f, A.And):
-                    return left and right
-                if isinstance(f, A.Or):
-                    return left or right
-                if isinstance(f, A.Implies):
-                    return (not left) or right
-                return left == right
-            lv, rv = self._vec(left), self._vec(right)
-            if isinstance(f, A.And):
-                return lv & rv
-            if isinstance(f, A.Or):
-                return lv | rv
-            if isinstance(f, A.Implies):
-                return ~lv | rv
-            out: BoolVec = lv == rv
-            return out
+            return connective(f, self.value(f.left), self.value(f.right), self.seg.n)
         if isinstance(f, UNARY):
             return S.unary(f, self._vec(self.value(f.operand)), self.seg)
         if isinstance(f, BINARY):

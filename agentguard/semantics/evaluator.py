@@ -50,7 +50,7 @@ from agentguard.semantics.values import (
 from agentguard.trace.model import Call, Trace
 
 BoolVec = V.BoolVec
-Value = bool | BoolVec  # a scalar means "the same at every position"
+Value = V.Value
 Env = Mapping[str, Any]
 
 
@@ -171,23 +171,7 @@ class Evaluator:
                 return True
             if isinstance(f, A.Implies) and not left:
                 return True
-        right = self.value(f.right, env)
-        if isinstance(left, bool) and isinstance(right, bool):
-            if isinstance(f, A.And):
-                return left and right
-            if isinstance(f, A.Or):
-                return left or right
-            if isinstance(f, A.Implies):
-                return (not left) or right
-            return left == right
-        lv, rv = self._vec(left), self._vec(right)
-        if isinstance(f, A.And):
-            return lv & rv
-        if isinstance(f, A.Or):
-            return lv | rv
-        if isinstance(f, A.Implies):
-            return ~lv | rv
-        return V.as_vec(lv == rv)
+        return V.connective(f, left, self.value(f.right, env), self.n)
 
     # ---------------------------------------------------------------- atoms
     def _event(self, f: A.Event, env: Env) -> Value:

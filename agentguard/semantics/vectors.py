@@ -28,6 +28,34 @@ def as_vec(value: Any) -> BoolVec:
     return value  # type: ignore[no-any-return]
 
 
+Value: TypeAlias = bool | BoolVec
+"""A formula's truth at every position; a scalar means "the same at every position"."""
+
+Connective: TypeAlias = A.And | A.Or | A.Implies | A.Iff
+
+
+def connective(f: Connective, left: Value, right: Value, n: int) -> Value:
+    """``left op right`` for a boolean connective, staying scalar while both sides are
+    (the offline evaluator and the bulk scorer share this one definition)."""
+    if isinstance(left, bool) and isinstance(right, bool):
+        if isinstance(f, A.And):
+            return left and right
+        if isinstance(f, A.Or):
+            return left or right
+        if isinstance(f, A.Implies):
+            return (not left) or right
+        return left == right
+    lv = np.full(n, left, dtype=bool) if isinstance(left, bool) else left
+    rv = np.full(n, right, dtype=bool) if isinstance(right, bool) else right
+    if isinstance(f, A.And):
+        return lv & rv
+    if isinstance(f, A.Or):
+        return lv | rv
+    if isinstance(f, A.Implies):
+        return ~lv | rv
+    return as_vec(lv == rv)
+
+
 def next_true(a: BoolVec) -> IntVec:
     """For each i, the first j >= i with a[j], or n."""
     n = a.shape[0]
