@@ -16,6 +16,7 @@ import json
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -738,18 +739,25 @@ class Firewall:
             )
 
     # ------------------------------------------------------------------ state files
-    def save_state(self) -> dict[str, Any]:
+    def save(self) -> dict[str, Any]:
         """A versioned JSON-able document; :meth:`restore` continues with identical verdicts."""
         from agentguard.enforcement.state import save
 
         with self._lock:
             return save(self)
 
+    def save_state(self) -> dict[str, Any]:
+        """Deprecated name of :meth:`save` (one verb pair: ``save`` / ``restore``)."""
+        warnings.warn(
+            "Firewall.save_state() is deprecated; use Firewall.save()", DeprecationWarning, 2
+        )
+        return self.save()
+
     @classmethod
     def restore(
         cls, spec: A.Spec | str | Path, state: Mapping[str, Any], **kwargs: Any
     ) -> Firewall:
-        """A firewall continuing a run saved with :meth:`save_state` (e.g. in another process)."""
+        """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
         from agentguard.enforcement.state import load
 
         if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:

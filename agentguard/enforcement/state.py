@@ -1,4 +1,4 @@
-"""Firewall state documents: what :meth:`Firewall.save_state` writes and
+"""Firewall state documents: what :meth:`Firewall.save` writes and
 :meth:`Firewall.restore` reads, so a run continues in another process with identical
 decisions (the monitor, executed calls, calls in flight, decisions, counters, the
 BLOCK_AND_WARN retry pointers, the positions excused from each shadow monitor)."""
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.enforcement.decision import Decision, Violation
 from agentguard.enforcement.flight import Flight
+from agentguard.monitor import Monitor
 from agentguard.trace.model import UNKNOWN, Call
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ def save(fw: Firewall) -> dict[str, Any]:
 def load(fw: Firewall, state: Mapping[str, Any]) -> None:
     """Put ``state`` into a fresh firewall of the same spec (raises KeyError, TypeError,
     ValueError or IndexError on a malformed document)."""
-    fw.monitor.load(state["monitor"])
+    fw.monitor = Monitor.restore(
+        fw.spec, state["monitor"], registry=fw.registry, uncounted=fw.final_tools
+    )
     fw._calls = [_call(r, i) for i, r in enumerate(state["calls"])]
     for call in fw._calls:
         fw.tools.observe(call)

@@ -37,7 +37,8 @@ from agentguard.monitor.atoms import (
     uses_metrics,
 )
 from agentguard.monitor.formula import FALSE, TRUE, Store
-from agentguard.monitor.machine import Machine, Register
+from agentguard.monitor.machine import Machine
+from agentguard.monitor.registers import Past, Register
 from agentguard.semantics.evaluator import collect_sites, free_variables
 from agentguard.semantics.predicates import ground
 from agentguard.semantics.registry import Matcher
@@ -55,7 +56,7 @@ _GROUPABLE_OPS = frozenset({"=", "!=", "contains"})
 
 
 @dataclass(frozen=True, slots=True)
-class AutoPlan:
+class AutomatonPlan:
     machine: Machine
 
 
@@ -81,7 +82,7 @@ class FallbackPlan:
     reason: str
 
 
-Plan = Union[AutoPlan, QuantPlan, BoolPlan, FallbackPlan]  # noqa: UP007 - a runtime alias on 3.10
+Plan = Union[AutomatonPlan, QuantPlan, BoolPlan, FallbackPlan]  # noqa: UP007 - a runtime alias on 3.10
 
 
 def compile_plan(formula: A.Formula, match: Matcher) -> Plan:
@@ -100,7 +101,7 @@ def _has_quantifier(f: A.Formula) -> bool:
 
 def _top(f: A.Formula, match: Matcher) -> Plan:
     if not _has_quantifier(f):
-        return AutoPlan(build_machine(f, None, match))
+        return AutomatonPlan(build_machine(f, None, match))
     if isinstance(f, A.Quantified):
         return _quantified(f, match)
     if isinstance(f, A.Not):
@@ -173,7 +174,7 @@ def _instantiated(f: A.Quantified, match: Matcher) -> Plan:
     values = flatten_values([x.value for x in d.items if isinstance(x, A.Literal)])
     forall = f.kind == "forall"
     if not values:
-        return AutoPlan(build_machine(A.Const(forall), None, match))
+        return AutomatonPlan(build_machine(A.Const(forall), None, match))
     plans = [_top(_substitute(f.body, f.var, v), match) for v in values]
     out = plans[0]
     for p in plans[1:]:
@@ -301,23 +302,28 @@ class _Builder:
     def _past(self, f: A.Yesterday | A.Once | A.Historically | A.Since) -> int:
         if isinstance(f, A.Since):
             return self._register(
-                Register("S", self._past_operand(f.left), self._past_operand(f.right))
+                Register(Past.SINCE, self._past_operand(f.left), self._past_operand(f.right))
             )
         if isinstance(f, A.Yesterday):
-            return self._register(Register("Y" if f.strong else "Z", self._past_operand(f.operand)))
+            return self._register(
+                Register(
+                    Past.YESTERDAY if f.strong else Past.WEAK_YESTERDAY,
+                    self._past_operand(f.operand),
+                )
+            )
         op = self._past_operand(f.operand)
         once = isinstance(f, A.Once)
         if f.bound is None:
-            return self._register(Register("O" if once else "H", op))
+            return self._register(Register(Past.ONCE if once else Past.HISTORICALLY, op))
         # O[<=k] φ = φ | Y O[<=k-1] φ and H[<=k] φ = φ & Z H[<=k-1] φ, down to φ itself
         # (the NonEmpty guard keeps the empty trace's value: O false, H true)
         s = self.store
         out = op
         for _ in range(max(f.bound, 0)):
             if once:
-                out = s.or_((op, self._register(Register("Y", out))))
+                out = s.or_((op, self._register(Register(Past.YESTERDAY, out))))
             else:
-                out = s.and_((op, self._register(Register("Z", out))))
+                out = s.and_((op, self._register(Register(Past.WEAK_YESTERDAY, out))))
         return s.and_((s.nonempty, out)) if once else s.or_((s.end, out))
 
     def _register(self, reg: Register) -> int:

@@ -20,7 +20,7 @@ from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.machine import Machine
-from agentguard.monitor.nodes import AutoNode, Node, build_node
+from agentguard.monitor.nodes import AutomatonNode, Node, build_node
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.predicates import values_match
@@ -240,7 +240,7 @@ class Monitor:
         node = self._nodes[name]
         if isinstance(node, QuantNode) and proposed is not None:
             return node.hint(proposed.at(self.position), ending=ending)
-        if not isinstance(node, AutoNode) or node.error:
+        if not isinstance(node, AutomatonNode) or node.error:
             return ""
         if node.budget:
             count = node.count + (
@@ -274,16 +274,16 @@ class Monitor:
 
     # ------------------------------------------------------------------ state files
     def save(self) -> dict[str, Any]:
-        """A JSON-able document of the monitor state (restore with :meth:`load`)."""
+        """A JSON-able document of the monitor state (continue it with :meth:`restore`)."""
         return {
             "format": STATE_FORMAT,
             "spec": self._fingerprint,
             "position": self.position,
-            "constraints": {n: node.export() for n, node in self._nodes.items()},
+            "constraints": {n: node.save() for n, node in self._nodes.items()},
         }
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        """Restore a state saved by :meth:`save` on a monitor of the same spec."""
+    def _restore(self, doc: Mapping[str, Any]) -> None:
+        """Put a state saved by :meth:`save` into this fresh monitor of the same spec."""
         if not isinstance(doc, Mapping) or doc.get("format") != STATE_FORMAT:
             raise MonitorStateError(
                 f"not a monitor state document (expected format {STATE_FORMAT})"
@@ -293,7 +293,7 @@ class Monitor:
         try:
             self.position = int(doc["position"])
             for name, node in self._nodes.items():
-                node.load(doc["constraints"][name])
+                node.restore(doc["constraints"][name])
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():
@@ -312,8 +312,9 @@ class Monitor:
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
     ) -> Monitor:
+        """A monitor continuing the run ``doc`` was saved from (:meth:`save`)."""
         m = cls(spec, registry=registry, match=match, uncounted=uncounted)
-        m.load(doc)
+        m._restore(doc)
         return m
 
 
@@ -386,8 +387,20 @@ class FormulaMonitor:
     def save(self) -> dict[str, Any]:
         return self.monitor.save()
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        self.monitor.load(doc)
+    @classmethod
+    def restore(
+        cls,
+        formula: A.Formula,
+        doc: Mapping[str, Any],
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+        uncounted: Iterable[str] = (),
+    ) -> FormulaMonitor:
+        """A monitor of ``formula`` continuing the run ``doc`` was saved from."""
+        m = cls(formula, registry=registry, match=match, uncounted=uncounted)
+        m.monitor._restore(doc)
+        return m
 
 
 def classify(

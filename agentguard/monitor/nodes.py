@@ -7,15 +7,24 @@ same two after a hypothetical extension (``peek``), without committing anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
-from agentguard.monitor.atoms import Env, FrozenAtom, eval_frozen
+from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.budget import Known, count_tests, known
-from agentguard.monitor.compile import AutoPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
+from agentguard.monitor.compile import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.machine import OTHER, Machine
+from agentguard.monitor.persistence import restore_cstate, save_cstate
+from agentguard.monitor.quantified import QuantNode
+from agentguard.monitor.state_sets import (
+    call_doc,
+    call_from_doc,
+    resolve_frozen,
+    set_final,
+    set_verdict,
+)
 from agentguard.monitor.verdict import (
     Classification,
     Enforceability,
@@ -47,49 +56,11 @@ class Node(Protocol):
         self, calls: Sequence[Call], ending: bool, errors: list[str]
     ) -> tuple[Verdict, bool | None]: ...
     def classify(self) -> Classification: ...
-    def export(self) -> dict[str, Any]: ...
-    def load(self, doc: Mapping[str, Any]) -> None: ...
+    def save(self) -> dict[str, Any]: ...
+    def restore(self, doc: Mapping[str, Any]) -> None: ...
 
 
-def set_verdict(states: Iterable[int], machine: Machine) -> Verdict:
-    """The verdict of a set of possible states: decided only if all of them agree."""
-    out: Verdict | None = None
-    for s in states:
-        v = machine.verdict(s)
-        if out is None:
-            out = v
-        elif out is not v:
-            return Verdict.PENDING
-    return out or Verdict.PENDING
-
-
-def set_final(states: Iterable[int], machine: Machine) -> bool | None:
-    out: bool | None = None
-    first = True
-    for s in states:
-        v = machine.final(s)
-        if v is None:
-            return None
-        if first:
-            out, first = v, False
-        elif out is not v:
-            return None
-    return out
-
-
-def resolve_frozen(
-    machine: Machine, state: int, env: Env, registry: Registry, metrics: Mapping[str, Any] | None
-) -> int:
-    """Resolve the frozen atoms that can be resolved now (metric ones need ``metrics``)."""
-    values: dict[int, bool] = {}
-    for i in machine.frozen_in(state):
-        atom = machine.atoms[i]
-        if isinstance(atom, FrozenAtom) and (metrics is not None or not atom.metric):
-            values[i] = eval_frozen(atom, env, metrics, registry)
-    return machine.resolve(state, values)
-
-
-class AutoNode:
+class AutomatonNode:
     """A quantifier-free formula: one machine state.
 
     With ``metrics.num_tool_calls`` budgets (monitor/budget.py) the node also counts
@@ -211,14 +182,14 @@ class AutoNode:
             return Classification(found.kind, found.exact, reason)
         return found
 
-    def export(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"state": self.machine.export_state(self.state), "error": self.error}
+    def save(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"state": save_cstate(self.machine, self.state), "error": self.error}
         if self.budget:
             doc["count"] = self.count
         return doc
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        self.state = self.machine.import_state(doc["state"])
+    def restore(self, doc: Mapping[str, Any]) -> None:
+        self.state = restore_cstate(self.machine, doc["state"])
         self.error = doc.get("error")
         self.count = int(doc.get("count", 0))
 
@@ -293,12 +264,12 @@ class BoolNode:
             return Classification(Enforceability.SAFETY, all(k.exact for k in kinds))
         return Classification(Enforceability.MIXED, False, "boolean combination of quantifiers")
 
-    def export(self) -> dict[str, Any]:
-        return {"children": [c.export() for c in self.children]}
+    def save(self) -> dict[str, Any]:
+        return {"children": [c.save() for c in self.children]}
 
-    def load(self, doc: Mapping[str, Any]) -> None:
+    def restore(self, doc: Mapping[str, Any]) -> None:
         for c, d in zip(self.children, doc["children"], strict=True):
-            c.load(d)
+            c.restore(d)
 
 
 class FallbackNode:
@@ -364,11 +335,11 @@ class FallbackNode:
     def classify(self) -> Classification:
         return Classification(Enforceability.MIXED, False, f"checked at the end: {self.reason}")
 
-    def export(self) -> dict[str, Any]:
-        return {"calls": [_call_doc(c) for c in self.calls], "error": self.error}
+    def save(self) -> dict[str, Any]:
+        return {"calls": [call_doc(c) for c in self.calls], "error": self.error}
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        self.calls = [_call_from_doc(d, i) for i, d in enumerate(doc["calls"])]
+    def restore(self, doc: Mapping[str, Any]) -> None:
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(doc["calls"])]
         self.error = doc.get("error")
 
 
@@ -397,27 +368,15 @@ def _reads_results(f: Any) -> bool:
     return False
 
 
-def _call_doc(c: Call) -> dict[str, Any]:
-    return c.to_record()
-
-
-def _call_from_doc(d: Mapping[str, Any], i: int) -> Call:
-    from agentguard.trace.model import UNKNOWN
-
-    return Call(d["tool_name"], dict(d.get("arguments", {})), d.get("tool_result", UNKNOWN), i)
-
-
 def build_node(
     plan: Plan, registry: Registry, match: Matcher, uncounted: frozenset[str] = frozenset()
 ) -> Node:
     """The run-time node of a plan; ``uncounted`` tools do not count towards budgets."""
-    if isinstance(plan, AutoPlan):
-        return AutoNode(plan.machine, registry, uncounted)
+    if isinstance(plan, AutomatonPlan):
+        return AutomatonNode(plan.machine, registry, uncounted)
     if isinstance(plan, BoolPlan):
         return BoolNode(plan.op, [build_node(p, registry, match, uncounted) for p in plan.children])
     if isinstance(plan, QuantPlan):
-        from agentguard.monitor.quantified import QuantNode
-
         return QuantNode(plan, registry)
     if isinstance(plan, FallbackPlan):
         return FallbackNode(plan.formula, plan.reason, registry, match)

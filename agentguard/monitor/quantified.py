@@ -25,7 +25,14 @@ from agentguard.language import ast as A
 from agentguard.monitor.atoms import FRESH, FrozenAtom
 from agentguard.monitor.compile import QuantPlan
 from agentguard.monitor.machine import OTHER
-from agentguard.monitor.nodes import resolve_frozen, set_final, set_verdict
+from agentguard.monitor.persistence import restore_cstate, save_cstate
+from agentguard.monitor.state_sets import (
+    call_doc,
+    call_from_doc,
+    resolve_frozen,
+    set_final,
+    set_verdict,
+)
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
@@ -451,33 +458,31 @@ class QuantNode:
         return Classification(Enforceability.MIXED, False, "quantified: at least mixed")
 
     # ------------------------------------------------------------------ state files
-    def export(self) -> dict[str, Any]:
+    def save(self) -> dict[str, Any]:
         m = self.machine
         return {
-            "fresh": m.export_state(self.fresh),
+            "fresh": save_cstate(m, self.fresh),
             "groups": [
                 {
-                    "state": m.export_state(g.state),
+                    "state": save_cstate(m, g.state),
                     "in_domain": g.in_domain,
                     "values": list(g.values.values()),
                 }
                 for g in self.groups.values()
             ],
             "error": self.error,
-            "calls": [c.to_record() for c in self.calls],
+            "calls": [call_doc(c) for c in self.calls],
             "degraded": self.degraded,
         }
 
-    def load(self, doc: Mapping[str, Any]) -> None:
+    def restore(self, doc: Mapping[str, Any]) -> None:
         m = self.machine
-        self.fresh = m.import_state(doc["fresh"])
+        self.fresh = restore_cstate(m, doc["fresh"])
         self.groups, self.where = {}, {}
         for gd in doc["groups"]:
-            state = m.import_state(gd["state"])
+            state = restore_cstate(m, gd["state"])
             for v in gd["values"]:
                 self._insert(freeze(v), v, state, bool(gd["in_domain"]))
         self.error = doc.get("error")
-        from agentguard.monitor.nodes import _call_from_doc
-
-        self.calls = [_call_from_doc(d, i) for i, d in enumerate(doc.get("calls", ()))]
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(doc.get("calls", ()))]
         self.degraded = bool(doc.get("degraded", False))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard.language import parse_formula
-from agentguard.monitor import Monitor, Verdict
+from agentguard.monitor import FormulaMonitor, Monitor, Verdict
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import UNKNOWN, Call, Trace
@@ -238,6 +238,5 @@ def test_contains_on_text_degrades_to_the_offline_evaluator() -> None:
     assert m.monitor.node("formula").degraded  # type: ignore[attr-defined]
     assert (m.finish() is S) == holds(f, Trace(tuple(calls))) is True
     doc = m.save()
-    other = Monitor.for_formula(f)
-    other.load(doc)
+    other = FormulaMonitor.restore(f, doc)
     assert other.finish() is S
