@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.monitor import FormulaMonitor, Monitor, MonitorStateError, Peek, classify
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 
 __all__ = [
     "Classification",
+    "CompiledSpec",
     "Enforceability",
     "FormulaMonitor",
     "Monitor",
@@ -14,4 +16,5 @@ __all__ = [
     "Peek",
     "Verdict",
     "classify",
+    "compile_spec",
 ]

@@ -60,6 +60,7 @@ class Store:
         self._ids: dict[Node, int] = {}
         self._neg: dict[int, int] = {}
         self._dnf: dict[int, Dnf] = {}
+        self._comp: dict[Cube, frozenset[int]] = {}
         self.residuals: list[Dnf] = []
         self._residual_ids: dict[Dnf, int] = {}
         self.mk((Op.TRUE,))
@@ -283,19 +284,31 @@ class Store:
         if b == DNF_TRUE:
             return a
         cubes = set()
+        comp = self._complements
         for x in a:
+            cx = comp(x)
+            if not cx.isdisjoint(x):
+                continue
             for y in b:
-                cube = x | y
-                if not self._contradicts(cube):
-                    cubes.add(cube)
+                cy = comp(y)
+                if cx.isdisjoint(y) and cy.isdisjoint(x) and cy.isdisjoint(y):
+                    cubes.add(x | y)
         return _minimise(frozenset(cubes))
 
-    def _contradicts(self, cube: Cube) -> bool:
-        for e in cube:
-            n = self.nodes[e]
-            if n[0] == Op.LITERAL and n[2] and self._ids.get((Op.LITERAL, n[1], False)) in cube:
-                return True
-        return False
+    def _complements(self, cube: Cube) -> frozenset[int]:
+        """The ids of the negations of the cube's literals (memoised: a cube meets one
+        of them iff the conjunction is contradictory)."""
+        found = self._comp.get(cube)
+        if found is None:
+            out = set()
+            for e in cube:
+                n = self.nodes[e]
+                if n[0] == Op.LITERAL:
+                    other = self._ids.get((Op.LITERAL, n[1], not n[2]))
+                    if other is not None:
+                        out.add(other)
+            found = self._comp[cube] = frozenset(out)
+        return found
 
     def residual(self, d: Dnf) -> int:
         found = self._residual_ids.get(d)

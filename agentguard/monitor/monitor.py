@@ -9,7 +9,6 @@ state would change on any call, so the work per call does not grow with the trac
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
@@ -18,12 +17,11 @@ from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
-from agentguard.monitor.compile import compile_plan
+from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.machine import Machine
-from agentguard.monitor.nodes import AutomatonNode, Node, build_node
+from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.verdict import Classification, Verdict
-from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.trace.model import Call
 
@@ -67,23 +65,26 @@ class Monitor:
     @allow_deep
     def __init__(
         self,
-        spec: A.Spec | Sequence[A.Constraint],
+        spec: A.Spec | Sequence[A.Constraint] | CompiledSpec,
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
     ) -> None:
-        self.constraints: tuple[A.Constraint, ...] = (
-            spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
-        )
         self.registry = registry or default_registry
-        self.match: Matcher = match or self.registry.matcher or values_match
+        compiled = (
+            spec
+            if isinstance(spec, CompiledSpec)
+            else compile_spec(spec, registry=self.registry, match=match)
+        )
+        self.compiled = compiled
+        self.constraints: tuple[A.Constraint, ...] = compiled.constraints
+        self.match: Matcher = compiled.match
         self.position = 0
         self.uncounted = frozenset(uncounted)
         self._nodes: dict[str, Node] = {}
-        for c in self.constraints:
-            plan = compile_plan(c.formula, self.match)
-            self._nodes[c.name] = build_node(plan, self.registry, self.match, self.uncounted)
+        for name, plan in compiled.plans.items():
+            self._nodes[name] = build_node(plan, self.registry, self.match, self.uncounted)
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
         self._counting = frozenset(n for n, node in self._nodes.items() if node.counts)
         self._by_name: dict[str, list[str]] = {}
@@ -100,7 +101,7 @@ class Monitor:
         self._unstable: set[str] = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
-        self._fingerprint = spec_fingerprint(self.constraints)
+        self._fingerprint = compiled.fingerprint
 
     @classmethod
     def for_formula(
@@ -237,7 +238,21 @@ class Monitor:
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
-        node = self._nodes[name]
+        return self._hint(self._nodes[name], proposed, ending)
+
+    def _hint(self, node: Node, proposed: Call | None, ending: bool) -> str:
+        if isinstance(node, BoolNode):
+            # a conjunction is repaired by repairing the part that fails (others: none)
+            if node.op != "and":
+                return ""
+            batch = [proposed.at(self.position)] if proposed is not None else []
+            for child in node.children:
+                verdict, final = child.peek(batch, ending, [])
+                if (verdict is Verdict.VIOLATED or (ending and final is False)) and (
+                    found := self._hint(child, proposed, ending)
+                ):
+                    return found
+            return ""
         if isinstance(node, QuantNode) and proposed is not None:
             return node.hint(proposed.at(self.position), ending=ending)
         if not isinstance(node, AutomatonNode) or node.error:
@@ -305,7 +320,7 @@ class Monitor:
     @classmethod
     def restore(
         cls,
-        spec: A.Spec | Sequence[A.Constraint],
+        spec: A.Spec | Sequence[A.Constraint] | CompiledSpec,
         doc: Mapping[str, Any],
         *,
         registry: Registry | None = None,
@@ -338,12 +353,6 @@ def _repair_end(m: Machine, state: int) -> list[tuple[str, int]] | None:
                 nxt.append((succ, [*path, letter]))
         frontier = nxt
     return None
-
-
-def spec_fingerprint(constraints: Sequence[A.Constraint]) -> str:
-    """A content hash of the constraints (names and formulas), stable across processes."""
-    text = "\n".join(f"{c.name}:{c.formula!r}" for c in constraints)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class FormulaMonitor:

@@ -14,9 +14,9 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.budget import Known, count_tests, known
-from agentguard.monitor.compile import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.machine import OTHER, Machine
 from agentguard.monitor.persistence import restore_cstate, save_cstate
+from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.state_sets import (
     call_doc,
@@ -197,10 +197,14 @@ class AutomatonNode:
 class BoolNode:
     """A boolean combination of parts that hold quantifiers (Kleene logic on verdicts)."""
 
-    def __init__(self, op: str, children: Sequence[Node]) -> None:
+    def __init__(
+        self, op: str, children: Sequence[Node], *, split: bool = False, late: str = ""
+    ) -> None:
         self.op = op
         self.children = list(children)
         self.error: str | None = None
+        self.split = split  # independent conjuncts (monitor/decompose.py)
+        self.late = late  # why a split's verdicts may come late ("" when exact)
 
     @property
     def names(self) -> frozenset[str] | None:
@@ -260,8 +264,15 @@ class BoolNode:
 
     def classify(self) -> Classification:
         kinds = [c.classify() for c in self.children]
+        exact = all(k.exact for k in kinds)
         if self.op == "and" and all(k.kind is Enforceability.SAFETY for k in kinds):
-            return Classification(Enforceability.SAFETY, all(k.exact for k in kinds))
+            return Classification(Enforceability.SAFETY, exact)
+        if self.split and not self.late:  # a bad prefix of the whole is one of a part
+            if all(k.kind is Enforceability.LIVENESS for k in kinds):
+                return Classification(Enforceability.LIVENESS, exact)
+            return Classification(Enforceability.MIXED, exact)
+        if self.split:
+            return Classification(Enforceability.MIXED, False, self.late)
         return Classification(Enforceability.MIXED, False, "boolean combination of quantifiers")
 
     def save(self) -> dict[str, Any]:
@@ -375,7 +386,8 @@ def build_node(
     if isinstance(plan, AutomatonPlan):
         return AutomatonNode(plan.machine, registry, uncounted)
     if isinstance(plan, BoolPlan):
-        return BoolNode(plan.op, [build_node(p, registry, match, uncounted) for p in plan.children])
+        children = [build_node(p, registry, match, uncounted) for p in plan.children]
+        return BoolNode(plan.op, children, split=plan.split, late=plan.late)
     if isinstance(plan, QuantPlan):
         return QuantNode(plan, registry)
     if isinstance(plan, FallbackPlan):

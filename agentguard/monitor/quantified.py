@@ -23,9 +23,9 @@ from typing import Any
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import FRESH, FrozenAtom
-from agentguard.monitor.compile import QuantPlan
 from agentguard.monitor.machine import OTHER
 from agentguard.monitor.persistence import restore_cstate, save_cstate
+from agentguard.monitor.plans import QuantPlan
 from agentguard.monitor.state_sets import (
     call_doc,
     call_from_doc,

@@ -8,7 +8,8 @@ from agentguard import Firewall, parse_spec, verify_trace
 from agentguard.enforcement.decision import Action
 from agentguard.language import parse_formula
 from agentguard.monitor import Monitor, Verdict
-from agentguard.monitor.compile import AutomatonPlan, BoolPlan, FallbackPlan, compile_plan
+from agentguard.monitor.compile import compile_plan
+from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.predicates import values_match
 from agentguard.trace.model import Call, Trace
