@@ -36,6 +36,7 @@ from agentguard.enforcement.flight import (
     unpack,
 )
 from agentguard.enforcement.log import (
+    BUDGET_EVENT,
     ERROR_EVENT,
     FAILURE_EVENT,
     FINISH_EVENT,
@@ -56,6 +57,7 @@ from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call, Trace
 
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
+BUDGET_POLICIES: Final = ("warn", "stop")
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 
 
@@ -105,7 +107,14 @@ class Firewall:
         enforce_tools: bool = True,
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
+        on_budget: str = "warn",
     ) -> None:
+        if on_budget not in BUDGET_POLICIES:
+            raise FirewallConfigError(
+                f"on_budget must be one of {BUDGET_POLICIES}, got {on_budget!r}"
+            )
+        self.on_budget = on_budget  # a constraint past its state budget: log, or stop the run
+        self._budget_logged: set[str] = set()
         if on_predicate_error not in PREDICATE_POLICIES:
             raise FirewallConfigError(
                 f"on_predicate_error must be one of {PREDICATE_POLICIES}, "
@@ -300,7 +309,9 @@ class Firewall:
         flights = list(self._inflight.values())
         extra = [f.call for f in flights]
         found = self._findings(call, extra)
-        decision = self._judge(call, step, found, call_id, tool_call_id, inflight=bool(extra))
+        decision = self._over_budget(call, step, found, call_id, tool_call_id) or self._judge(
+            call, step, found, call_id, tool_call_id, inflight=bool(extra)
+        )
         if decision.executes:
             relied = frozenset(f.decision.call_id for f in flights)
             self._inflight[call_id] = Flight(decision, call, relied, len(self._calls))
@@ -435,6 +446,39 @@ class Firewall:
             if n not in out and self._fail_closed(step, call, n, errs[0]):
                 out[n] = self._violation(n, f"a user predicate failed (fail-closed): {errs[0]}", "")
         return sorted(out.values(), key=lambda v: self._order.get(v.constraint, -1))
+
+    def _over_budget(
+        self, call: Call, step: int, found: Findings, call_id: str, tool_call_id: str | None
+    ) -> Decision | None:
+        """Log each constraint whose monitor passed its state budget (once per firewall);
+        under ``on_budget="stop"``, a call such a constraint leaves undecided stops the run
+        (its verdict would be late: it cannot say whether the call is allowed)."""
+        over = self.monitor.over_budget()
+        if not over:
+            return None
+        for n in over:
+            if n not in self._budget_logged:
+                self._budget_logged.add(n)
+                self._log.emit(
+                    BUDGET_EVENT,
+                    warn=True,
+                    step=step,
+                    tool=call.name,
+                    constraint=n,
+                    message="its monitor exceeded the state budget: verdicts may come late",
+                )
+        blind = [n for n in over if found.verdicts.get(n) is Verdict.PENDING]
+        if self.on_budget != "stop" or not blind:
+            return None
+        self._stopped = True
+        message = (
+            f"agentguard stopped the run: the monitor of {', '.join(blind)} exceeded its "
+            "state budget and cannot tell whether this call is allowed (on_budget='stop')."
+        )
+        args = dict(call.args)
+        return Decision(
+            Action.STOP, call.name, args, step, (), message, (), False, call_id, tool_call_id
+        )
 
     def _fail_closed(self, step: int, call: Call, constraint: str, error: str) -> bool:
         """Does a predicate error block? Under fail-open it is logged and ignored."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentguard.monitor.compiled import CompiledSpec, compile_spec
+from agentguard.monitor.compiled import CompiledSpec, budget_report, compile_spec
 from agentguard.monitor.monitor import FormulaMonitor, Monitor, MonitorStateError, Peek, classify
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 
@@ -15,6 +15,7 @@ __all__ = [
     "MonitorStateError",
     "Peek",
     "Verdict",
+    "budget_report",
     "classify",
     "compile_spec",
 ]

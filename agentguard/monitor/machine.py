@@ -25,12 +25,22 @@ MAX_EXPLORE: Final = 5_000
 from then on only decided residuals (true / false) give verdicts, PENDING otherwise (sound,
 not earliest), so no call ever pays for a second failed exploration."""
 
-__all__ = ["MAX_EXPLORE", "OTHER", "Letter", "Machine", "Register"]
+BUDGET_HITS = [0]
+"""How many machines have exceeded :data:`MAX_EXPLORE` in this process (monitors poll it
+to learn cheaply whether one of theirs may have)."""
+
+__all__ = ["BUDGET_HITS", "MAX_EXPLORE", "OTHER", "Letter", "Machine", "Register"]
 
 
 @dataclass(slots=True)
 class Machine(Automaton):
     """An automaton with the questions the monitor asks of it."""
+
+    def _over_budget(self) -> None:
+        """Mark the machine too large (once): decided residuals only from now on."""
+        if not self.too_large:
+            self.too_large = True
+            BUDGET_HITS[0] += 1
 
     # ------------------------------------------------------------------ verdicts
     def verdict(self, cstate: int) -> Verdict:
@@ -55,7 +65,7 @@ class Machine(Automaton):
         letters = None if self.too_large else self.all_letters()
         graph = self._reach(cstate, letters) if letters is not None else None
         if graph is None:
-            self.too_large = True
+            self._over_budget()
             self._verdict[cstate] = Verdict.PENDING
             return Verdict.PENDING
         sat, valid = self._solve(graph)
@@ -109,7 +119,7 @@ class Machine(Automaton):
         for start in self.assignments(self.init):
             graph = None if self.too_large or letters is None else self._reach(start, letters)
             if graph is None:
-                self.too_large = True
+                self._over_budget()
                 return Classification(Enforceability.MIXED, False, "too large to classify exactly")
             sat, _ = self._solve(graph)
             safety = all(self.accepts(n) for n in sat)

@@ -18,7 +18,7 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
-from agentguard.monitor.machine import Machine
+from agentguard.monitor.machine import BUDGET_HITS, Machine
 from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.verdict import Classification, Verdict
@@ -102,6 +102,8 @@ class Monitor:
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
         self._fingerprint = compiled.fingerprint
+        self._budget_seen = -1
+        self._over: tuple[str, ...] = ()
 
     @classmethod
     def for_formula(
@@ -124,6 +126,16 @@ class Monitor:
     def classification(self) -> dict[str, Classification]:
         """Safety / mixed / liveness of every constraint (LTLf, see docs/monitor.md)."""
         return {name: node.classify() for name, node in self._nodes.items()}
+
+    def over_budget(self) -> tuple[str, ...]:
+        """Constraints whose automaton exceeded the state budget (``MAX_EXPLORE`` states):
+        from then on their verdicts are sound but may come late (PENDING until a residual
+        is decided, or the end). Cheap to poll: recomputed only after a machine hit it."""
+        hits = BUDGET_HITS[0]
+        if hits != self._budget_seen:
+            self._budget_seen = hits
+            self._over = tuple(n for n, node in self._nodes.items() if node.over_budget())
+        return self._over
 
     def pending(self) -> tuple[str, ...]:
         return tuple(n for n, v in self._verdicts.items() if v is Verdict.PENDING)

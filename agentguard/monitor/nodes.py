@@ -56,6 +56,7 @@ class Node(Protocol):
         self, calls: Sequence[Call], ending: bool, errors: list[str]
     ) -> tuple[Verdict, bool | None]: ...
     def classify(self) -> Classification: ...
+    def over_budget(self) -> bool: ...  # its automaton exceeded the state budget
     def save(self) -> dict[str, Any]: ...
     def restore(self, doc: Mapping[str, Any]) -> None: ...
 
@@ -174,6 +175,9 @@ class AutomatonNode:
             return set_verdict(states, m), (set_final(final, m) if ending else None)
         return set_verdict(states, m), (set_final(states, m) if ending else None)
 
+    def over_budget(self) -> bool:
+        return self.machine.too_large
+
     def classify(self) -> Classification:
         found = self.machine.classify()
         metric = [a for a in self.machine.atoms if isinstance(a, FrozenAtom) and a.metric]
@@ -262,6 +266,9 @@ class BoolNode:
         verdict = self._combine([p[0] for p in parts])
         return verdict, (self._combine_bool([p[1] for p in parts]) if ending else None)
 
+    def over_budget(self) -> bool:
+        return any(c.over_budget() for c in self.children)
+
     def classify(self) -> Classification:
         kinds = [c.classify() for c in self.children]
         exact = all(k.exact for k in kinds)
@@ -342,6 +349,9 @@ class FallbackNode:
         if any(not c.has_result for c in calls) and _reads_results(self.formula):
             return Verdict.PENDING, None  # the truth may hang on the result still to come
         return Verdict.PENDING, self._holds([*self.calls, *calls], {}, errors)
+
+    def over_budget(self) -> bool:
+        return False
 
     def classify(self) -> Classification:
         return Classification(Enforceability.MIXED, False, f"checked at the end: {self.reason}")

@@ -451,6 +451,9 @@ class QuantNode:
     def _instance_of(self, value: Any) -> int:
         return resolve_frozen(self.machine, self.fresh, {self.plan.var: value}, self.registry, None)
 
+    def over_budget(self) -> bool:
+        return self.machine.too_large
+
     def classify(self) -> Classification:
         body = self.machine.classify()
         if self.forall and body.kind is Enforceability.SAFETY:

@@ -49,7 +49,7 @@ class TestLiteralIdentity:
         """The monitor's verdict equals the evaluator's on scalars, lists and maps."""
         call = Call("a", args)
         _, final = run(text, [call])
-        assert final is S and holds(text, Trace([call]))
+        assert final is S and holds(text, Trace((call,)))
 
 
 class TestRegexFromData:

@@ -214,11 +214,9 @@ def test_unknown_result_is_not_known_offline() -> None:
     assert m.finish() is V
 
 
-def test_a_machine_too_large_to_explore_stays_sound(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("small_budget")
+def test_a_machine_too_large_to_explore_stays_sound() -> None:
     """Past the exploration budget verdicts are only PENDING or truly decided, finals exact."""
-    import agentguard.monitor.machine as machine
-
-    monkeypatch.setattr(machine, "MAX_EXPLORE", 3)
     f = parse_formula("G(a -> F[<=3] b) & G(c -> O[<=2] a)")
     m = Monitor.for_formula(f)
     names = ["a", "b", "c", "a", "d", "d", "d", "d", "b"]
