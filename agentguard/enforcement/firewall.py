@@ -52,6 +52,7 @@ from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
+from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call, Trace
@@ -783,12 +784,15 @@ class Firewall:
             )
 
     # ------------------------------------------------------------------ state files
-    def save(self) -> dict[str, Any]:
-        """A versioned JSON-able document; :meth:`restore` continues with identical verdicts."""
+    def save(self, *, key: Key | None = None) -> dict[str, Any]:
+        """A versioned JSON-able document; :meth:`restore` continues with identical verdicts.
+
+        With ``key`` (bytes or text) the document carries an HMAC-SHA256, and
+        ``restore(..., key=key)`` refuses it once edited (a stopped run un-stopped)."""
         from agentguard.enforcement.state import save
 
         with self._lock:
-            return save(self)
+            return sign(save(self), key)
 
     def save_state(self) -> dict[str, Any]:
         """Deprecated name of :meth:`save` (one verb pair: ``save`` / ``restore``)."""
@@ -799,7 +803,12 @@ class Firewall:
 
     @classmethod
     def restore(
-        cls, spec: A.Spec | str | Path, state: Mapping[str, Any], **kwargs: Any
+        cls,
+        spec: A.Spec | str | Path,
+        state: Mapping[str, Any],
+        *,
+        key: Key | None = None,
+        **kwargs: Any,
     ) -> Firewall:
         """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
         from agentguard.enforcement.state import load
@@ -808,13 +817,19 @@ class Firewall:
             raise FirewallStateError(
                 f"not a firewall state document (expected format {STATE_FORMAT})"
             )
-        kwargs.setdefault("run_id", state.get("run_id"))
+        refused = verify(state, key)
+        if refused:
+            raise FirewallStateError(refused)
+        run_id = state.get("run_id")
+        if run_id is not None and not isinstance(run_id, str):
+            raise FirewallStateError("malformed firewall state: run_id must be a string")
+        kwargs.setdefault("run_id", run_id)
         fw = cls(spec, **kwargs)
         if state.get("spec_hash") != fw.spec_hash:
             raise FirewallStateError("the saved state belongs to a different spec")
         try:
             load(fw, state)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise FirewallStateError(f"malformed firewall state: {exc}") from None
         return fw
 

@@ -20,7 +20,9 @@ from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.machine import BUDGET_HITS, Machine
 from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
+from agentguard.monitor.persistence import expect_int, expect_mapping
 from agentguard.monitor.quantified import QuantNode
+from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.trace.model import Call
@@ -300,16 +302,20 @@ class Monitor:
         return f"call {steps} before {what}".strip()
 
     # ------------------------------------------------------------------ state files
-    def save(self) -> dict[str, Any]:
-        """A JSON-able document of the monitor state (continue it with :meth:`restore`)."""
-        return {
-            "format": STATE_FORMAT,
-            "spec": self._fingerprint,
-            "position": self.position,
-            "constraints": {n: node.save() for n, node in self._nodes.items()},
-        }
+    def save(self, *, key: Key | None = None) -> dict[str, Any]:
+        """A JSON-able document of the monitor state (continue it with :meth:`restore`);
+        with ``key``, authenticated (an HMAC that ``restore(..., key=...)`` checks)."""
+        return sign(
+            {
+                "format": STATE_FORMAT,
+                "spec": self._fingerprint,
+                "position": self.position,
+                "constraints": {n: node.save() for n, node in self._nodes.items()},
+            },
+            key,
+        )
 
-    def _restore(self, doc: Mapping[str, Any]) -> None:
+    def _restore(self, doc: Mapping[str, Any], key: Key | None = None) -> None:
         """Put a state saved by :meth:`save` into this fresh monitor of the same spec."""
         if not isinstance(doc, Mapping) or doc.get("format") != STATE_FORMAT:
             raise MonitorStateError(
@@ -317,11 +323,17 @@ class Monitor:
             )
         if doc.get("spec") != self._fingerprint:
             raise MonitorStateError("the saved state belongs to a different spec")
+        refused = verify(doc, key)
+        if refused:
+            raise MonitorStateError(refused)
         try:
-            self.position = int(doc["position"])
+            self.position = expect_int(doc.get("position"), "position")
+            saved = expect_mapping(doc.get("constraints"), "constraints")
+            if set(saved) != set(self._nodes):
+                raise ValueError("the saved constraints are not this spec's")
             for name, node in self._nodes.items():
-                node.restore(doc["constraints"][name])
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+                node.restore(saved[name])
+        except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():
             self._verdicts[name] = node.verdict()
@@ -338,10 +350,12 @@ class Monitor:
         registry: Registry | None = None,
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
+        key: Key | None = None,
     ) -> Monitor:
-        """A monitor continuing the run ``doc`` was saved from (:meth:`save`)."""
+        """A monitor continuing the run ``doc`` was saved from (:meth:`save`); with
+        ``key``, only a document saved with that key and not edited since."""
         m = cls(spec, registry=registry, match=match, uncounted=uncounted)
-        m._restore(doc)
+        m._restore(doc, key)
         return m
 
 
@@ -405,8 +419,8 @@ class FormulaMonitor:
     def classification(self) -> Classification:
         return self.monitor.classification()[self.NAME]
 
-    def save(self) -> dict[str, Any]:
-        return self.monitor.save()
+    def save(self, *, key: Key | None = None) -> dict[str, Any]:
+        return self.monitor.save(key=key)
 
     @classmethod
     def restore(
@@ -417,10 +431,11 @@ class FormulaMonitor:
         registry: Registry | None = None,
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
+        key: Key | None = None,
     ) -> FormulaMonitor:
         """A monitor of ``formula`` continuing the run ``doc`` was saved from."""
         m = cls(formula, registry=registry, match=match, uncounted=uncounted)
-        m.monitor._restore(doc)
+        m.monitor._restore(doc, key)
         return m
 
 

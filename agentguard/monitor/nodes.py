@@ -15,7 +15,14 @@ from agentguard.language import ast as A
 from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.budget import Known, count_tests, known
 from agentguard.monitor.machine import OTHER, Machine
-from agentguard.monitor.persistence import restore_cstate, save_cstate
+from agentguard.monitor.persistence import (
+    expect_int,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    restore_cstate,
+    save_cstate,
+)
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.state_sets import (
@@ -193,9 +200,10 @@ class AutomatonNode:
         return doc
 
     def restore(self, doc: Mapping[str, Any]) -> None:
-        self.state = restore_cstate(self.machine, doc["state"])
-        self.error = doc.get("error")
-        self.count = int(doc.get("count", 0))
+        doc = expect_mapping(doc, "a constraint's state")
+        self.state = restore_cstate(self.machine, doc.get("state"))
+        self.error = expect_str(doc.get("error"), "error", optional=True)
+        self.count = expect_int(doc.get("count", 0), "the call count")
 
 
 class BoolNode:
@@ -286,7 +294,10 @@ class BoolNode:
         return {"children": [c.save() for c in self.children]}
 
     def restore(self, doc: Mapping[str, Any]) -> None:
-        for c, d in zip(self.children, doc["children"], strict=True):
+        parts = expect_list(expect_mapping(doc, "a constraint's state").get("children"), "parts")
+        if len(parts) != len(self.children):
+            raise ValueError(f"{len(parts)} parts saved, {len(self.children)} expected")
+        for c, d in zip(self.children, parts, strict=True):
             c.restore(d)
 
 
@@ -360,8 +371,10 @@ class FallbackNode:
         return {"calls": [call_doc(c) for c in self.calls], "error": self.error}
 
     def restore(self, doc: Mapping[str, Any]) -> None:
-        self.calls = [call_from_doc(d, i) for i, d in enumerate(doc["calls"])]
-        self.error = doc.get("error")
+        doc = expect_mapping(doc, "a constraint's state")
+        calls = expect_list(doc.get("calls"), "kept calls")
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        self.error = expect_str(doc.get("error"), "error", optional=True)
 
 
 def _reads_metrics(f: Any) -> bool:

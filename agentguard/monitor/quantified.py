@@ -24,7 +24,14 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import FRESH, FrozenAtom
 from agentguard.monitor.machine import OTHER
-from agentguard.monitor.persistence import restore_cstate, save_cstate
+from agentguard.monitor.persistence import (
+    expect_bool,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    restore_cstate,
+    save_cstate,
+)
 from agentguard.monitor.plans import QuantPlan
 from agentguard.monitor.state_sets import (
     call_doc,
@@ -480,12 +487,16 @@ class QuantNode:
 
     def restore(self, doc: Mapping[str, Any]) -> None:
         m = self.machine
-        self.fresh = restore_cstate(m, doc["fresh"])
+        doc = expect_mapping(doc, "a quantified constraint's state")
+        self.fresh = restore_cstate(m, doc.get("fresh"))
         self.groups, self.where = {}, {}
-        for gd in doc["groups"]:
-            state = restore_cstate(m, gd["state"])
-            for v in gd["values"]:
-                self._insert(freeze(v), v, state, bool(gd["in_domain"]))
-        self.error = doc.get("error")
-        self.calls = [call_from_doc(d, i) for i, d in enumerate(doc.get("calls", ()))]
-        self.degraded = bool(doc.get("degraded", False))
+        for gd in expect_list(doc.get("groups"), "instance groups"):
+            gd = expect_mapping(gd, "an instance group")
+            state = restore_cstate(m, gd.get("state"))
+            in_domain = expect_bool(gd.get("in_domain"), "in_domain")
+            for v in expect_list(gd.get("values"), "an instance group's values"):
+                self._insert(freeze(v), v, state, in_domain)
+        self.error = expect_str(doc.get("error"), "error", optional=True)
+        calls = expect_list(doc.get("calls", []), "kept calls")
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        self.degraded = expect_bool(doc.get("degraded", False), "degraded")
