@@ -7,16 +7,44 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import Flight
+from agentguard.enforcement.schema import ToolChecker
+from agentguard.enforcement.shadows import Shadows
+from agentguard.language import ast as A
 from agentguard.monitor import Monitor
 from agentguard.monitor.persistence import expect_bool, expect_int, expect_list, expect_mapping
+from agentguard.semantics.registry import Registry
 from agentguard.trace.model import UNKNOWN, Call
 
-if TYPE_CHECKING:
-    from agentguard.enforcement.firewall import Firewall
+
+class Firewall(Protocol):
+    """What a state document saves of a firewall (the firewall module imports this one,
+    not the reverse: no import cycle)."""
+
+    run_id: str
+    spec: A.Spec
+    spec_hash: str
+    registry: Registry | None
+    final_tools: tuple[str, ...]
+    tools: ToolChecker
+    monitor: Monitor
+    _calls: list[Call]
+    _constraints: dict[str, A.Constraint]
+    _decisions: list[Decision]
+    _inflight: dict[str, Flight]
+    _late: list[Violation]
+    _soft_counts: dict[str, int]
+    _warned: dict[str, int]
+    _generation: int
+    _shadows: Shadows
+    _withdrawn: dict[str, str]
+    _sendbacks: int
+    _stopped: bool
+    _step: int
+
 
 STATE_FORMAT: Final = "agentguard.firewall/1"
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from agentguard.monitor.compiled import CompiledSpec, budget_report, compile_spec
+from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.monitor import FormulaMonitor, Monitor, MonitorStateError, Peek, classify
+from agentguard.monitor.report import budget_report
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 
 __all__ = [

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, TypeVar
 
-from typing_extensions import assert_never
-
 from agentguard.language import ast as A
 from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.plans import Plan
@@ -95,54 +93,3 @@ def clear_cache() -> None:
     with _lock:
         _by_identity.clear()
         _by_content.clear()
-
-
-def budget_report(
-    spec: A.Spec | Sequence[A.Constraint] | CompiledSpec,
-    *,
-    registry: Registry | None = None,
-    match: Matcher | None = None,
-) -> dict[str, str]:
-    """Constraints whose online monitor cannot be exact and earliest, with where detection
-    may come late (for ``agentguard lint``'s ``late`` warnings); absent: exact online.
-
-    Reasons: the automaton exceeds the state budget (found by exploring it from the start,
-    as the first verdict does), a conjunction split into parts that read each other's
-    calls (monitor/decompose.py), or a construct checked only at the end of the run.
-    """
-    from agentguard.monitor.machine import MAX_EXPLORE
-    from agentguard.monitor.monitor import Monitor
-
-    compiled = (
-        spec
-        if isinstance(spec, CompiledSpec)
-        else compile_spec(spec, registry=registry, match=match)
-    )
-    Monitor(compiled, registry=registry).classification()  # explores every automaton
-    out: dict[str, str] = {}
-    for name, plan in compiled.plans.items():
-        reasons = _late(plan, MAX_EXPLORE)
-        if reasons:
-            out[name] = "; ".join(dict.fromkeys(reasons))
-    return out
-
-
-def _late(plan: Plan, budget: int) -> list[str]:
-    from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, QuantPlan
-
-    if isinstance(plan, (AutomatonPlan, QuantPlan)):
-        if plan.machine.too_large:
-            return [
-                f"its automaton exceeds the state budget ({budget} states): only decided "
-                "residuals give verdicts, so a violation may be found late (at the end at "
-                "worst)"
-            ]
-        return []
-    if isinstance(plan, BoolPlan):
-        out = [plan.late] if plan.late else []
-        for child in plan.children:
-            out.extend(_late(child, budget))
-        return out
-    if isinstance(plan, FallbackPlan):
-        return [f"checked only at the end of the run ({plan.reason})"]
-    assert_never(plan)
