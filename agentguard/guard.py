@@ -150,7 +150,7 @@ class GuardSession:
     def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:
         """Begin a run with a fresh firewall (a previous unfinished run is finished first).
 
-        ``state`` (a :meth:`Firewall.save_state` document) continues the run it was saved
+        ``state`` (a :meth:`Firewall.save` document) continues the run it was saved
         from; ``resume=True`` continues this session's current run, or else its last
         finished one, so the new calls extend the same trace (a conversation's next turn).
         """
@@ -190,12 +190,12 @@ class GuardSession:
         """The current (else the last finished) run's firewall state; None before any run.
 
         The monitor is not ended by ``finish``, so a finished run can be continued. A
-        ``firewall_factory`` stand-in without ``save_state`` (a benchmark's allow-all) has
+        ``firewall_factory`` stand-in without ``save`` (a benchmark's allow-all) has
         no state: None.
         """
         with self._lock:
             firewall = self._firewall or self._finished
-            save = getattr(firewall, "save_state", None)
+            save = getattr(firewall, "save", None)
             state: dict[str, Any] | None = None if save is None else save()
             return state
 

@@ -67,7 +67,6 @@ KNOWN_CYCLES: frozenset[str] = frozenset(
         " <-> agentguard.bench.templates.nested <-> agentguard.bench.templates.sequential",
         "agentguard.bench.grounding <-> agentguard.semantics.builtins"
         " <-> agentguard.semantics.registry",
-        "agentguard.monitor.nodes <-> agentguard.monitor.quantified",
         "agentguard.semantics.compressed <-> agentguard.semantics.evaluator",
         "agentguard.trace.formats._base <-> agentguard.trace.formats.openai_chat"
         " <-> agentguard.trace.mcp_content <-> agentguard.trace.model",

@@ -16,6 +16,7 @@ import json
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -36,6 +37,7 @@ from agentguard.enforcement.flight import (
     unpack,
 )
 from agentguard.enforcement.log import (
+    BUDGET_EVENT,
     ERROR_EVENT,
     FAILURE_EVENT,
     FINISH_EVENT,
@@ -51,12 +53,14 @@ from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
+from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call, Trace
 
 TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
+BUDGET_POLICIES: Final = ("warn", "stop")
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 
 
@@ -107,7 +111,14 @@ class Firewall:
         agent_tools: AgentTools | None = None,
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
+        on_budget: str = "warn",
     ) -> None:
+        if on_budget not in BUDGET_POLICIES:
+            raise FirewallConfigError(
+                f"on_budget must be one of {BUDGET_POLICIES}, got {on_budget!r}"
+            )
+        self.on_budget = on_budget  # a constraint past its state budget: log, or stop the run
+        self._budget_logged: set[str] = set()
         if on_predicate_error not in PREDICATE_POLICIES:
             raise FirewallConfigError(
                 f"on_predicate_error must be one of {PREDICATE_POLICIES}, "
@@ -321,7 +332,9 @@ class Firewall:
         flights = list(self._inflight.values())
         extra = [f.call for f in flights]
         found = self._findings(call, extra)
-        decision = self._judge(call, step, found, call_id, tool_call_id, inflight=bool(extra))
+        decision = self._over_budget(call, step, found, call_id, tool_call_id) or self._judge(
+            call, step, found, call_id, tool_call_id, inflight=bool(extra)
+        )
         if decision.executes:
             relied = frozenset(f.decision.call_id for f in flights)
             self._inflight[call_id] = Flight(decision, call, relied, len(self._calls))
@@ -456,6 +469,39 @@ class Firewall:
             if n not in out and self._fail_closed(step, call, n, errs[0]):
                 out[n] = self._violation(n, f"a user predicate failed (fail-closed): {errs[0]}", "")
         return sorted(out.values(), key=lambda v: self._order.get(v.constraint, -1))
+
+    def _over_budget(
+        self, call: Call, step: int, found: Findings, call_id: str, tool_call_id: str | None
+    ) -> Decision | None:
+        """Log each constraint whose monitor passed its state budget (once per firewall);
+        under ``on_budget="stop"``, a call such a constraint leaves undecided stops the run
+        (its verdict would be late: it cannot say whether the call is allowed)."""
+        over = self.monitor.over_budget()
+        if not over:
+            return None
+        for n in over:
+            if n not in self._budget_logged:
+                self._budget_logged.add(n)
+                self._log.emit(
+                    BUDGET_EVENT,
+                    warn=True,
+                    step=step,
+                    tool=call.name,
+                    constraint=n,
+                    message="its monitor exceeded the state budget: verdicts may come late",
+                )
+        blind = [n for n in over if found.verdicts.get(n) is Verdict.PENDING]
+        if self.on_budget != "stop" or not blind:
+            return None
+        self._stopped = True
+        message = (
+            f"agentguard stopped the run: the monitor of {', '.join(blind)} exceeded its "
+            "state budget and cannot tell whether this call is allowed (on_budget='stop')."
+        )
+        args = dict(call.args)
+        return Decision(
+            Action.STOP, call.name, args, step, (), message, (), False, call_id, tool_call_id
+        )
 
     def _fail_closed(self, step: int, call: Call, constraint: str, error: str) -> bool:
         """Does a predicate error block? Under fail-open it is logged and ignored."""
@@ -760,31 +806,52 @@ class Firewall:
             )
 
     # ------------------------------------------------------------------ state files
-    def save_state(self) -> dict[str, Any]:
-        """A versioned JSON-able document; :meth:`restore` continues with identical verdicts."""
+    def save(self, *, key: Key | None = None) -> dict[str, Any]:
+        """A versioned JSON-able document; :meth:`restore` continues with identical verdicts.
+
+        With ``key`` (bytes or text) the document carries an HMAC-SHA256, and
+        ``restore(..., key=key)`` refuses it once edited (a stopped run un-stopped)."""
         from agentguard.enforcement.state import save
 
         with self._lock:
-            return save(self)
+            return sign(save(self), key)
+
+    def save_state(self) -> dict[str, Any]:
+        """Deprecated name of :meth:`save` (one verb pair: ``save`` / ``restore``)."""
+        warnings.warn(
+            "Firewall.save_state() is deprecated; use Firewall.save()", DeprecationWarning, 2
+        )
+        return self.save()
 
     @classmethod
     def restore(
-        cls, spec: A.Spec | str | Path, state: Mapping[str, Any], **kwargs: Any
+        cls,
+        spec: A.Spec | str | Path,
+        state: Mapping[str, Any],
+        *,
+        key: Key | None = None,
+        **kwargs: Any,
     ) -> Firewall:
-        """A firewall continuing a run saved with :meth:`save_state` (e.g. in another process)."""
+        """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
         from agentguard.enforcement.state import load
 
         if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
             raise FirewallStateError(
                 f"not a firewall state document (expected format {STATE_FORMAT})"
             )
-        kwargs.setdefault("run_id", state.get("run_id"))
+        refused = verify(state, key)
+        if refused:
+            raise FirewallStateError(refused)
+        run_id = state.get("run_id")
+        if run_id is not None and not isinstance(run_id, str):
+            raise FirewallStateError("malformed firewall state: run_id must be a string")
+        kwargs.setdefault("run_id", run_id)
         fw = cls(spec, **kwargs)
         if state.get("spec_hash") != fw.spec_hash:
             raise FirewallStateError("the saved state belongs to a different spec")
         try:
             load(fw, state)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise FirewallStateError(f"malformed firewall state: {exc}") from None
         return fw
 

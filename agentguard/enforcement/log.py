@@ -43,6 +43,7 @@ FINISH_EVENT: Final = "agentguard.finish"
 FAILURE_EVENT: Final = "agentguard.internal_error"
 RESULT_EVENT: Final = "agentguard.result"
 WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
+BUDGET_EVENT: Final = "agentguard.budget"  # a constraint's monitor hit its state budget
 REDACTED: Final = "[redacted]"
 
 FIELDS: Final = (

@@ -1,19 +1,50 @@
-"""Firewall state documents: what :meth:`Firewall.save_state` writes and
+"""Firewall state documents: what :meth:`Firewall.save` writes and
 :meth:`Firewall.restore` reads, so a run continues in another process with identical
 decisions (the monitor, executed calls, calls in flight, decisions, counters, the
 BLOCK_AND_WARN retry pointers, the positions excused from each shadow monitor)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
-from agentguard.enforcement.decision import Decision, Violation
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import Flight
+from agentguard.enforcement.schema import ToolChecker
+from agentguard.enforcement.shadows import Shadows
+from agentguard.language import ast as A
+from agentguard.monitor import Monitor
+from agentguard.monitor.persistence import expect_bool, expect_int, expect_list, expect_mapping
+from agentguard.semantics.registry import Registry
 from agentguard.trace.model import UNKNOWN, Call
 
-if TYPE_CHECKING:
-    from agentguard.enforcement.firewall import Firewall
+
+class Firewall(Protocol):
+    """What a state document saves of a firewall (the firewall module imports this one,
+    not the reverse: no import cycle)."""
+
+    run_id: str
+    spec: A.Spec
+    spec_hash: str
+    registry: Registry | None
+    final_tools: tuple[str, ...]
+    tools: ToolChecker
+    monitor: Monitor
+    _calls: list[Call]
+    _constraints: dict[str, A.Constraint]
+    _decisions: list[Decision]
+    _inflight: dict[str, Flight]
+    _late: list[Violation]
+    _soft_counts: dict[str, int]
+    _warned: dict[str, int]
+    _generation: int
+    _shadows: Shadows
+    _withdrawn: dict[str, str]
+    _sendbacks: int
+    _stopped: bool
+    _step: int
+
 
 STATE_FORMAT: Final = "agentguard.firewall/1"
 
@@ -50,43 +81,107 @@ def save(fw: Firewall) -> dict[str, Any]:
 
 
 def load(fw: Firewall, state: Mapping[str, Any]) -> None:
-    """Put ``state`` into a fresh firewall of the same spec (raises KeyError, TypeError,
-    ValueError or IndexError on a malformed document)."""
-    fw.monitor.load(state["monitor"])
-    fw._calls = [_call(r, i) for i, r in enumerate(state["calls"])]
+    """Put ``state`` into a fresh firewall of the same spec, every field checked (its
+    type, its range, that names are this spec's constraints and positions this run's
+    calls); ``ValueError`` names the first field that does not fit."""
+    fw.monitor = Monitor.restore(
+        fw.spec,
+        expect_mapping(state.get("monitor"), "monitor"),
+        registry=fw.registry,
+        uncounted=fw.final_tools,
+    )
+    calls = expect_list(state.get("calls"), "calls")
+    fw._calls = [_call(r, i) for i, r in enumerate(calls)]
+    if fw.monitor.position != len(fw._calls):
+        raise ValueError("the monitor's position does not match the executed calls")
     for call in fw._calls:
         fw.tools.observe(call)
-    fw._decisions = [Decision.from_dict(d) for d in state["decisions"]]
-    for f in state["inflight"]:
-        decision = Decision.from_dict(f["decision"])
+    fw._decisions = [_decision(d) for d in expect_list(state.get("decisions"), "decisions")]
+    for i, f in enumerate(expect_list(state.get("inflight"), "inflight")):
+        f = expect_mapping(f, f"inflight[{i}]")
+        decision = _decision(f.get("decision"))
+        relied = expect_list(f.get("relied", []), f"inflight[{i}].relied")
         fw._inflight[decision.call_id] = Flight(
             decision,
-            _call(f["call"], 0),
-            frozenset(f.get("relied", ())),
-            int(f.get("position", len(fw._calls))),
-            bool(f.get("started", False)),
+            _call(f.get("call"), 0),
+            frozenset(_text(r, f"inflight[{i}].relied") for r in relied),
+            expect_int(f.get("position", len(fw._calls)), "position", hi=len(fw._calls)),
+            expect_bool(f.get("started", False), f"inflight[{i}].started"),
         )
-    for name, positions in state.get("excused", {}).items():
-        for position in positions:
-            fw._shadows.excuse(fw._constraints[name], int(position), fw._calls)
-    fw._late = [Violation.from_dict(v) for v in state["late"]]
-    fw._soft_counts = {str(k): int(v) for k, v in state["soft_counts"].items()}
-    fw._warned = {str(k): int(v) for k, v in state.get("warned", {}).items()}
-    fw._generation = int(state.get("generation", 0))
-    fw._withdrawn = {str(k): str(v) for k, v in state.get("withdrawn", {}).items()}
-    fw._sendbacks = int(state["sendbacks"])
-    fw._stopped = bool(state["stopped"])
-    fw._step = int(state["step"])
+    excused = expect_mapping(state.get("excused", {}), "excused")
+    for name, positions in excused.items():
+        if name not in fw._constraints:
+            raise ValueError(f"excused names {name!r}, not a constraint of this spec")
+        for position in expect_list(positions, f"excused[{name!r}]"):
+            at = expect_int(position, f"excused[{name!r}]", hi=max(len(fw._calls) - 1, 0))
+            fw._shadows.excuse(fw._constraints[name], at, fw._calls)
+    fw._late = [_violation(v) for v in expect_list(state.get("late"), "late")]
+    fw._soft_counts = _counts(state.get("soft_counts"), "soft_counts")
+    fw._warned = _counts(state.get("warned", {}), "warned")
+    fw._generation = expect_int(state.get("generation", 0), "generation")
+    withdrawn = expect_mapping(state.get("withdrawn", {}), "withdrawn")
+    fw._withdrawn = {_text(k, "withdrawn"): _text(v, "withdrawn") for k, v in withdrawn.items()}
+    fw._sendbacks = expect_int(state.get("sendbacks"), "sendbacks")
+    fw._stopped = expect_bool(state.get("stopped"), "stopped")
+    fw._step = expect_int(state.get("step"), "step", lo=len(fw._calls))
 
 
-def _call(record: Mapping[str, Any], position: int) -> Call:
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must hold strings, got {type(value).__name__}")
+    return value
+
+
+def _counts(value: Any, what: str) -> dict[str, int]:
+    counts = expect_mapping(value, what)
+    return {_text(k, what): expect_int(v, f"{what}[{k!r}]") for k, v in counts.items()}
+
+
+def _call(record: Any, position: int) -> Call:
+    record = expect_mapping(record, f"call {position}")
+    arguments = expect_mapping(record.get("arguments", {}), f"call {position} arguments")
     return Call(
-        str(record["tool_name"]),
-        dict(record.get("arguments", {})),
+        _text(record.get("tool_name"), f"call {position} tool_name"),
+        dict(arguments),
         record.get("tool_result", UNKNOWN),
         position,
-        bool(record.get("is_error", False)),
+        expect_bool(record.get("is_error", False), f"call {position} is_error"),
     )
+
+
+def _violation(d: Any) -> Violation:
+    d = expect_mapping(d, "a violation")
+    _text(d.get("constraint"), "a violation's constraint")
+    _text(d.get("severity"), "a violation's severity")
+    if d.get("layer") is not None:
+        _text(d.get("layer"), "a violation's layer")
+    weight = d.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+        raise ValueError("a violation's weight must be a number")
+    if not math.isfinite(weight):
+        raise ValueError("a violation's weight must be finite")
+    for name in ("message", "detail", "hint"):
+        _text(d.get(name, ""), f"a violation's {name}")
+    return Violation.from_dict(d)
+
+
+def _decision(d: Any) -> Decision:
+    d = expect_mapping(d, "a decision")
+    if d.get("action") not in {a.value for a in Action}:
+        raise ValueError(f"a decision's action {d.get('action')!r:.40} is not an action")
+    _text(d.get("tool"), "a decision's tool")
+    expect_mapping(d.get("args", {}), "a decision's args")
+    expect_int(d.get("step", 0), "a decision's step")
+    for v in expect_list(d.get("violations", []), "a decision's violations"):
+        _violation(v)
+    _text(d.get("message", ""), "a decision's message")
+    for n in expect_list(d.get("pending", []), "a decision's pending"):
+        _text(n, "a decision's pending")
+    expect_bool(d.get("escalated", False), "a decision's escalated")
+    _text(d.get("call_id", ""), "a decision's call_id")
+    if d.get("tool_call_id") is not None:
+        _text(d.get("tool_call_id"), "a decision's tool_call_id")
+    return Decision.from_dict(d)
 
 
 __all__ = ["STATE_FORMAT", "load", "save"]

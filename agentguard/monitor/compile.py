@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, Union
+from typing import Any
 
 from typing_extensions import assert_never
 
@@ -36,14 +36,22 @@ from agentguard.monitor.atoms import (
     Unsupported,
     uses_metrics,
 )
+from agentguard.monitor.decompose import split_conjunction
 from agentguard.monitor.formula import FALSE, TRUE, Store
-from agentguard.monitor.machine import Machine, Register
+from agentguard.monitor.machine import Machine
+from agentguard.monitor.plans import (
+    AutomatonPlan,
+    BoolPlan,
+    FallbackPlan,
+    Plan,
+    QuantPlan,
+    Site,
+)
+from agentguard.monitor.registers import Past, Register
 from agentguard.semantics.evaluator import collect_sites, free_variables
 from agentguard.semantics.predicates import ground
 from agentguard.semantics.registry import Matcher
 from agentguard.semantics.values import MISSING, flatten_values, get_path
-
-Site = tuple["str | None", "tuple[str | int, ...]", bool]
 
 MAX_SHANNON = 6
 """Trace predicates under temporal operators expanded per constraint (2^k branches)."""
@@ -52,36 +60,6 @@ MAX_COUNT = 64
 are checked at the end of the run."""
 
 _GROUPABLE_OPS = frozenset({"=", "!=", "contains"})
-
-
-@dataclass(frozen=True, slots=True)
-class AutoPlan:
-    machine: Machine
-
-
-@dataclass(frozen=True, slots=True)
-class QuantPlan:
-    kind: str
-    var: str
-    domain: A.Domain | A.ListLiteral | None
-    machine: Machine
-    sites: tuple[Site, ...]
-    formula: A.Quantified | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BoolPlan:
-    op: str  # and | or | not
-    children: tuple[Plan, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class FallbackPlan:
-    formula: A.Formula
-    reason: str
-
-
-Plan = Union[AutoPlan, QuantPlan, BoolPlan, FallbackPlan]  # noqa: UP007 - a runtime alias on 3.10
 
 
 def compile_plan(formula: A.Formula, match: Matcher) -> Plan:
@@ -100,7 +78,7 @@ def _has_quantifier(f: A.Formula) -> bool:
 
 def _top(f: A.Formula, match: Matcher) -> Plan:
     if not _has_quantifier(f):
-        return AutoPlan(build_machine(f, None, match))
+        return split_conjunction(f, lambda g: build_machine(g, None, match))
     if isinstance(f, A.Quantified):
         return _quantified(f, match)
     if isinstance(f, A.Not):
@@ -173,7 +151,7 @@ def _instantiated(f: A.Quantified, match: Matcher) -> Plan:
     values = flatten_values([x.value for x in d.items if isinstance(x, A.Literal)])
     forall = f.kind == "forall"
     if not values:
-        return AutoPlan(build_machine(A.Const(forall), None, match))
+        return AutomatonPlan(build_machine(A.Const(forall), None, match))
     plans = [_top(_substitute(f.body, f.var, v), match) for v in values]
     out = plans[0]
     for p in plans[1:]:
@@ -301,23 +279,28 @@ class _Builder:
     def _past(self, f: A.Yesterday | A.Once | A.Historically | A.Since) -> int:
         if isinstance(f, A.Since):
             return self._register(
-                Register("S", self._past_operand(f.left), self._past_operand(f.right))
+                Register(Past.SINCE, self._past_operand(f.left), self._past_operand(f.right))
             )
         if isinstance(f, A.Yesterday):
-            return self._register(Register("Y" if f.strong else "Z", self._past_operand(f.operand)))
+            return self._register(
+                Register(
+                    Past.YESTERDAY if f.strong else Past.WEAK_YESTERDAY,
+                    self._past_operand(f.operand),
+                )
+            )
         op = self._past_operand(f.operand)
         once = isinstance(f, A.Once)
         if f.bound is None:
-            return self._register(Register("O" if once else "H", op))
+            return self._register(Register(Past.ONCE if once else Past.HISTORICALLY, op))
         # O[<=k] φ = φ | Y O[<=k-1] φ and H[<=k] φ = φ & Z H[<=k-1] φ, down to φ itself
         # (the NonEmpty guard keeps the empty trace's value: O false, H true)
         s = self.store
         out = op
         for _ in range(max(f.bound, 0)):
             if once:
-                out = s.or_((op, self._register(Register("Y", out))))
+                out = s.or_((op, self._register(Register(Past.YESTERDAY, out))))
             else:
-                out = s.and_((op, self._register(Register("Z", out))))
+                out = s.and_((op, self._register(Register(Past.WEAK_YESTERDAY, out))))
         return s.and_((s.nonempty, out)) if once else s.or_((s.end, out))
 
     def _register(self, reg: Register) -> int:
@@ -349,9 +332,14 @@ class _Builder:
             return TRUE
         if k > MAX_COUNT + 1:
             raise Unsupported(f"a count above {MAX_COUNT}")
-        out = s.eventually(self.ev(tool))
+        # "at least k": the *first* occurrence, then k-1 after it. ``!t U (t & X φ)`` and
+        # ``F(t & X φ)`` agree (a later t has fewer after it), but the first form progresses
+        # deterministically: its residual stays one element, so a count of 36 builds 38
+        # small states instead of DNFs of dozens of cubes.
+        et = self.ev(tool)
+        out = s.eventually(et)
         for _ in range(k - 1):
-            out = s.eventually(s.and_((self.ev(tool), s.next_(out, True))))
+            out = s.until(s.neg(et), s.and_((et, s.next_(out, True))))
         return out
 
     def before(self, a: str, b: str) -> int:
@@ -391,8 +379,9 @@ class _Builder:
         if not tools:
             return TRUE
         out = s.eventually(self.ev(tools[-1]))
-        for t in reversed(tools[:-1]):
-            out = s.eventually(s.and_((self.ev(t), s.next_(out, True))))
+        for t in reversed(tools[:-1]):  # first occurrence of t, then the rest (as at_least)
+            et = self.ev(t)
+            out = s.until(s.neg(et), s.and_((et, s.next_(out, True))))
         return out
 
     def anchored(self, p: A.TracePredicate) -> int:

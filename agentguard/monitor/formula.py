@@ -9,23 +9,45 @@ The monitor works on two layers:
   Every element of a residual is a subformula of the original, so the set of residuals
   reachable by progression is finite; interning them gives a lazily built automaton.
 
-Node shapes: ``("T",)`` ``("F",)`` ``("L", atom, positive)`` ``("A", ids)`` ``("O", ids)``
-``("X", c)`` (strong next) ``("N", c)`` (weak next) ``("U", a, b)`` ``("R", a, b)``
-``("FB", k, c)`` ``("GB", k, c)``. ``F φ`` is ``T U φ``, ``G φ`` is ``F R φ``,
-``φ W ψ`` is ``ψ R (φ | ψ)``.
+Node shapes, by opcode (:class:`Op`): ``(TRUE,)`` ``(FALSE,)`` ``(LITERAL, atom,
+positive)`` ``(AND, ids)`` ``(OR, ids)`` ``(NEXT, c)`` (strong) ``(WEAK_NEXT, c)``
+``(UNTIL, a, b)`` ``(RELEASE, a, b)`` ``(EVENTUALLY_WITHIN, k, c)`` ``(ALWAYS_WITHIN, k, c)``.
+``F φ`` is ``true U φ``, ``G φ`` is ``false R φ``, ``φ W ψ`` is ``ψ R (φ | ψ)``. The
+opcode strings are short because saved states carry them (``agentguard.monitor/1``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 Node = tuple[Any, ...]
 Cube = frozenset[int]
 Dnf = frozenset[Cube]
 
+
+class Op:
+    """The opcode at index 0 of every node (one name per meaning; past-time operators are
+    registers, see :mod:`agentguard.monitor.registers`)."""
+
+    TRUE: Final = "T"
+    FALSE: Final = "F"
+    LITERAL: Final = "L"
+    AND: Final = "A"
+    OR: Final = "O"
+    NEXT: Final = "X"
+    WEAK_NEXT: Final = "N"
+    UNTIL: Final = "U"
+    RELEASE: Final = "R"
+    EVENTUALLY_WITHIN: Final = "FB"
+    ALWAYS_WITHIN: Final = "GB"
+    ALL: Final = frozenset({"T", "F", "L", "A", "O", "X", "N", "U", "R", "FB", "GB"})
+
+
 TRUE = 0
+"""Node id of ``true`` (and residual id of the true residual)."""
 FALSE = 1
+"""Node id of ``false`` (and residual id of the false residual)."""
 DNF_TRUE: Dnf = frozenset({frozenset()})
 DNF_FALSE: Dnf = frozenset()
 
@@ -38,10 +60,11 @@ class Store:
         self._ids: dict[Node, int] = {}
         self._neg: dict[int, int] = {}
         self._dnf: dict[int, Dnf] = {}
+        self._comp: dict[Cube, frozenset[int]] = {}
         self.residuals: list[Dnf] = []
         self._residual_ids: dict[Dnf, int] = {}
-        self.mk(("T",))
-        self.mk(("F",))
+        self.mk((Op.TRUE,))
+        self.mk((Op.FALSE,))
         self.residual(DNF_TRUE)  # residual 0 is true
         self.residual(DNF_FALSE)  # residual 1 is false
 
@@ -55,13 +78,13 @@ class Store:
         return found
 
     def lit(self, atom: int, positive: bool = True) -> int:
-        return self.mk(("L", atom, positive))
+        return self.mk((Op.LITERAL, atom, positive))
 
     def and_(self, items: Iterable[int]) -> int:
-        return self._junction("A", items, TRUE, FALSE)
+        return self._junction(Op.AND, items, TRUE, FALSE)
 
     def or_(self, items: Iterable[int]) -> int:
-        return self._junction("O", items, FALSE, TRUE)
+        return self._junction(Op.OR, items, FALSE, TRUE)
 
     def _junction(self, op: str, items: Iterable[int], unit: int, zero: int) -> int:
         out: set[int] = set()
@@ -77,7 +100,7 @@ class Store:
                 out.add(i)
         for i in out:
             node = self.nodes[i]
-            if node[0] == "L" and self._ids.get(("L", node[1], not node[2])) in out:
+            if node[0] == Op.LITERAL and self._ids.get((Op.LITERAL, node[1], not node[2])) in out:
                 return zero
         if not out:
             return unit
@@ -90,7 +113,7 @@ class Store:
             return FALSE
         if not strong and c == TRUE:
             return TRUE
-        return self.mk(("X" if strong else "N", c))
+        return self.mk((Op.NEXT if strong else Op.WEAK_NEXT, c))
 
     # Atom 0 of every machine is "this position exists" (NonEmpty). Simplifications keep
     # the empty-suffix value exact: ``a U true`` is "non-empty", not true.
@@ -109,7 +132,7 @@ class Store:
             return self.nonempty
         if a == FALSE:
             return self.and_((self.nonempty, b))
-        return self.mk(("U", a, b))
+        return self.mk((Op.UNTIL, a, b))
 
     def release(self, a: int, b: int) -> int:
         if b == TRUE:
@@ -118,21 +141,21 @@ class Store:
             return self.end
         if a == TRUE:
             return self.or_((self.end, b))
-        return self.mk(("R", a, b))
+        return self.mk((Op.RELEASE, a, b))
 
     def eventually(self, c: int, bound: int | None = None) -> int:
         if bound is None:
             return self.until(TRUE, c)
         if c == FALSE:
             return FALSE
-        return self.nonempty if c == TRUE else self.mk(("FB", bound, c))
+        return self.nonempty if c == TRUE else self.mk((Op.EVENTUALLY_WITHIN, bound, c))
 
     def always(self, c: int, bound: int | None = None) -> int:
         if bound is None:
             return self.release(FALSE, c)
         if c == TRUE:
             return TRUE
-        return self.end if c == FALSE else self.mk(("GB", bound, c))
+        return self.end if c == FALSE else self.mk((Op.ALWAYS_WITHIN, bound, c))
 
     def neg(self, i: int) -> int:
         found = self._neg.get(i)
@@ -140,27 +163,27 @@ class Store:
             return found
         n = self.nodes[i]
         op = n[0]
-        if op == "T":
+        if op == Op.TRUE:
             out = FALSE
-        elif op == "F":
+        elif op == Op.FALSE:
             out = TRUE
-        elif op == "L":
+        elif op == Op.LITERAL:
             out = self.lit(n[1], not n[2])
-        elif op == "A":
+        elif op == Op.AND:
             out = self.or_(self.neg(c) for c in n[1])
-        elif op == "O":
+        elif op == Op.OR:
             out = self.and_(self.neg(c) for c in n[1])
-        elif op == "X":
+        elif op == Op.NEXT:
             out = self.next_(self.neg(n[1]), strong=False)
-        elif op == "N":
+        elif op == Op.WEAK_NEXT:
             out = self.next_(self.neg(n[1]), strong=True)
-        elif op == "U":
+        elif op == Op.UNTIL:
             out = self.release(self.neg(n[1]), self.neg(n[2]))
-        elif op == "R":
+        elif op == Op.RELEASE:
             out = self.until(self.neg(n[1]), self.neg(n[2]))
-        elif op == "FB":
+        elif op == Op.EVENTUALLY_WITHIN:
             out = self.always(self.neg(n[2]), n[1])
-        else:  # GB
+        else:  # ALWAYS_WITHIN
             out = self.eventually(self.neg(n[2]), n[1])
         self._neg[i] = out
         self._neg[out] = i
@@ -177,26 +200,26 @@ class Store:
         n = self.nodes[i]
         op = n[0]
         out = i
-        if op == "L":
+        if op == Op.LITERAL:
             if n[1] in values:
                 out = TRUE if values[n[1]] == n[2] else FALSE
-        elif op == "A":
+        elif op == Op.AND:
             out = self.and_(self.substitute(c, values, memo) for c in n[1])
-        elif op == "O":
+        elif op == Op.OR:
             out = self.or_(self.substitute(c, values, memo) for c in n[1])
-        elif op in ("X", "N"):
-            out = self.next_(self.substitute(n[1], values, memo), op == "X")
-        elif op == "U":
+        elif op in (Op.NEXT, Op.WEAK_NEXT):
+            out = self.next_(self.substitute(n[1], values, memo), op == Op.NEXT)
+        elif op == Op.UNTIL:
             out = self.until(
                 self.substitute(n[1], values, memo), self.substitute(n[2], values, memo)
             )
-        elif op == "R":
+        elif op == Op.RELEASE:
             out = self.release(
                 self.substitute(n[1], values, memo), self.substitute(n[2], values, memo)
             )
-        elif op == "FB":
+        elif op == Op.EVENTUALLY_WITHIN:
             out = self.eventually(self.substitute(n[2], values, memo), n[1])
-        elif op == "GB":
+        elif op == Op.ALWAYS_WITHIN:
             out = self.always(self.substitute(n[2], values, memo), n[1])
         memo[i] = out
         return out
@@ -208,15 +231,15 @@ class Store:
             return found
         n = self.nodes[i]
         op = n[0]
-        if op == "L":
+        if op == Op.LITERAL:
             out = frozenset({n[1]})
-        elif op in ("A", "O"):
+        elif op in (Op.AND, Op.OR):
             out = frozenset().union(*(self.atoms_of(c, memo) for c in n[1]))
-        elif op in ("X", "N"):
+        elif op in (Op.NEXT, Op.WEAK_NEXT):
             out = self.atoms_of(n[1], memo)
-        elif op in ("U", "R"):
+        elif op in (Op.UNTIL, Op.RELEASE):
             out = self.atoms_of(n[1], memo) | self.atoms_of(n[2], memo)
-        elif op in ("FB", "GB"):
+        elif op in (Op.EVENTUALLY_WITHIN, Op.ALWAYS_WITHIN):
             out = self.atoms_of(n[2], memo)
         else:
             out = frozenset()
@@ -229,15 +252,15 @@ class Store:
         if found is not None:
             return found
         n = self.nodes[i]
-        if n[0] == "T":
+        if n[0] == Op.TRUE:
             out = DNF_TRUE
-        elif n[0] == "F":
+        elif n[0] == Op.FALSE:
             out = DNF_FALSE
-        elif n[0] == "A":
+        elif n[0] == Op.AND:
             out = DNF_TRUE
             for c in n[1]:
                 out = self.d_and(out, self.dnf(c))
-        elif n[0] == "O":
+        elif n[0] == Op.OR:
             out = DNF_FALSE
             for c in n[1]:
                 out = self.d_or(out, self.dnf(c))
@@ -261,19 +284,31 @@ class Store:
         if b == DNF_TRUE:
             return a
         cubes = set()
+        comp = self._complements
         for x in a:
+            cx = comp(x)
+            if not cx.isdisjoint(x):
+                continue
             for y in b:
-                cube = x | y
-                if not self._contradicts(cube):
-                    cubes.add(cube)
+                cy = comp(y)
+                if cx.isdisjoint(y) and cy.isdisjoint(x) and cy.isdisjoint(y):
+                    cubes.add(x | y)
         return _minimise(frozenset(cubes))
 
-    def _contradicts(self, cube: Cube) -> bool:
-        for e in cube:
-            n = self.nodes[e]
-            if n[0] == "L" and n[2] and self._ids.get(("L", n[1], False)) in cube:
-                return True
-        return False
+    def _complements(self, cube: Cube) -> frozenset[int]:
+        """The ids of the negations of the cube's literals (memoised: a cube meets one
+        of them iff the conjunction is contradictory)."""
+        found = self._comp.get(cube)
+        if found is None:
+            out = set()
+            for e in cube:
+                n = self.nodes[e]
+                if n[0] == Op.LITERAL:
+                    other = self._ids.get((Op.LITERAL, n[1], not n[2]))
+                    if other is not None:
+                        out.add(other)
+            found = self._comp[cube] = frozenset(out)
+        return found
 
     def residual(self, d: Dnf) -> int:
         found = self._residual_ids.get(d)

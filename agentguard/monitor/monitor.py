@@ -9,7 +9,6 @@ state would change on any call, so the work per call does not grow with the trac
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
@@ -18,12 +17,13 @@ from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
-from agentguard.monitor.compile import compile_plan
-from agentguard.monitor.machine import Machine
-from agentguard.monitor.nodes import AutoNode, Node, build_node
+from agentguard.monitor.compiled import CompiledSpec, compile_spec
+from agentguard.monitor.machine import BUDGET_HITS, Machine
+from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
+from agentguard.monitor.persistence import expect_int, expect_mapping
 from agentguard.monitor.quantified import QuantNode
+from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
-from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.trace.model import Call
 
@@ -67,23 +67,26 @@ class Monitor:
     @allow_deep
     def __init__(
         self,
-        spec: A.Spec | Sequence[A.Constraint],
+        spec: A.Spec | Sequence[A.Constraint] | CompiledSpec,
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
     ) -> None:
-        self.constraints: tuple[A.Constraint, ...] = (
-            spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
-        )
         self.registry = registry or default_registry
-        self.match: Matcher = match or self.registry.matcher or values_match
+        compiled = (
+            spec
+            if isinstance(spec, CompiledSpec)
+            else compile_spec(spec, registry=self.registry, match=match)
+        )
+        self.compiled = compiled
+        self.constraints: tuple[A.Constraint, ...] = compiled.constraints
+        self.match: Matcher = compiled.match
         self.position = 0
         self.uncounted = frozenset(uncounted)
         self._nodes: dict[str, Node] = {}
-        for c in self.constraints:
-            plan = compile_plan(c.formula, self.match)
-            self._nodes[c.name] = build_node(plan, self.registry, self.match, self.uncounted)
+        for name, plan in compiled.plans.items():
+            self._nodes[name] = build_node(plan, self.registry, self.match, self.uncounted)
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
         self._counting = frozenset(n for n, node in self._nodes.items() if node.counts)
         self._by_name: dict[str, list[str]] = {}
@@ -100,7 +103,9 @@ class Monitor:
         self._unstable: set[str] = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
-        self._fingerprint = spec_fingerprint(self.constraints)
+        self._fingerprint = compiled.fingerprint
+        self._budget_seen = -1
+        self._over: tuple[str, ...] = ()
 
     @classmethod
     def for_formula(
@@ -123,6 +128,16 @@ class Monitor:
     def classification(self) -> dict[str, Classification]:
         """Safety / mixed / liveness of every constraint (LTLf, see docs/monitor.md)."""
         return {name: node.classify() for name, node in self._nodes.items()}
+
+    def over_budget(self) -> tuple[str, ...]:
+        """Constraints whose automaton exceeded the state budget (``MAX_EXPLORE`` states):
+        from then on their verdicts are sound but may come late (PENDING until a residual
+        is decided, or the end). Cheap to poll: recomputed only after a machine hit it."""
+        hits = BUDGET_HITS[0]
+        if hits != self._budget_seen:
+            self._budget_seen = hits
+            self._over = tuple(n for n, node in self._nodes.items() if node.over_budget())
+        return self._over
 
     def pending(self) -> tuple[str, ...]:
         return tuple(n for n, v in self._verdicts.items() if v is Verdict.PENDING)
@@ -237,10 +252,24 @@ class Monitor:
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
-        node = self._nodes[name]
+        return self._hint(self._nodes[name], proposed, ending)
+
+    def _hint(self, node: Node, proposed: Call | None, ending: bool) -> str:
+        if isinstance(node, BoolNode):
+            # a conjunction is repaired by repairing the part that fails (others: none)
+            if node.op != "and":
+                return ""
+            batch = [proposed.at(self.position)] if proposed is not None else []
+            for child in node.children:
+                verdict, final = child.peek(batch, ending, [])
+                if (verdict is Verdict.VIOLATED or (ending and final is False)) and (
+                    found := self._hint(child, proposed, ending)
+                ):
+                    return found
+            return ""
         if isinstance(node, QuantNode) and proposed is not None:
             return node.hint(proposed.at(self.position), ending=ending)
-        if not isinstance(node, AutoNode) or node.error:
+        if not isinstance(node, AutomatonNode) or node.error:
             return ""
         if node.budget:
             count = node.count + (
@@ -273,28 +302,38 @@ class Monitor:
         return f"call {steps} before {what}".strip()
 
     # ------------------------------------------------------------------ state files
-    def save(self) -> dict[str, Any]:
-        """A JSON-able document of the monitor state (restore with :meth:`load`)."""
-        return {
-            "format": STATE_FORMAT,
-            "spec": self._fingerprint,
-            "position": self.position,
-            "constraints": {n: node.export() for n, node in self._nodes.items()},
-        }
+    def save(self, *, key: Key | None = None) -> dict[str, Any]:
+        """A JSON-able document of the monitor state (continue it with :meth:`restore`);
+        with ``key``, authenticated (an HMAC that ``restore(..., key=...)`` checks)."""
+        return sign(
+            {
+                "format": STATE_FORMAT,
+                "spec": self._fingerprint,
+                "position": self.position,
+                "constraints": {n: node.save() for n, node in self._nodes.items()},
+            },
+            key,
+        )
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        """Restore a state saved by :meth:`save` on a monitor of the same spec."""
+    def _restore(self, doc: Mapping[str, Any], key: Key | None = None) -> None:
+        """Put a state saved by :meth:`save` into this fresh monitor of the same spec."""
         if not isinstance(doc, Mapping) or doc.get("format") != STATE_FORMAT:
             raise MonitorStateError(
                 f"not a monitor state document (expected format {STATE_FORMAT})"
             )
         if doc.get("spec") != self._fingerprint:
             raise MonitorStateError("the saved state belongs to a different spec")
+        refused = verify(doc, key)
+        if refused:
+            raise MonitorStateError(refused)
         try:
-            self.position = int(doc["position"])
+            self.position = expect_int(doc.get("position"), "position")
+            saved = expect_mapping(doc.get("constraints"), "constraints")
+            if set(saved) != set(self._nodes):
+                raise ValueError("the saved constraints are not this spec's")
             for name, node in self._nodes.items():
-                node.load(doc["constraints"][name])
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+                node.restore(saved[name])
+        except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():
             self._verdicts[name] = node.verdict()
@@ -305,15 +344,18 @@ class Monitor:
     @classmethod
     def restore(
         cls,
-        spec: A.Spec | Sequence[A.Constraint],
+        spec: A.Spec | Sequence[A.Constraint] | CompiledSpec,
         doc: Mapping[str, Any],
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
+        key: Key | None = None,
     ) -> Monitor:
+        """A monitor continuing the run ``doc`` was saved from (:meth:`save`); with
+        ``key``, only a document saved with that key and not edited since."""
         m = cls(spec, registry=registry, match=match, uncounted=uncounted)
-        m.load(doc)
+        m._restore(doc, key)
         return m
 
 
@@ -337,12 +379,6 @@ def _repair_end(m: Machine, state: int) -> list[tuple[str, int]] | None:
                 nxt.append((succ, [*path, letter]))
         frontier = nxt
     return None
-
-
-def spec_fingerprint(constraints: Sequence[A.Constraint]) -> str:
-    """A content hash of the constraints (names and formulas), stable across processes."""
-    text = "\n".join(f"{c.name}:{c.formula!r}" for c in constraints)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class FormulaMonitor:
@@ -383,11 +419,24 @@ class FormulaMonitor:
     def classification(self) -> Classification:
         return self.monitor.classification()[self.NAME]
 
-    def save(self) -> dict[str, Any]:
-        return self.monitor.save()
+    def save(self, *, key: Key | None = None) -> dict[str, Any]:
+        return self.monitor.save(key=key)
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        self.monitor.load(doc)
+    @classmethod
+    def restore(
+        cls,
+        formula: A.Formula,
+        doc: Mapping[str, Any],
+        *,
+        registry: Registry | None = None,
+        match: Matcher | None = None,
+        uncounted: Iterable[str] = (),
+        key: Key | None = None,
+    ) -> FormulaMonitor:
+        """A monitor of ``formula`` continuing the run ``doc`` was saved from."""
+        m = cls(formula, registry=registry, match=match, uncounted=uncounted)
+        m.monitor._restore(doc, key)
+        return m
 
 
 def classify(

@@ -7,15 +7,31 @@ same two after a hypothetical extension (``peek``), without committing anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
-from agentguard.monitor.atoms import Env, FrozenAtom, eval_frozen
+from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.budget import Known, count_tests, known
-from agentguard.monitor.compile import AutoPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.machine import OTHER, Machine
+from agentguard.monitor.persistence import (
+    expect_int,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    restore_cstate,
+    save_cstate,
+)
+from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
+from agentguard.monitor.quantified import QuantNode
+from agentguard.monitor.state_sets import (
+    call_doc,
+    call_from_doc,
+    resolve_frozen,
+    set_final,
+    set_verdict,
+)
 from agentguard.monitor.verdict import (
     Classification,
     Enforceability,
@@ -47,49 +63,12 @@ class Node(Protocol):
         self, calls: Sequence[Call], ending: bool, errors: list[str]
     ) -> tuple[Verdict, bool | None]: ...
     def classify(self) -> Classification: ...
-    def export(self) -> dict[str, Any]: ...
-    def load(self, doc: Mapping[str, Any]) -> None: ...
+    def over_budget(self) -> bool: ...  # its automaton exceeded the state budget
+    def save(self) -> dict[str, Any]: ...
+    def restore(self, doc: Mapping[str, Any]) -> None: ...
 
 
-def set_verdict(states: Iterable[int], machine: Machine) -> Verdict:
-    """The verdict of a set of possible states: decided only if all of them agree."""
-    out: Verdict | None = None
-    for s in states:
-        v = machine.verdict(s)
-        if out is None:
-            out = v
-        elif out is not v:
-            return Verdict.PENDING
-    return out or Verdict.PENDING
-
-
-def set_final(states: Iterable[int], machine: Machine) -> bool | None:
-    out: bool | None = None
-    first = True
-    for s in states:
-        v = machine.final(s)
-        if v is None:
-            return None
-        if first:
-            out, first = v, False
-        elif out is not v:
-            return None
-    return out
-
-
-def resolve_frozen(
-    machine: Machine, state: int, env: Env, registry: Registry, metrics: Mapping[str, Any] | None
-) -> int:
-    """Resolve the frozen atoms that can be resolved now (metric ones need ``metrics``)."""
-    values: dict[int, bool] = {}
-    for i in machine.frozen_in(state):
-        atom = machine.atoms[i]
-        if isinstance(atom, FrozenAtom) and (metrics is not None or not atom.metric):
-            values[i] = eval_frozen(atom, env, metrics, registry)
-    return machine.resolve(state, values)
-
-
-class AutoNode:
+class AutomatonNode:
     """A quantifier-free formula: one machine state.
 
     With ``metrics.num_tool_calls`` budgets (monitor/budget.py) the node also counts
@@ -203,6 +182,9 @@ class AutoNode:
             return set_verdict(states, m), (set_final(final, m) if ending else None)
         return set_verdict(states, m), (set_final(states, m) if ending else None)
 
+    def over_budget(self) -> bool:
+        return self.machine.too_large
+
     def classify(self) -> Classification:
         found = self.machine.classify()
         metric = [a for a in self.machine.atoms if isinstance(a, FrozenAtom) and a.metric]
@@ -211,25 +193,30 @@ class AutoNode:
             return Classification(found.kind, found.exact, reason)
         return found
 
-    def export(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"state": self.machine.export_state(self.state), "error": self.error}
+    def save(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"state": save_cstate(self.machine, self.state), "error": self.error}
         if self.budget:
             doc["count"] = self.count
         return doc
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        self.state = self.machine.import_state(doc["state"])
-        self.error = doc.get("error")
-        self.count = int(doc.get("count", 0))
+    def restore(self, doc: Mapping[str, Any]) -> None:
+        doc = expect_mapping(doc, "a constraint's state")
+        self.state = restore_cstate(self.machine, doc.get("state"))
+        self.error = expect_str(doc.get("error"), "error", optional=True)
+        self.count = expect_int(doc.get("count", 0), "the call count")
 
 
 class BoolNode:
     """A boolean combination of parts that hold quantifiers (Kleene logic on verdicts)."""
 
-    def __init__(self, op: str, children: Sequence[Node]) -> None:
+    def __init__(
+        self, op: str, children: Sequence[Node], *, split: bool = False, late: str = ""
+    ) -> None:
         self.op = op
         self.children = list(children)
         self.error: str | None = None
+        self.split = split  # independent conjuncts (monitor/decompose.py)
+        self.late = late  # why a split's verdicts may come late ("" when exact)
 
     @property
     def names(self) -> frozenset[str] | None:
@@ -287,18 +274,31 @@ class BoolNode:
         verdict = self._combine([p[0] for p in parts])
         return verdict, (self._combine_bool([p[1] for p in parts]) if ending else None)
 
+    def over_budget(self) -> bool:
+        return any(c.over_budget() for c in self.children)
+
     def classify(self) -> Classification:
         kinds = [c.classify() for c in self.children]
+        exact = all(k.exact for k in kinds)
         if self.op == "and" and all(k.kind is Enforceability.SAFETY for k in kinds):
-            return Classification(Enforceability.SAFETY, all(k.exact for k in kinds))
+            return Classification(Enforceability.SAFETY, exact)
+        if self.split and not self.late:  # a bad prefix of the whole is one of a part
+            if all(k.kind is Enforceability.LIVENESS for k in kinds):
+                return Classification(Enforceability.LIVENESS, exact)
+            return Classification(Enforceability.MIXED, exact)
+        if self.split:
+            return Classification(Enforceability.MIXED, False, self.late)
         return Classification(Enforceability.MIXED, False, "boolean combination of quantifiers")
 
-    def export(self) -> dict[str, Any]:
-        return {"children": [c.export() for c in self.children]}
+    def save(self) -> dict[str, Any]:
+        return {"children": [c.save() for c in self.children]}
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        for c, d in zip(self.children, doc["children"], strict=True):
-            c.load(d)
+    def restore(self, doc: Mapping[str, Any]) -> None:
+        parts = expect_list(expect_mapping(doc, "a constraint's state").get("children"), "parts")
+        if len(parts) != len(self.children):
+            raise ValueError(f"{len(parts)} parts saved, {len(self.children)} expected")
+        for c, d in zip(self.children, parts, strict=True):
+            c.restore(d)
 
 
 class FallbackNode:
@@ -361,15 +361,20 @@ class FallbackNode:
             return Verdict.PENDING, None  # the truth may hang on the result still to come
         return Verdict.PENDING, self._holds([*self.calls, *calls], {}, errors)
 
+    def over_budget(self) -> bool:
+        return False
+
     def classify(self) -> Classification:
         return Classification(Enforceability.MIXED, False, f"checked at the end: {self.reason}")
 
-    def export(self) -> dict[str, Any]:
-        return {"calls": [_call_doc(c) for c in self.calls], "error": self.error}
+    def save(self) -> dict[str, Any]:
+        return {"calls": [call_doc(c) for c in self.calls], "error": self.error}
 
-    def load(self, doc: Mapping[str, Any]) -> None:
-        self.calls = [_call_from_doc(d, i) for i, d in enumerate(doc["calls"])]
-        self.error = doc.get("error")
+    def restore(self, doc: Mapping[str, Any]) -> None:
+        doc = expect_mapping(doc, "a constraint's state")
+        calls = expect_list(doc.get("calls"), "kept calls")
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        self.error = expect_str(doc.get("error"), "error", optional=True)
 
 
 def _reads_metrics(f: Any) -> bool:
@@ -397,27 +402,16 @@ def _reads_results(f: Any) -> bool:
     return False
 
 
-def _call_doc(c: Call) -> dict[str, Any]:
-    return c.to_record()
-
-
-def _call_from_doc(d: Mapping[str, Any], i: int) -> Call:
-    from agentguard.trace.model import UNKNOWN
-
-    return Call(d["tool_name"], dict(d.get("arguments", {})), d.get("tool_result", UNKNOWN), i)
-
-
 def build_node(
     plan: Plan, registry: Registry, match: Matcher, uncounted: frozenset[str] = frozenset()
 ) -> Node:
     """The run-time node of a plan; ``uncounted`` tools do not count towards budgets."""
-    if isinstance(plan, AutoPlan):
-        return AutoNode(plan.machine, registry, uncounted)
+    if isinstance(plan, AutomatonPlan):
+        return AutomatonNode(plan.machine, registry, uncounted)
     if isinstance(plan, BoolPlan):
-        return BoolNode(plan.op, [build_node(p, registry, match, uncounted) for p in plan.children])
+        children = [build_node(p, registry, match, uncounted) for p in plan.children]
+        return BoolNode(plan.op, children, split=plan.split, late=plan.late)
     if isinstance(plan, QuantPlan):
-        from agentguard.monitor.quantified import QuantNode
-
         return QuantNode(plan, registry)
     if isinstance(plan, FallbackPlan):
         return FallbackNode(plan.formula, plan.reason, registry, match)

@@ -23,9 +23,23 @@ from typing import Any
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import FRESH, FrozenAtom
-from agentguard.monitor.compile import QuantPlan
 from agentguard.monitor.machine import OTHER
-from agentguard.monitor.nodes import resolve_frozen, set_final, set_verdict
+from agentguard.monitor.persistence import (
+    expect_bool,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    restore_cstate,
+    save_cstate,
+)
+from agentguard.monitor.plans import QuantPlan
+from agentguard.monitor.state_sets import (
+    call_doc,
+    call_from_doc,
+    resolve_frozen,
+    set_final,
+    set_verdict,
+)
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
@@ -444,6 +458,9 @@ class QuantNode:
     def _instance_of(self, value: Any) -> int:
         return resolve_frozen(self.machine, self.fresh, {self.plan.var: value}, self.registry, None)
 
+    def over_budget(self) -> bool:
+        return self.machine.too_large
+
     def classify(self) -> Classification:
         body = self.machine.classify()
         if self.forall and body.kind is Enforceability.SAFETY:
@@ -451,33 +468,35 @@ class QuantNode:
         return Classification(Enforceability.MIXED, False, "quantified: at least mixed")
 
     # ------------------------------------------------------------------ state files
-    def export(self) -> dict[str, Any]:
+    def save(self) -> dict[str, Any]:
         m = self.machine
         return {
-            "fresh": m.export_state(self.fresh),
+            "fresh": save_cstate(m, self.fresh),
             "groups": [
                 {
-                    "state": m.export_state(g.state),
+                    "state": save_cstate(m, g.state),
                     "in_domain": g.in_domain,
                     "values": list(g.values.values()),
                 }
                 for g in self.groups.values()
             ],
             "error": self.error,
-            "calls": [c.to_record() for c in self.calls],
+            "calls": [call_doc(c) for c in self.calls],
             "degraded": self.degraded,
         }
 
-    def load(self, doc: Mapping[str, Any]) -> None:
+    def restore(self, doc: Mapping[str, Any]) -> None:
         m = self.machine
-        self.fresh = m.import_state(doc["fresh"])
+        doc = expect_mapping(doc, "a quantified constraint's state")
+        self.fresh = restore_cstate(m, doc.get("fresh"))
         self.groups, self.where = {}, {}
-        for gd in doc["groups"]:
-            state = m.import_state(gd["state"])
-            for v in gd["values"]:
-                self._insert(freeze(v), v, state, bool(gd["in_domain"]))
-        self.error = doc.get("error")
-        from agentguard.monitor.nodes import _call_from_doc
-
-        self.calls = [_call_from_doc(d, i) for i, d in enumerate(doc.get("calls", ()))]
-        self.degraded = bool(doc.get("degraded", False))
+        for gd in expect_list(doc.get("groups"), "instance groups"):
+            gd = expect_mapping(gd, "an instance group")
+            state = restore_cstate(m, gd.get("state"))
+            in_domain = expect_bool(gd.get("in_domain"), "in_domain")
+            for v in expect_list(gd.get("values"), "an instance group's values"):
+                self._insert(freeze(v), v, state, in_domain)
+        self.error = expect_str(doc.get("error"), "error", optional=True)
+        calls = expect_list(doc.get("calls", []), "kept calls")
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        self.degraded = expect_bool(doc.get("degraded", False), "degraded")

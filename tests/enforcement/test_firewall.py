@@ -289,7 +289,7 @@ def test_state_round_trip_continues_identically(tmp_path: Path) -> None:
         fw = Firewall(spec())
         for name, args in script[:cut]:
             run(fw, name, args)
-        doc = json.loads(json.dumps(fw.save_state()))
+        doc = json.loads(json.dumps(fw.save()))
         other = Firewall.restore(spec(), doc)
         for name, args in script[cut:]:
             assert run(other, name, args) is run(fw, name, args)
@@ -298,7 +298,7 @@ def test_state_round_trip_continues_identically(tmp_path: Path) -> None:
 
 def test_restore_refuses_another_spec() -> None:
     """A saved state only restores onto the same spec."""
-    doc = Firewall(spec()).save_state()
+    doc = Firewall(spec()).save()
     other = parse_spec("spec o\ntool a()\nconstraint c := F a")
     with pytest.raises(FirewallStateError):
         Firewall.restore(other, doc)

@@ -213,6 +213,6 @@ def test_checker_names_and_occurrence() -> None:
 def test_dependencies_survive_save_and_restore() -> None:
     """A restored firewall still knows which values earlier results supplied."""
     fw = firewall()
-    other = Firewall.restore(spec(), json.loads(json.dumps(fw.save_state())))
+    other = Firewall.restore(spec(), json.loads(json.dumps(fw.save())))
     assert other.propose("issue_refund", {"order_id": "A1", "amount": 1}).action is Action.ALLOW
     assert other.propose("issue_refund", {"order_id": "Z9", "amount": 1}).action is Action.BLOCK

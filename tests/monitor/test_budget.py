@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agentguard.language import ast as A
 from agentguard.language import parse_formula
-from agentguard.monitor import Monitor, Verdict
+from agentguard.monitor import FormulaMonitor, Monitor, Verdict
 from agentguard.semantics.evaluator import holds
 from agentguard.trace.model import Call, Trace
 from tests.monitor.strategies import LETTERS, completions, formulas
@@ -87,8 +87,8 @@ def test_the_count_survives_save_and_restore() -> None:
     m = Monitor.for_formula(parse_formula("metrics.num_tool_calls <= 2"))
     m.step(Call("a"))
     m.step(Call("b"))
-    other = Monitor.for_formula(parse_formula("metrics.num_tool_calls <= 2"))
-    other.load(json.loads(json.dumps(m.save())))
+    doc = json.loads(json.dumps(m.save()))
+    other = FormulaMonitor.restore(parse_formula("metrics.num_tool_calls <= 2"), doc)
     assert other.step(Call("c")) is V
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard.language import parse_formula, parse_spec
-from agentguard.monitor import Enforceability, Monitor, MonitorStateError, Verdict
+from agentguard.monitor import Enforceability, FormulaMonitor, Monitor, MonitorStateError, Verdict
 from agentguard.trace.model import Call
 
 SAFETY, MIXED, LIVENESS = Enforceability.SAFETY, Enforceability.MIXED, Enforceability.LIVENESS
@@ -79,11 +79,10 @@ def test_state_document_is_versioned_and_checked() -> None:
     m = Monitor(SPEC)
     doc = m.save()
     assert doc["format"] == "agentguard.monitor/1"
-    other = Monitor.for_formula(parse_formula("F a"))
     with pytest.raises(MonitorStateError, match="different spec"):
-        other.load(doc)
+        FormulaMonitor.restore(parse_formula("F a"), doc)
     with pytest.raises(MonitorStateError, match="format"):
-        m.load({"format": "nope"})
+        Monitor.restore(SPEC, {"format": "nope"})
 
 
 def test_hint_names_the_missing_earlier_call() -> None:

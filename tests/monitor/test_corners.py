@@ -8,7 +8,8 @@ from agentguard import Firewall, parse_spec, verify_trace
 from agentguard.enforcement.decision import Action
 from agentguard.language import parse_formula
 from agentguard.monitor import Monitor, Verdict
-from agentguard.monitor.compile import AutoPlan, BoolPlan, FallbackPlan, compile_plan
+from agentguard.monitor.compile import compile_plan
+from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.predicates import values_match
 from agentguard.trace.model import Call, Trace
@@ -48,7 +49,7 @@ class TestLiteralIdentity:
         """The monitor's verdict equals the evaluator's on scalars, lists and maps."""
         call = Call("a", args)
         _, final = run(text, [call])
-        assert final is S and holds(text, Trace([call]))
+        assert final is S and holds(text, Trace((call,)))
 
 
 class TestRegexFromData:
@@ -97,7 +98,7 @@ class TestToolPositionVariables:
     def test_empty_literal_domain(self) -> None:
         """An empty list makes forall true and exists false from the start."""
         plan = compile_plan(parse_formula("forall x in []: Called(x)"), values_match)
-        assert isinstance(plan, AutoPlan)
+        assert isinstance(plan, AutomatonPlan)
         assert run("exists x in []: Called(x)", [])[1] is V
 
     @pytest.mark.parametrize("names", [["a", "b"], ["b", "a"], ["a"]])

@@ -65,7 +65,7 @@ def test_online_equals_offline() -> None:
             m = Monitor.for_formula(parse_formula(text))
             for c in calls:
                 m.step(c)
-            assert (m.finish() is S) is holds(text, Trace(calls)), (text, mask)
+            assert (m.finish() is S) is holds(text, Trace(tuple(calls))), (text, mask)
 
 
 def test_precondition_needs_a_finished_successful_call() -> None:
@@ -126,7 +126,7 @@ def test_final_verdict_equals_offline_with_outcomes(
     m = Monitor.for_formula(f)
     for c in calls:
         m.step(c)
-    assert (m.finish() is S) is holds(f, Trace(calls))
+    assert (m.finish() is S) is holds(f, Trace(tuple(calls)))
 
 
 @settings(max_examples=300, deadline=None)

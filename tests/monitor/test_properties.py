@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
-from agentguard.monitor import Monitor, Verdict
+from agentguard.monitor import FormulaMonitor, Monitor, Verdict
 from agentguard.semantics.evaluator import holds
 from agentguard.trace.model import UNKNOWN, Call, Trace
 from tests.monitor.strategies import completions, formulas, trace_of, traces
@@ -85,8 +85,7 @@ def test_save_and_restore_give_identical_verdicts(f: A.Formula, trace: Trace, cu
     for call in calls[:cut]:
         m.step(call)
     doc = json.loads(json.dumps(m.save(), default=str))
-    other = Monitor.for_formula(f)
-    other.load(doc)
+    other = FormulaMonitor.restore(f, doc)
     assert other.verdict is m.verdict
     for call in calls[cut:]:
         assert other.step(call) is m.step(call)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard.language import parse_formula
-from agentguard.monitor import Monitor, Verdict
+from agentguard.monitor import FormulaMonitor, Monitor, Verdict
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import UNKNOWN, Call, Trace
@@ -214,11 +214,9 @@ def test_unknown_result_is_not_known_offline() -> None:
     assert m.finish() is V
 
 
-def test_a_machine_too_large_to_explore_stays_sound(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("small_budget")
+def test_a_machine_too_large_to_explore_stays_sound() -> None:
     """Past the exploration budget verdicts are only PENDING or truly decided, finals exact."""
-    import agentguard.monitor.machine as machine
-
-    monkeypatch.setattr(machine, "MAX_EXPLORE", 3)
     f = parse_formula("G(a -> F[<=3] b) & G(c -> O[<=2] a)")
     m = Monitor.for_formula(f)
     names = ["a", "b", "c", "a", "d", "d", "d", "d", "b"]
@@ -238,6 +236,5 @@ def test_contains_on_text_degrades_to_the_offline_evaluator() -> None:
     assert m.monitor.node("formula").degraded  # type: ignore[attr-defined]
     assert (m.finish() is S) == holds(f, Trace(tuple(calls))) is True
     doc = m.save()
-    other = Monitor.for_formula(f)
-    other.load(doc)
+    other = FormulaMonitor.restore(f, doc)
     assert other.finish() is S

@@ -1,4 +1,4 @@
-"""What the firewall asks before a call runs (``peek``) and after a restart (``save``/``load``)
+"""What the firewall asks before a call runs (``peek``) and after a restart (``save``/``restore``)
 agrees with the DFA oracle.
 
 ``peek(call, ending=True)`` must give the verdict the prefix would have with the call
@@ -15,7 +15,7 @@ import random
 import pytest
 
 from agentguard import parse_formula
-from agentguard.monitor import Monitor
+from agentguard.monitor import FormulaMonitor, Monitor
 from agentguard.trace.model import Call
 
 from .formulas import FUTURE, LETTERS, MIXED, Formula, Fragment, sample_cases, to_agentguard
@@ -95,8 +95,7 @@ def test_a_restored_monitor_goes_on_like_the_original(
             first = Monitor.for_formula(parsed)
             for name in word[:cut]:
                 first.step(Call(name))
-            second = Monitor.for_formula(parsed)
-            second.load(json.loads(json.dumps(first.save())))
+            second = FormulaMonitor.restore(parsed, json.loads(json.dumps(first.save())))
             got = [second.step(Call(name)).name for name in word[cut:]]
             want = dfa(formula, engine).verdicts(word)[cut:]
             assert got == want, (to_agentguard(formula), word, cut)
