@@ -70,7 +70,6 @@ KNOWN_CYCLES: frozenset[str] = frozenset(
         "agentguard.semantics.compressed <-> agentguard.semantics.evaluator",
         "agentguard.trace.formats._base <-> agentguard.trace.formats.openai_chat"
         " <-> agentguard.trace.mcp_content <-> agentguard.trace.model",
-        "agentguard.enforcement.firewall <-> agentguard.enforcement.state",
     }
 )
 

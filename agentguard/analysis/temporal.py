@@ -18,16 +18,9 @@ from agentguard.analysis.search import Exploration, accepting_paths, explore
 from agentguard.enforcement.decision import SeverityKind
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import Unsupported
-from agentguard.monitor.compile import (
-    AutoPlan,
-    BoolPlan,
-    FallbackPlan,
-    Plan,
-    QuantPlan,
-    build_machine,
-    compile_plan,
-)
+from agentguard.monitor.compile import build_machine, compile_plan
 from agentguard.monitor.machine import MAX_EXPLORE, Machine
+from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher
 
@@ -54,9 +47,17 @@ class Facts:
     exact: bool = False
 
 
+def is_automaton(plan: Plan) -> bool:
+    """Is the constraint monitored by automata alone (one machine, or a conjunction the
+    monitor split into independent machines), so that joint searches can include it?"""
+    if isinstance(plan, AutomatonPlan):
+        return True
+    return isinstance(plan, BoolPlan) and plan.split and all(is_automaton(c) for c in plan.children)
+
+
 def facts_of(plan: Plan) -> Facts:
     """Fold a monitoring plan into proven facts (three-valued, never guessing)."""
-    if isinstance(plan, AutoPlan):
+    if isinstance(plan, AutomatonPlan):
         return _machine_facts(explore(plan.machine))
     if isinstance(plan, QuantPlan):
         body = _machine_facts(explore(plan.machine))
@@ -77,7 +78,7 @@ def facts_of(plan: Plan) -> Facts:
         )
     if isinstance(plan, BoolPlan):
         kids = [facts_of(c) for c in plan.children]
-        late = "; ".join(k.late for k in kids if k.late)
+        late = "; ".join([*(k.late for k in kids if k.late), *([plan.late] if plan.late else [])])
         if plan.op == "not":
             k = kids[0]
             return Facts(k.valid, k.unsatisfiable, None, late)
@@ -246,7 +247,7 @@ def spec_findings(
         plan = compile_plan(c.formula, match)
         found, f = constraint_findings(c, plan, src)
         out.extend(found)
-        if isinstance(plan, AutoPlan) and not f.unsatisfiable and not f.valid:
+        if is_automaton(plan) and not f.unsatisfiable and not f.valid:
             joinable.append(c)
     conflict = minimal_conflict(joinable, match)
     if conflict:

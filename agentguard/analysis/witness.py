@@ -21,12 +21,13 @@ from agentguard.analysis.temporal import (
     JOINT_BUDGET,
     WITNESS_SECONDS,
     facts_of,
+    is_automaton,
     joint_machine,
     minimal_conflict,
 )
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom
-from agentguard.monitor.compile import AutoPlan, compile_plan
+from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.machine import OTHER, Letter, Machine
 from agentguard.scoring import verify_trace
 from agentguard.scoring.verify import as_trace
@@ -76,7 +77,7 @@ def find_witness(
                 (c.name,),
                 f"no trace satisfies the spec: constraint {c.name!r} is unsatisfiable",
             )
-        if isinstance(plan, AutoPlan):
+        if is_automaton(plan):
             auto.append(c)
     machine = joint_machine([c.formula for c in auto], m)
     if machine is None:
