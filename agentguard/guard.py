@@ -55,11 +55,15 @@ SUPPORTED = (
 )
 
 
-def guard(agent: AgentT, spec: Any, **firewall_kwargs: Any) -> AgentT:
+def guard(agent: AgentT, spec: Any, *, mode: str = "enforce", **firewall_kwargs: Any) -> AgentT:
     """Guard ``agent`` with ``spec`` (a Spec or a path to a ``.ltl`` file); returns the agent.
 
-    The guard state is reachable afterwards as ``agent.agentguard``.
+    ``mode="shadow"`` decides and logs every call as enforcement would but refuses none
+    (docs/firewall.md, "Shadow mode"). The guard state is reachable afterwards as
+    ``agent.agentguard``.
     """
+    if mode != "enforce":
+        firewall_kwargs["mode"] = mode
     module = type(agent).__module__
     if module.startswith("smolagents"):
         adapter = importlib.import_module("agentguard.integrations.smolagents")

@@ -80,6 +80,8 @@ class Decision:
     escalated: bool = False  # a SOFT_BLOCK that reached its limit and became a STOP
     call_id: str = ""  # unique per proposal within a run: what start/complete/withdraw name
     tool_call_id: str | None = None  # the framework's own id (not unique), kept for logs
+    # shadow mode: the refusal enforce mode would have made; the call runs anyway (ALLOW)
+    shadow: Action | None = None
 
     def __init__(
         self,
@@ -93,6 +95,7 @@ class Decision:
         escalated: bool = False,
         call_id: str = "",
         tool_call_id: str | None = None,
+        shadow: Action | None = None,
     ) -> None:
         # One decision per proposed call: the generated frozen __init__ goes through
         # object.__setattr__ per field; the slots' own setters cost half as much.
@@ -106,6 +109,7 @@ class Decision:
         _SET_ESCALATED(self, escalated)
         _SET_CALL_ID(self, call_id)
         _SET_TOOL_CALL_ID(self, tool_call_id)
+        _SET_SHADOW(self, shadow)
 
     @property
     def executes(self) -> bool:
@@ -127,6 +131,7 @@ class Decision:
             "escalated": self.escalated,
             "call_id": self.call_id,
             "tool_call_id": self.tool_call_id,
+            "shadow": None if self.shadow is None else self.shadow.value,
         }
 
     @classmethod
@@ -143,6 +148,7 @@ class Decision:
             bool(d.get("escalated", False)),
             str(d.get("call_id", "")),
             d.get("tool_call_id"),
+            None if d.get("shadow") is None else Action(d["shadow"]),
         )
 
 
@@ -160,3 +166,4 @@ _SET_PENDING: Final = _slot_setter("pending")
 _SET_ESCALATED: Final = _slot_setter("escalated")
 _SET_CALL_ID: Final = _slot_setter("call_id")
 _SET_TOOL_CALL_ID: Final = _slot_setter("tool_call_id")
+_SET_SHADOW: Final = _slot_setter("shadow")

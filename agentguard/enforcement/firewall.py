@@ -55,6 +55,8 @@ from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call, Trace
 
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
+MODES: Final = ("enforce", "shadow")
+SHADOW_NOTE: Final = "Shadow mode: not enforced, the call ran. Enforce mode would say: "
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 
 
@@ -104,7 +106,10 @@ class Firewall:
         enforce_tools: bool = True,
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
+        mode: str = "enforce",
     ) -> None:
+        if mode not in MODES:
+            raise FirewallConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if on_predicate_error not in PREDICATE_POLICIES:
             raise FirewallConfigError(
                 f"on_predicate_error must be one of {PREDICATE_POLICIES}, "
@@ -135,6 +140,7 @@ class Firewall:
         self.on_predicate_error = on_predicate_error
         self.schema_severity = schema_severity
         self.start_timeout = start_timeout
+        self.mode = mode
         self.tools = ToolChecker(
             spec.tools if enforce_tools else (), implicit=self.final_tools, registry=registry
         )
@@ -395,6 +401,9 @@ class Firewall:
         message = compose(
             action, violations, pending, escalated=outcome.escalated, note=outcome.note
         )
+        shadow = None
+        if self.mode == "shadow" and not action.executes:  # computed as enforced, not applied
+            action, shadow, message = Action.ALLOW, action, SHADOW_NOTE + message
         if action is Action.STOP:
             self._stopped = True
         return Decision(
@@ -408,6 +417,7 @@ class Firewall:
             outcome.escalated,
             call_id,
             tool_call_id,
+            shadow,
         )
 
     def _violations(self, call: Call, step: int, found: Findings) -> list[Violation]:
@@ -676,9 +686,17 @@ class Firewall:
         if late:
             late.sort(key=lambda v: self._order[v.constraint])
             self._late.extend(late)
-            if any(v.severity.kind is SeverityKind.HARD_STOP for v in late):
+            hard = any(v.severity.kind is SeverityKind.HARD_STOP for v in late)
+            if hard and self.mode == "enforce":
                 self._stopped = True
-            self._log.late(len(self._calls) - 1, name, args, late, self._stopped)
+            self._log.late(
+                len(self._calls) - 1,
+                name,
+                args,
+                late,
+                self._stopped or hard,
+                shadow=self.mode == "shadow",
+            )
             if self._stopped:
                 self._log.flush()
         return late
@@ -707,13 +725,19 @@ class Firewall:
                 spec_hash=self.spec_hash,
                 verdicts=verdicts,
                 late_violations=tuple(self._late),
+                mode=self.mode,
             )
+            shadow = {}
+            if self.mode == "shadow":
+                would = self._report.would_block
+                shadow = {"shadow": True, "would_block": [d.call_id for d in would]}
             self._log.emit(
                 FINISH_EVENT,
                 step=self._step,
                 action="finish",
                 message=f"compliance {compliance.score:.3f} ({compliance.label})",
                 verdict=compliance.label,
+                **shadow,
             )
             self._log.close()
             return self._report

@@ -154,6 +154,7 @@ class DecisionLog:
             return
         secrets = self.secrets(d.tool, d.args)
         primary = d.violations[0] if d.violations else None
+        shadow = {} if d.shadow is None else {"shadow": True}
         self.emit(
             DECISION_EVENT,
             warn=d.action is not Action.ALLOW or bool(d.violations),
@@ -161,13 +162,14 @@ class DecisionLog:
             tool=d.tool,
             args=self.safe_args(d.tool, d.args),
             **_violation_fields(primary),
-            action=d.action.value,
+            action=(d.action if d.shadow is None else d.shadow).value,
             message=self.scrub(d.message, secrets),
             violations=self._violations(d.violations, secrets),
             pending=list(d.pending),
             escalated=d.escalated,
             call_id=d.call_id,
             tool_call_id=d.tool_call_id,
+            **shadow,
         )
 
     def result(self, call: Call, d: Decision | None) -> None:
@@ -214,7 +216,11 @@ class DecisionLog:
         args: Mapping[str, Any],
         violations: list[Violation],
         stopped: bool,
+        *,
+        shadow: bool = False,
     ) -> None:
+        """A violation found when a result arrived; ``stopped``: it stops the run (in
+        shadow mode: it would have, and the line says ``shadow: true``)."""
         if not self.enabled:
             return
         secrets = self.secrets(tool, args)
@@ -229,6 +235,7 @@ class DecisionLog:
             message=self.scrub("; ".join(v.message or v.detail for v in violations), secrets),
             violations=self._violations(violations, secrets),
             pending=[],
+            **({"shadow": True} if shadow and stopped else {}),
         )
 
     def emit(self, event: str, *, warn: bool = False, **fields: Any) -> None:

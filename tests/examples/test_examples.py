@@ -12,7 +12,9 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
-FIREWALL_SCRIPTS = [s for s in SCRIPTS if s != "benchmark_files.py"]
+# scripts with their own tests below (they show one part each, not block-then-correct)
+PART_SCRIPTS = ("benchmark_files.py", "shadow_mode.py")
+FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
 
 
 def load(name: str) -> ModuleType:
@@ -34,6 +36,7 @@ def test_the_examples_exist() -> None:
         "langgraph_tool_node.py",
         "mcp_gateway.py",
         "openai_agents_handoff.py",
+        "shadow_mode.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
     ]
@@ -63,6 +66,17 @@ def test_threads_example_keeps_one_trace_per_conversation(
     assert "C-77 executed: verify_identity -> final_answer -> issue_refund -> final_answer" in out
     assert "C-78 decisions this turn: [('block', 'issue_refund')" in out
     assert "second worker, C-77 executed: verify_identity ->" in out
+
+
+def test_shadow_mode_example_runs_the_refund_and_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The unverified refund runs; the report and the log say enforce would have blocked it."""
+    assert load("shadow_mode.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "executed: issue_refund -> final_answer" in out
+    assert "would block: issue_refund({'order_id': 'A1042', 'amount': 129.9})" in out
+    assert "'action': 'block', 'tool': 'issue_refund', 'shadow': True" in out
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(
