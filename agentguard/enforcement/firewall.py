@@ -727,7 +727,7 @@ class Firewall:
                 late_violations=tuple(self._late),
                 mode=self.mode,
             )
-            shadow = {}
+            shadow: dict[str, Any] = {}
             if self.mode == "shadow":
                 would = self._report.would_block
                 shadow = {"shadow": True, "would_block": [d.call_id for d in would]}
