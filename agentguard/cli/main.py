@@ -43,6 +43,7 @@ _PLUGINS = (
     "agentguard.demo.cli",
     "agentguard.cli.report",
     "agentguard.cli.mcp_proxy",
+    "agentguard.cli.audit",
 )
 
 

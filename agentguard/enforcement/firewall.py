@@ -107,6 +107,7 @@ class Firewall:
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
         mode: str = "enforce",
+        log_key: bytes | str | None = None,
     ) -> None:
         if mode not in MODES:
             raise FirewallConfigError(f"mode must be one of {MODES}, got {mode!r}")
@@ -170,6 +171,7 @@ class Firewall:
             path=log_path,
             logger=logger,
             redact=redact,
+            key=log_key.encode() if isinstance(log_key, str) else log_key,
         )
 
     # ------------------------------------------------------------------ properties

@@ -13,7 +13,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 # scripts with their own tests below (they show one part each, not block-then-correct)
-PART_SCRIPTS = ("benchmark_files.py", "shadow_mode.py")
+PART_SCRIPTS = ("audit_log.py", "benchmark_files.py", "shadow_mode.py")
 FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
 
 
@@ -30,6 +30,7 @@ def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
     conversations), LangGraph ToolNode, the MCP gateway and an OpenAI Agents SDK handoff."""
     assert SCRIPTS == [
+        "audit_log.py",
         "benchmark_files.py",
         "langchain_create_agent.py",
         "langchain_threads.py",
@@ -77,6 +78,16 @@ def test_shadow_mode_example_runs_the_refund_and_reports_it(
     assert "executed: issue_refund -> final_answer" in out
     assert "would block: issue_refund({'order_id': 'A1042', 'amount': 129.9})" in out
     assert "'action': 'block', 'tool': 'issue_refund', 'shadow': True" in out
+
+
+def test_audit_log_example_verifies_then_catches_the_edit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The keyed log verifies as written; hiding the block fails at line 1."""
+    assert load("audit_log.py").main(tmp_path) == 0
+    captured = capsys.readouterr()
+    assert "intact: 6 lines, 1 run(s), chain and HMACs" in captured.out
+    assert "decisions.jsonl:1: HMAC does not match" in captured.err
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(
