@@ -42,6 +42,8 @@ from agentguard.enforcement.log import (
     Redactor,
 )
 from agentguard.enforcement.messages import compose
+from agentguard.enforcement.otel import DecisionSpans
+from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.schema import ToolChecker, ToolProblem
@@ -108,6 +110,8 @@ class Firewall:
         start_timeout: float = 30.0,
         mode: str = "enforce",
         log_key: bytes | str | None = None,
+        otel: bool | None = None,
+        tracer_provider: Any = None,
     ) -> None:
         if mode not in MODES:
             raise FirewallConfigError(f"mode must be one of {MODES}, got {mode!r}")
@@ -173,6 +177,12 @@ class Firewall:
             redact=redact,
             key=log_key.encode() if isinstance(log_key, str) else log_key,
         )
+        self._spans: DecisionSpans | None = None
+        self._check_started = 0  # when the check being decided began (ns), for its span
+        if otel_wanted(otel, tracer_provider):  # opentelemetry is imported only then
+            self._spans = DecisionSpans(
+                tracer_provider, run_id=self.run_id, spec=spec.name, spec_hash=self.spec_hash
+            )
 
     # ------------------------------------------------------------------ properties
     @property
@@ -271,6 +281,8 @@ class Firewall:
     def _check(
         self, name: str, args: dict[str, Any], tool_call_id: str | None, seen: set[str]
     ) -> Decision:
+        if self._spans is not None:
+            self._check_started = time.time_ns()
         step = self._step
         self._step += 1
         call_id = f"{self.run_id}:{step}"
@@ -484,11 +496,18 @@ class Firewall:
     def _decide(self, decision: Decision) -> Decision:
         self._decisions.append(decision)
         self._log.decision(decision)
+        if self._spans is not None:
+            self._spans.emit(
+                decision, start_ns=self._check_started, mode=self.mode, scrub=self._scrub
+            )
         if hooks.SINKS:
             hooks.publish_decision(decision)
         if decision.action is Action.STOP:
             self._log.flush()
         return decision
+
+    def _scrub(self, decision: Decision, text: str) -> str:
+        return self._log.scrub(text, self._log.secrets(decision.tool, decision.args))
 
     # ------------------------------------------------------------------ running
     def start(self, decision: Decision, *, timeout: float | None = None) -> Decision:
@@ -556,6 +575,8 @@ class Firewall:
 
     def _recheck(self, flight: Flight) -> Decision:
         """Judge the call again on what really ran (executed calls, then the running ones)."""
+        if self._spans is not None:
+            self._check_started = time.time_ns()
         old = flight.decision
         del self._inflight[old.call_id]
         running = [f.call for f in self._inflight.values() if f.started]

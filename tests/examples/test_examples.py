@@ -13,7 +13,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 # scripts with their own tests below (they show one part each, not block-then-correct)
-PART_SCRIPTS = ("audit_log.py", "benchmark_files.py", "shadow_mode.py")
+PART_SCRIPTS = ("audit_log.py", "benchmark_files.py", "otel_spans.py", "shadow_mode.py")
 FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
 
 
@@ -37,6 +37,7 @@ def test_the_examples_exist() -> None:
         "langgraph_tool_node.py",
         "mcp_gateway.py",
         "openai_agents_handoff.py",
+        "otel_spans.py",
         "shadow_mode.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
@@ -88,6 +89,16 @@ def test_audit_log_example_verifies_then_catches_the_edit(
     captured = capsys.readouterr()
     assert "intact: 6 lines, 1 run(s), chain and HMACs" in captured.out
     assert "decisions.jsonl:1: HMAC does not match" in captured.err
+
+
+def test_otel_example_nests_decision_spans_in_the_app_span(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Four decision spans, each under the application's handle_ticket span."""
+    assert load("otel_spans.py").main() == 0
+    out = capsys.readouterr().out
+    assert "under handle_ticket: block issue_refund ['identity_first']" in out
+    assert out.count("span agentguard.decision under handle_ticket") == 4
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(
