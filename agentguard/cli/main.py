@@ -44,6 +44,7 @@ _PLUGINS = (
     "agentguard.cli.report",
     "agentguard.cli.mcp_proxy",
     "agentguard.cli.audit",
+    "agentguard.cli.policy_test",
 )
 
 

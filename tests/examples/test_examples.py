@@ -13,7 +13,13 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 # scripts with their own tests below (they show one part each, not block-then-correct)
-PART_SCRIPTS = ("audit_log.py", "benchmark_files.py", "otel_spans.py", "shadow_mode.py")
+PART_SCRIPTS = (
+    "audit_log.py",
+    "benchmark_files.py",
+    "otel_spans.py",
+    "policy_tests.py",
+    "shadow_mode.py",
+)
 FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
 
 
@@ -38,6 +44,7 @@ def test_the_examples_exist() -> None:
         "mcp_gateway.py",
         "openai_agents_handoff.py",
         "otel_spans.py",
+        "policy_tests.py",
         "shadow_mode.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
@@ -99,6 +106,16 @@ def test_otel_example_nests_decision_spans_in_the_app_span(
     out = capsys.readouterr().out
     assert "under handle_ticket: block issue_refund ['identity_first']" in out
     assert out.count("span agentguard.decision under handle_ticket") == 4
+
+
+def test_policy_tests_example_passes_then_shows_a_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped refund cases pass; the wrong expectation prints expected/got lines."""
+    assert load("policy_tests.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "8 passed, 0 failed" in out
+    assert '+ got:      {"action": "stop"}' in out
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(
