@@ -82,6 +82,8 @@ class Decision:
     tool_call_id: str | None = None  # the framework's own id (not unique), kept for logs
     # shadow mode: the refusal enforce mode would have made; the call runs anyway (ALLOW)
     shadow: Action | None = None
+    # an ASK constraint's approver answered: {"approved", "by", "reason", "at"}
+    approval: Mapping[str, Any] | None = None
 
     def __init__(
         self,
@@ -96,6 +98,7 @@ class Decision:
         call_id: str = "",
         tool_call_id: str | None = None,
         shadow: Action | None = None,
+        approval: Mapping[str, Any] | None = None,
     ) -> None:
         # One decision per proposed call: the generated frozen __init__ goes through
         # object.__setattr__ per field; the slots' own setters cost half as much.
@@ -110,6 +113,7 @@ class Decision:
         _SET_CALL_ID(self, call_id)
         _SET_TOOL_CALL_ID(self, tool_call_id)
         _SET_SHADOW(self, shadow)
+        _SET_APPROVAL(self, approval)
 
     @property
     def executes(self) -> bool:
@@ -132,6 +136,7 @@ class Decision:
             "call_id": self.call_id,
             "tool_call_id": self.tool_call_id,
             "shadow": None if self.shadow is None else self.shadow.value,
+            "approval": None if self.approval is None else dict(self.approval),
         }
 
     @classmethod
@@ -149,6 +154,7 @@ class Decision:
             str(d.get("call_id", "")),
             d.get("tool_call_id"),
             None if d.get("shadow") is None else Action(d["shadow"]),
+            None if d.get("approval") is None else dict(d["approval"]),
         )
 
 
@@ -167,3 +173,4 @@ _SET_ESCALATED: Final = _slot_setter("escalated")
 _SET_CALL_ID: Final = _slot_setter("call_id")
 _SET_TOOL_CALL_ID: Final = _slot_setter("tool_call_id")
 _SET_SHADOW: Final = _slot_setter("shadow")
+_SET_APPROVAL: Final = _slot_setter("approval")

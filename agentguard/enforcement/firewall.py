@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
+from agentguard.enforcement.approval import Approval, ApprovalRequest, Approver, ApproverRaised, ask
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
 from agentguard.enforcement.flight import (
     Findings,
@@ -60,6 +61,7 @@ PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
 MODES: Final = ("enforce", "shadow")
 SHADOW_NOTE: Final = "Shadow mode: not enforced, the call ran. Enforce mode would say: "
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
+DEFAULT_ASK_FALLBACK: Final = Severity(SeverityKind.SOFT_BLOCK)
 
 
 class FirewallConfigError(AgentGuardError, ValueError):
@@ -112,6 +114,8 @@ class Firewall:
         log_key: bytes | str | None = None,
         otel: bool | None = None,
         tracer_provider: Any = None,
+        approver: Approver | None = None,
+        ask_fallback: Severity | str = DEFAULT_ASK_FALLBACK,
     ) -> None:
         if mode not in MODES:
             raise FirewallConfigError(f"mode must be one of {MODES}, got {mode!r}")
@@ -132,6 +136,15 @@ class Firewall:
                     f"schema_severity must be a severity such as 'SOFT_BLOCK' or "
                     f"'SOFT_BLOCK(2)', got {schema_severity!r}"
                 ) from None
+        if isinstance(ask_fallback, str):
+            try:
+                ask_fallback = Severity.parse(ask_fallback)
+            except ValueError:
+                raise FirewallConfigError(
+                    f"ask_fallback must be a severity such as 'SOFT_BLOCK', got {ask_fallback!r}"
+                ) from None
+        if ask_fallback.kind is SeverityKind.ASK:
+            raise FirewallConfigError("ask_fallback must be a severity other than ASK")
         if not isinstance(spec, A.Spec):
             from agentguard.language import load_spec
 
@@ -146,6 +159,8 @@ class Firewall:
         self.schema_severity = schema_severity
         self.start_timeout = start_timeout
         self.mode = mode
+        self.approver = approver
+        self.ask_fallback = ask_fallback
         self.tools = ToolChecker(
             spec.tools if enforce_tools else (), implicit=self.final_tools, registry=registry
         )
@@ -240,10 +255,16 @@ class Firewall:
     ) -> Decision:
         """Decide on one call before it runs (one model generation; not executed here)."""
         with self._lock:
+            saved = (self._generation, dict(self._warned)) if self.approver else None
             self._next_generation()
-            decision: Decision = self._guarded(
-                self._check, name, dict(args or {}), tool_call_id, set()
-            )
+            try:
+                decision: Decision = self._guarded(
+                    self._check, name, dict(args or {}), tool_call_id, set()
+                )
+            except BaseException:
+                if saved is not None:  # an approver raised (a LangGraph interrupt): undo
+                    self._generation, self._warned = saved[0], saved[1]
+                raise
             return decision
 
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
@@ -271,6 +292,8 @@ class Firewall:
             return fn(*args)
         except FirewallProtocolError:
             raise
+        except ApproverRaised as exc:  # the approver's own exception (a LangGraph interrupt)
+            raise exc.original from None
         except Exception as exc:
             secrets = self._log.secrets(*call_of(args)) if args else []
             message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
@@ -319,7 +342,11 @@ class Firewall:
         flights = list(self._inflight.values())
         extra = [f.call for f in flights]
         found = self._findings(call, extra)
-        decision = self._judge(call, step, found, call_id, tool_call_id, inflight=bool(extra))
+        try:
+            decision = self._judge(call, step, found, call_id, tool_call_id, inflight=bool(extra))
+        except ApproverRaised:  # asked again when the call is proposed again
+            self._step = step
+            raise
         if decision.executes:
             relied = frozenset(f.decision.call_id for f in flights)
             self._inflight[call_id] = Flight(decision, call, relied, len(self._calls))
@@ -381,13 +408,26 @@ class Firewall:
                 Action.ALLOW, name, call.args, step, (), "", (), False, call_id, tool_call_id
             )
         key = args_key(name, call.args)
+        counts = Counts(self._soft_counts, self._sendbacks)
+        limits = Limits(self.soft_block_limit, self.max_finish_sendbacks, self.ask_fallback)
+        retry = self._warned.get(key) == self._generation - 1
+        asking = self.approver is not None
         outcome = judge(
-            violations,
-            counts=Counts(self._soft_counts, self._sendbacks),
-            limits=Limits(self.soft_block_limit, self.max_finish_sendbacks),
-            retry=self._warned.get(key) == self._generation - 1,
-            ending=ending,
+            violations, counts=counts, limits=limits, retry=retry, ending=ending, approver=asking
         )
+        approval: Approval | None = None
+        if outcome.ask and self.mode == "enforce" and self.approver is not None:
+            held = tuple(v for v in violations if v.constraint in outcome.ask)
+            approval = self._ask(self.approver, call, call_id, held)
+            outcome = judge(
+                violations,
+                counts=counts,
+                limits=limits,
+                retry=retry,
+                ending=ending,
+                approver=True,
+                approval=approval.approved,
+            )
         action = outcome.action
         if outcome.warned:
             self._warned[key] = self._generation
@@ -412,9 +452,16 @@ class Firewall:
                 for n, v in found.verdicts.items()
                 if v is Verdict.PENDING and n not in names and ends.get(n) is not True
             )
-        message = compose(
-            action, violations, pending, escalated=outcome.escalated, note=outcome.note
-        )
+        note = outcome.note
+        if approval is not None:
+            who = f" by {approval.by}" if approval.by else ""
+            verdict = "Approved" if approval.approved else "Denied"
+            note = f"{verdict}{who} at {approval.at}" + (
+                f": {approval.reason}" if approval.reason else "."
+            )
+        elif outcome.ask:  # shadow mode: enforce mode would have held it for approval
+            note = "Enforce mode would hold this call for approval (ASK)."
+        message = compose(action, violations, pending, escalated=outcome.escalated, note=note)
         shadow = None
         if self.mode == "shadow" and not action.executes:  # computed as enforced, not applied
             action, shadow, message = Action.ALLOW, action, SHADOW_NOTE + message
@@ -432,7 +479,24 @@ class Firewall:
             call_id,
             tool_call_id,
             shadow,
+            None if approval is None else approval.to_dict(),
         )
+
+    def _ask(
+        self, approver: Approver, call: Call, call_id: str, held: tuple[Violation, ...]
+    ) -> Approval:
+        """Put a call that would violate ASK constraints to the approver (under the lock:
+        approvals of one run are asked one at a time)."""
+        lines = [f"- {v.constraint}: {v.message or v.detail} ({v.detail})" for v in held]
+        request = ApprovalRequest(
+            self.run_id,
+            call_id,
+            call.name,
+            dict(call.args),
+            held,
+            f"agentguard asks for approval: {call.name} would violate\n" + "\n".join(lines),
+        )
+        return ask(approver, request)
 
     def _violations(self, call: Call, step: int, found: Findings) -> list[Violation]:
         """Every violation of ``found`` (tool checks merged per kind), in spec order;

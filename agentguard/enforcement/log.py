@@ -154,7 +154,12 @@ class DecisionLog:
             return
         secrets = self.secrets(d.tool, d.args)
         primary = d.violations[0] if d.violations else None
-        shadow = {} if d.shadow is None else {"shadow": True}
+        shadow: dict[str, Any] = {} if d.shadow is None else {"shadow": True}
+        if d.approval is not None:  # who approved or denied an ASK call, when, why
+            shadow["approval"] = {
+                **d.approval,
+                "reason": self.scrub(str(d.approval.get("reason", "")), secrets),
+            }
         self.emit(
             DECISION_EVENT,
             warn=d.action is not Action.ALLOW or bool(d.violations),

@@ -41,8 +41,9 @@ def test_fields_defaults_and_equality() -> None:
         "call_id",
         "tool_call_id",
         "shadow",
+        "approval",
     ]
-    assert (d.call_id, d.tool_call_id, d.shadow) == ("", None, None)
+    assert (d.call_id, d.tool_call_id, d.shadow, d.approval) == ("", None, None, None)
     assert sample() == sample() and sample() != Decision(Action.BLOCK, "t")
 
 

@@ -16,6 +16,7 @@ SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 PART_SCRIPTS = (
     "audit_log.py",
     "benchmark_files.py",
+    "human_approval.py",
     "otel_spans.py",
     "policy_tests.py",
     "shadow_mode.py",
@@ -38,6 +39,7 @@ def test_the_examples_exist() -> None:
     assert SCRIPTS == [
         "audit_log.py",
         "benchmark_files.py",
+        "human_approval.py",
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
@@ -116,6 +118,17 @@ def test_policy_tests_example_passes_then_shows_a_diff(
     out = capsys.readouterr().out
     assert "8 passed, 0 failed" in out
     assert '+ got:      {"action": "stop"}' in out
+
+
+def test_human_approval_example_approves_then_denies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The small refund needs nobody; 900 is approved by alice, 2000 denied with the reason."""
+    assert load("human_approval.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert out.count("approver asked") == 2
+    assert "refund 900: allow_override Approved by alice" in out
+    assert "refund 2000: block Denied by alice" in out and "needs a manager" in out
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(
