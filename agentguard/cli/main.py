@@ -45,6 +45,7 @@ _PLUGINS = (
     "agentguard.cli.mcp_proxy",
     "agentguard.cli.audit",
     "agentguard.cli.policy_test",
+    "agentguard.cli.diff",
 )
 
 

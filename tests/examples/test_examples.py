@@ -18,6 +18,7 @@ PART_SCRIPTS = (
     "benchmark_files.py",
     "human_approval.py",
     "otel_spans.py",
+    "policy_diff.py",
     "policy_tests.py",
     "shadow_mode.py",
 )
@@ -46,6 +47,7 @@ def test_the_examples_exist() -> None:
         "mcp_gateway.py",
         "openai_agents_handoff.py",
         "otel_spans.py",
+        "policy_diff.py",
         "policy_tests.py",
         "shadow_mode.py",
         "smolagents_code_agent.py",
@@ -129,6 +131,16 @@ def test_human_approval_example_approves_then_denies(
     assert out.count("approver asked") == 2
     assert "refund 900: allow_override Approved by alice" in out
     assert "refund 2000: block Denied by alice" in out and "needs a manager" in out
+
+
+def test_policy_diff_example_lists_the_changed_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorded email now stops the run; the score drops; diff exits 1."""
+    assert load("policy_diff.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "send_email: allow [] -> stop ['no_emails']" in out
+    assert "1 of 1 run(s) change" in out
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(
