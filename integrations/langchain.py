@@ -32,6 +32,13 @@
   (``Command(goto="__end__")`` from there would not end the run: that is why STOP is
   handled in ``after_model``.)
 
+``approver=interrupt_approver`` (with ``severity ASK`` constraints) asks a human through
+LangGraph itself: the call is held with a real ``interrupt`` (its value is the approval
+request), ``invoke`` returns with ``__interrupt__``, and the run resumes after
+``Command(resume={"approved": True, "by": "alice"})`` (or ``False`` / a reason): the node
+is re-run, the turn is proposed again and the approver returns the resume value. Needs a
+checkpointer and a ``thread_id``, as every LangGraph interrupt does.
+
 ``guard_tool_node(spec)`` builds a ``ToolNode(wrap_tool_call=..., awrap_tool_call=...)``
 wrapper for hand-built LangGraph graphs; there a STOP raises
 :class:`agentguard.errors.RunStopped` out of ``graph.invoke``, and one guard serves one
@@ -55,6 +62,7 @@ from typing import Annotated, Any
 
 from typing_extensions import NotRequired
 
+from agentguard.enforcement.approval import Approval, ApprovalRequest
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import MissingExtraError, RunStopped
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
@@ -410,6 +418,17 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return await self._gate.awrap(request, handler)
 
 
+def interrupt_approver(request: ApprovalRequest) -> Approval:
+    """An approver for ``ASK`` constraints that asks through a LangGraph ``interrupt``.
+
+    The interrupt's value is ``{"agentguard": "approval", **request.to_dict()}``; resume
+    with ``Command(resume=True | False | {"approved": bool, "by": ..., "reason": ...})``.
+    """
+    from langgraph.types import interrupt
+
+    return Approval.from_value(interrupt({"agentguard": "approval", **request.to_dict()}))
+
+
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
     calls = [
         (str(c["name"]), dict(c.get("args") or {}), None if c.get("id") is None else str(c["id"]))
@@ -516,4 +535,5 @@ __all__ = [
     "AgentGuardState",
     "ToolNodeGuard",
     "guard_tool_node",
+    "interrupt_approver",
 ]

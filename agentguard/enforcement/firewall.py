@@ -255,7 +255,7 @@ class Firewall:
     ) -> Decision:
         """Decide on one call before it runs (one model generation; not executed here)."""
         with self._lock:
-            saved = (self._generation, dict(self._warned)) if self.approver else None
+            saved = self._counters() if self.approver else None
             self._next_generation()
             try:
                 decision: Decision = self._guarded(
@@ -263,7 +263,7 @@ class Firewall:
                 )
             except BaseException:
                 if saved is not None:  # an approver raised (a LangGraph interrupt): undo
-                    self._generation, self._warned = saved[0], saved[1]
+                    self._undo_batch(saved, [])
                 raise
             return decision
 
@@ -273,13 +273,34 @@ class Firewall:
         ``(name, args, tool_call_id)``; a tool-call id given twice is refused after its
         first use (frameworks key parallel calls by id, so only one would run)."""
         with self._lock:
+            saved = self._counters() if self.approver else None
             self._next_generation()
             seen: set[str] = set()
-            out = []
-            for entry in calls:
-                name, args, tool_call_id = unpack(entry)
-                out.append(self._guarded(self._check, name, dict(args), tool_call_id, seen))
+            out: list[Decision] = []
+            try:
+                for entry in calls:
+                    name, args, tool_call_id = unpack(entry)
+                    out.append(self._guarded(self._check, name, dict(args), tool_call_id, seen))
+            except BaseException:
+                if saved is not None:  # an approver raised (a LangGraph interrupt)
+                    self._undo_batch(saved, out)
+                raise
             return out
+
+    def _counters(self) -> tuple[int, dict[str, int], dict[str, int], int]:
+        return self._generation, dict(self._warned), dict(self._soft_counts), self._sendbacks
+
+    def _undo_batch(
+        self, saved: tuple[int, dict[str, int], dict[str, int], int], decided: list[Decision]
+    ) -> None:
+        """An approver interrupted a batch: the turn will be proposed again (LangGraph
+        re-runs the node on resume), so its earlier calls are withdrawn (logged) and the
+        counters they moved are restored; nothing of the turn ran."""
+        self._generation, self._warned, self._soft_counts, self._sendbacks = saved
+        for d in decided:
+            if d.call_id in self._inflight:
+                del self._inflight[d.call_id]
+                self._withdrawn_now(d, "its turn was interrupted to ask for an approval")
 
     def _next_generation(self) -> None:
         self._generation += 1
