@@ -45,6 +45,16 @@ class OtelMissingError(AgentGuardError, ImportError):
     """OpenTelemetry spans were asked for but opentelemetry-api is not installed."""
 
 
+def _version() -> str:
+    """The installed agentguard version, for the tracer's instrumentation scope."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentguard")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def wanted(otel: bool | None, tracer_provider: Any) -> bool:
     """Should the firewall emit spans? ``otel=None`` means: only if a provider was given
     or the application already uses OpenTelemetry (so nothing is imported otherwise)."""
@@ -63,10 +73,8 @@ class DecisionSpans:
             raise OtelMissingError(
                 "OpenTelemetry spans need opentelemetry-api: pip install 'agentguard[otel]'"
             ) from None
-        from agentguard import __version__
-
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-        self._tracer = provider.get_tracer("agentguard", __version__)
+        self._tracer = provider.get_tracer("agentguard", _version())
         self._common: dict[str, Any] = {
             "agentguard.run_id": run_id,
             "agentguard.spec": spec or "",
