@@ -22,6 +22,7 @@ from agentguard.enforcement.decision import Action, Decision, SeverityKind, Viol
 from agentguard.errors import AgentGuardError, RunStopped
 
 if TYPE_CHECKING:
+    from agentguard.enforcement.approval import Approver
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.enforcement.flight import ProposedCall
     from agentguard.trace.model import Trace
@@ -55,11 +56,25 @@ SUPPORTED = (
 )
 
 
-def guard(agent: AgentT, spec: Any, **firewall_kwargs: Any) -> AgentT:
+def guard(
+    agent: AgentT,
+    spec: Any,
+    *,
+    mode: str = "enforce",
+    approver: Approver | None = None,
+    **firewall_kwargs: Any,
+) -> AgentT:
     """Guard ``agent`` with ``spec`` (a Spec or a path to a ``.ltl`` file); returns the agent.
 
-    The guard state is reachable afterwards as ``agent.agentguard``.
+    ``mode="shadow"`` decides and logs every call as enforcement would but refuses none
+    (docs/firewall.md, "Shadow mode"); ``approver`` answers for calls that would violate
+    an ``ASK`` constraint ("Human approval"). The guard state is reachable afterwards as
+    ``agent.agentguard``.
     """
+    if mode != "enforce":
+        firewall_kwargs["mode"] = mode
+    if approver is not None:
+        firewall_kwargs["approver"] = approver
     module = type(agent).__module__
     if module.startswith("smolagents"):
         adapter = importlib.import_module("agentguard.integrations.smolagents")

@@ -11,12 +11,18 @@ from dataclasses import dataclass
 
 
 class SeverityKind(str, enum.Enum):
-    """The four severities of AgentLTL Appendix A.5.3."""
+    """The four severities of AgentLTL Appendix A.5.3, and ``ASK``.
+
+    ``ASK`` is agentguard's extension beyond the paper: a violating call is held for a
+    human approver (docs/firewall.md, "Human approval"); without an approver it acts as
+    the firewall's ``ask_fallback`` severity (SOFT_BLOCK by default).
+    """
 
     HARD_STOP = "HARD_STOP"
     SOFT_BLOCK = "SOFT_BLOCK"
     BLOCK_AND_WARN = "BLOCK_AND_WARN"
     TOLERATE = "TOLERATE"
+    ASK = "ASK"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,13 @@
   (``Command(goto="__end__")`` from there would not end the run: that is why STOP is
   handled in ``after_model``.)
 
+``approver=interrupt_approver`` (with ``severity ASK`` constraints) asks a human through
+LangGraph itself: the call is held with a real ``interrupt`` (its value is the approval
+request), ``invoke`` returns with ``__interrupt__``, and the run resumes after
+``Command(resume={"approved": True, "by": "alice"})`` (or ``False`` / a reason): the node
+is re-run, the turn is proposed again and the approver returns the resume value. Needs a
+checkpointer and a ``thread_id``, as every LangGraph interrupt does.
+
 ``guard_tool_node(spec)`` builds a ``ToolNode(wrap_tool_call=..., awrap_tool_call=...)``
 wrapper for hand-built LangGraph graphs; there a STOP raises
 :class:`agentguard.errors.RunStopped` out of ``graph.invoke``, and one guard serves one
@@ -56,6 +63,7 @@ from typing import Annotated, Any
 from typing_extensions import NotRequired
 
 from agentguard.enforcement.agent_tools import warn_tool_mismatches
+from agentguard.enforcement.approval import Approval, ApprovalRequest
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import MissingExtraError, RunStopped
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
@@ -428,9 +436,11 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return
         schemas = langchain_tool_schemas(tools)
         firewall = self._session_of_request(request).firewall
-        firewall.report_tool_mismatches(
-            warn_tool_mismatches(self.spec, schemas, implicit=frozenset(firewall.final_tools))
-        )
+        final = frozenset(getattr(firewall, "final_tools", ("final_answer",)))
+        found = warn_tool_mismatches(self.spec, schemas, implicit=final)
+        report = getattr(firewall, "report_tool_mismatches", None)  # absent on stand-ins
+        if report is not None:
+            report(found)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         return self._gate.wrap(request, handler)
@@ -451,6 +461,17 @@ def langchain_tool_schemas(tools: Any) -> dict[str, Any]:
             continue
         out[str(function["name"])] = function.get("parameters")
     return out
+
+
+def interrupt_approver(request: ApprovalRequest) -> Approval:
+    """An approver for ``ASK`` constraints that asks through a LangGraph ``interrupt``.
+
+    The interrupt's value is ``{"agentguard": "approval", **request.to_dict()}``; resume
+    with ``Command(resume=True | False | {"approved": bool, "by": ..., "reason": ...})``.
+    """
+    from langgraph.types import interrupt
+
+    return Approval.from_value(interrupt({"agentguard": "approval", **request.to_dict()}))
 
 
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
@@ -559,4 +580,5 @@ __all__ = [
     "AgentGuardState",
     "ToolNodeGuard",
     "guard_tool_node",
+    "interrupt_approver",
 ]

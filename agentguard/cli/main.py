@@ -46,6 +46,9 @@ _PLUGINS = (
     "agentguard.demo.cli",
     "agentguard.cli.report",
     "agentguard.cli.mcp_proxy",
+    "agentguard.cli.audit",
+    "agentguard.cli.policy_test",
+    "agentguard.cli.diff",
 )
 
 

@@ -80,6 +80,10 @@ class Decision:
     escalated: bool = False  # a SOFT_BLOCK that reached its limit and became a STOP
     call_id: str = ""  # unique per proposal within a run: what start/complete/withdraw name
     tool_call_id: str | None = None  # the framework's own id (not unique), kept for logs
+    # shadow mode: the refusal enforce mode would have made; the call runs anyway (ALLOW)
+    shadow: Action | None = None
+    # an ASK constraint's approver answered: {"approved", "by", "reason", "at"}
+    approval: Mapping[str, Any] | None = None
 
     def __init__(
         self,
@@ -93,6 +97,8 @@ class Decision:
         escalated: bool = False,
         call_id: str = "",
         tool_call_id: str | None = None,
+        shadow: Action | None = None,
+        approval: Mapping[str, Any] | None = None,
     ) -> None:
         # One decision per proposed call: the generated frozen __init__ goes through
         # object.__setattr__ per field; the slots' own setters cost half as much.
@@ -106,6 +112,8 @@ class Decision:
         _SET_ESCALATED(self, escalated)
         _SET_CALL_ID(self, call_id)
         _SET_TOOL_CALL_ID(self, tool_call_id)
+        _SET_SHADOW(self, shadow)
+        _SET_APPROVAL(self, approval)
 
     @property
     def executes(self) -> bool:
@@ -127,6 +135,8 @@ class Decision:
             "escalated": self.escalated,
             "call_id": self.call_id,
             "tool_call_id": self.tool_call_id,
+            "shadow": None if self.shadow is None else self.shadow.value,
+            "approval": None if self.approval is None else dict(self.approval),
         }
 
     @classmethod
@@ -143,6 +153,8 @@ class Decision:
             bool(d.get("escalated", False)),
             str(d.get("call_id", "")),
             d.get("tool_call_id"),
+            None if d.get("shadow") is None else Action(d["shadow"]),
+            None if d.get("approval") is None else dict(d["approval"]),
         )
 
 
@@ -160,3 +172,5 @@ _SET_PENDING: Final = _slot_setter("pending")
 _SET_ESCALATED: Final = _slot_setter("escalated")
 _SET_CALL_ID: Final = _slot_setter("call_id")
 _SET_TOOL_CALL_ID: Final = _slot_setter("tool_call_id")
+_SET_SHADOW: Final = _slot_setter("shadow")
+_SET_APPROVAL: Final = _slot_setter("approval")

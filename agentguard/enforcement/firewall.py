@@ -24,6 +24,7 @@ from typing import Any, Final
 from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
+from agentguard.enforcement.approval import Approval, ApprovalRequest, Approver, ApproverRaised, ask
 from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
 from agentguard.enforcement.flight import (
     Findings,
@@ -45,6 +46,8 @@ from agentguard.enforcement.log import (
     Redactor,
 )
 from agentguard.enforcement.messages import compose
+from agentguard.enforcement.otel import DecisionSpans
+from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.schema import ToolChecker, ToolProblem
@@ -61,7 +64,10 @@ from agentguard.trace.model import Call, Trace
 TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
 BUDGET_POLICIES: Final = ("warn", "stop")
+MODES: Final = ("enforce", "shadow")
+SHADOW_NOTE: Final = "Shadow mode: not enforced, the call ran. Enforce mode would say: "
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
+DEFAULT_ASK_FALLBACK: Final = Severity(SeverityKind.SOFT_BLOCK)
 
 
 class FirewallConfigError(AgentGuardError, ValueError):
@@ -111,8 +117,16 @@ class Firewall:
         agent_tools: AgentTools | None = None,
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
+        mode: str = "enforce",
+        log_key: bytes | str | None = None,
+        otel: bool | None = None,
+        tracer_provider: Any = None,
+        approver: Approver | None = None,
+        ask_fallback: Severity | str = DEFAULT_ASK_FALLBACK,
         on_budget: str = "warn",
     ) -> None:
+        if mode not in MODES:
+            raise FirewallConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if on_budget not in BUDGET_POLICIES:
             raise FirewallConfigError(
                 f"on_budget must be one of {BUDGET_POLICIES}, got {on_budget!r}"
@@ -136,6 +150,15 @@ class Firewall:
                     f"schema_severity must be a severity such as 'SOFT_BLOCK' or "
                     f"'SOFT_BLOCK(2)', got {schema_severity!r}"
                 ) from None
+        if isinstance(ask_fallback, str):
+            try:
+                ask_fallback = Severity.parse(ask_fallback)
+            except ValueError:
+                raise FirewallConfigError(
+                    f"ask_fallback must be a severity such as 'SOFT_BLOCK', got {ask_fallback!r}"
+                ) from None
+        if ask_fallback.kind is SeverityKind.ASK:
+            raise FirewallConfigError("ask_fallback must be a severity other than ASK")
         if not isinstance(spec, A.Spec):
             from agentguard.language import load_spec
 
@@ -149,6 +172,9 @@ class Firewall:
         self.on_predicate_error = on_predicate_error
         self.schema_severity = schema_severity
         self.start_timeout = start_timeout
+        self.mode = mode
+        self.approver = approver
+        self.ask_fallback = ask_fallback
         self.tools = ToolChecker(
             spec.tools if enforce_tools else (), implicit=self.final_tools, registry=registry
         )
@@ -178,11 +204,18 @@ class Firewall:
             path=log_path,
             logger=logger,
             redact=redact,
+            key=log_key.encode() if isinstance(log_key, str) else log_key,
         )
         self.tool_mismatches: tuple[ToolMismatch, ...] = ()
         if agent_tools is not None:
             self.report_tool_mismatches(
                 warn_tool_mismatches(spec, agent_tools, implicit=frozenset(self.final_tools))
+            )
+        self._spans: DecisionSpans | None = None
+        self._check_started = 0  # when the check being decided began (ns), for its span
+        if otel_wanted(otel, tracer_provider):  # opentelemetry is imported only then
+            self._spans = DecisionSpans(
+                tracer_provider, run_id=self.run_id, spec=spec.name, spec_hash=self.spec_hash
             )
 
     # ------------------------------------------------------------------ properties
@@ -255,10 +288,16 @@ class Firewall:
     ) -> Decision:
         """Decide on one call before it runs (one model generation; not executed here)."""
         with self._lock:
+            saved = self._counters() if self.approver else None
             self._next_generation()
-            decision: Decision = self._guarded(
-                self._check, name, dict(args or {}), tool_call_id, set()
-            )
+            try:
+                decision: Decision = self._guarded(
+                    self._check, name, dict(args or {}), tool_call_id, set()
+                )
+            except BaseException:
+                if saved is not None:  # an approver raised (a LangGraph interrupt): undo
+                    self._undo_batch(saved, [])
+                raise
             return decision
 
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
@@ -267,13 +306,34 @@ class Firewall:
         ``(name, args, tool_call_id)``; a tool-call id given twice is refused after its
         first use (frameworks key parallel calls by id, so only one would run)."""
         with self._lock:
+            saved = self._counters() if self.approver else None
             self._next_generation()
             seen: set[str] = set()
-            out = []
-            for entry in calls:
-                name, args, tool_call_id = unpack(entry)
-                out.append(self._guarded(self._check, name, dict(args), tool_call_id, seen))
+            out: list[Decision] = []
+            try:
+                for entry in calls:
+                    name, args, tool_call_id = unpack(entry)
+                    out.append(self._guarded(self._check, name, dict(args), tool_call_id, seen))
+            except BaseException:
+                if saved is not None:  # an approver raised (a LangGraph interrupt)
+                    self._undo_batch(saved, out)
+                raise
             return out
+
+    def _counters(self) -> tuple[int, dict[str, int], dict[str, int], int]:
+        return self._generation, dict(self._warned), dict(self._soft_counts), self._sendbacks
+
+    def _undo_batch(
+        self, saved: tuple[int, dict[str, int], dict[str, int], int], decided: list[Decision]
+    ) -> None:
+        """An approver interrupted a batch: the turn will be proposed again (LangGraph
+        re-runs the node on resume), so its earlier calls are withdrawn (logged) and the
+        counters they moved are restored; nothing of the turn ran."""
+        self._generation, self._warned, self._soft_counts, self._sendbacks = saved
+        for d in decided:
+            if d.call_id in self._inflight:
+                del self._inflight[d.call_id]
+                self._withdrawn_now(d, "its turn was interrupted to ask for an approval")
 
     def _next_generation(self) -> None:
         self._generation += 1
@@ -286,6 +346,8 @@ class Firewall:
             return fn(*args)
         except FirewallProtocolError:
             raise
+        except ApproverRaised as exc:  # the approver's own exception (a LangGraph interrupt)
+            raise exc.original from None
         except Exception as exc:
             secrets = self._log.secrets(*call_of(args)) if args else []
             message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
@@ -296,6 +358,8 @@ class Firewall:
     def _check(
         self, name: str, args: dict[str, Any], tool_call_id: str | None, seen: set[str]
     ) -> Decision:
+        if self._spans is not None:
+            self._check_started = time.time_ns()
         step = self._step
         self._step += 1
         call_id = f"{self.run_id}:{step}"
@@ -332,9 +396,13 @@ class Firewall:
         flights = list(self._inflight.values())
         extra = [f.call for f in flights]
         found = self._findings(call, extra)
-        decision = self._over_budget(call, step, found, call_id, tool_call_id) or self._judge(
-            call, step, found, call_id, tool_call_id, inflight=bool(extra)
-        )
+        try:
+            decision = self._over_budget(call, step, found, call_id, tool_call_id) or self._judge(
+                call, step, found, call_id, tool_call_id, inflight=bool(extra)
+            )
+        except ApproverRaised:  # asked again when the call is proposed again
+            self._step = step
+            raise
         if decision.executes:
             relied = frozenset(f.decision.call_id for f in flights)
             self._inflight[call_id] = Flight(decision, call, relied, len(self._calls))
@@ -396,13 +464,26 @@ class Firewall:
                 Action.ALLOW, name, call.args, step, (), "", (), False, call_id, tool_call_id
             )
         key = args_key(name, call.args)
+        counts = Counts(self._soft_counts, self._sendbacks)
+        limits = Limits(self.soft_block_limit, self.max_finish_sendbacks, self.ask_fallback)
+        retry = self._warned.get(key) == self._generation - 1
+        asking = self.approver is not None
         outcome = judge(
-            violations,
-            counts=Counts(self._soft_counts, self._sendbacks),
-            limits=Limits(self.soft_block_limit, self.max_finish_sendbacks),
-            retry=self._warned.get(key) == self._generation - 1,
-            ending=ending,
+            violations, counts=counts, limits=limits, retry=retry, ending=ending, approver=asking
         )
+        approval: Approval | None = None
+        if outcome.ask and self.mode == "enforce" and self.approver is not None:
+            held = tuple(v for v in violations if v.constraint in outcome.ask)
+            approval = self._ask(self.approver, call, call_id, held)
+            outcome = judge(
+                violations,
+                counts=counts,
+                limits=limits,
+                retry=retry,
+                ending=ending,
+                approver=True,
+                approval=approval.approved,
+            )
         action = outcome.action
         if outcome.warned:
             self._warned[key] = self._generation
@@ -427,9 +508,19 @@ class Firewall:
                 for n, v in found.verdicts.items()
                 if v is Verdict.PENDING and n not in names and ends.get(n) is not True
             )
-        message = compose(
-            action, violations, pending, escalated=outcome.escalated, note=outcome.note
-        )
+        note = outcome.note
+        if approval is not None:
+            who = f" by {approval.by}" if approval.by else ""
+            verdict = "Approved" if approval.approved else "Denied"
+            note = f"{verdict}{who} at {approval.at}" + (
+                f": {approval.reason}" if approval.reason else "."
+            )
+        elif outcome.ask:  # shadow mode: enforce mode would have held it for approval
+            note = "Enforce mode would hold this call for approval (ASK)."
+        message = compose(action, violations, pending, escalated=outcome.escalated, note=note)
+        shadow = None
+        if self.mode == "shadow" and not action.executes:  # computed as enforced, not applied
+            action, shadow, message = Action.ALLOW, action, SHADOW_NOTE + message
         if action is Action.STOP:
             self._stopped = True
         return Decision(
@@ -443,7 +534,25 @@ class Firewall:
             outcome.escalated,
             call_id,
             tool_call_id,
+            shadow,
+            None if approval is None else approval.to_dict(),
         )
+
+    def _ask(
+        self, approver: Approver, call: Call, call_id: str, held: tuple[Violation, ...]
+    ) -> Approval:
+        """Put a call that would violate ASK constraints to the approver (under the lock:
+        approvals of one run are asked one at a time)."""
+        lines = [f"- {v.constraint}: {v.message or v.detail} ({v.detail})" for v in held]
+        request = ApprovalRequest(
+            self.run_id,
+            call_id,
+            call.name,
+            dict(call.args),
+            held,
+            f"agentguard asks for approval: {call.name} would violate\n" + "\n".join(lines),
+        )
+        return ask(approver, request)
 
     def _violations(self, call: Call, step: int, found: Findings) -> list[Violation]:
         """Every violation of ``found`` (tool checks merged per kind), in spec order;
@@ -540,11 +649,18 @@ class Firewall:
     def _decide(self, decision: Decision) -> Decision:
         self._decisions.append(decision)
         self._log.decision(decision)
+        if self._spans is not None:
+            self._spans.emit(
+                decision, start_ns=self._check_started, mode=self.mode, scrub=self._scrub
+            )
         if hooks.SINKS:
             hooks.publish_decision(decision)
         if decision.action is Action.STOP:
             self._log.flush()
         return decision
+
+    def _scrub(self, decision: Decision, text: str) -> str:
+        return self._log.scrub(text, self._log.secrets(decision.tool, decision.args))
 
     # ------------------------------------------------------------------ running
     def start(self, decision: Decision, *, timeout: float | None = None) -> Decision:
@@ -612,6 +728,8 @@ class Firewall:
 
     def _recheck(self, flight: Flight) -> Decision:
         """Judge the call again on what really ran (executed calls, then the running ones)."""
+        if self._spans is not None:
+            self._check_started = time.time_ns()
         old = flight.decision
         del self._inflight[old.call_id]
         running = [f.call for f in self._inflight.values() if f.started]
@@ -744,9 +862,17 @@ class Firewall:
         if late:
             late.sort(key=lambda v: self._order[v.constraint])
             self._late.extend(late)
-            if any(v.severity.kind is SeverityKind.HARD_STOP for v in late):
+            hard = any(v.severity.kind is SeverityKind.HARD_STOP for v in late)
+            if hard and self.mode == "enforce":
                 self._stopped = True
-            self._log.late(len(self._calls) - 1, name, args, late, self._stopped)
+            self._log.late(
+                len(self._calls) - 1,
+                name,
+                args,
+                late,
+                self._stopped or hard,
+                shadow=self.mode == "shadow",
+            )
             if self._stopped:
                 self._log.flush()
         return late
@@ -775,13 +901,19 @@ class Firewall:
                 spec_hash=self.spec_hash,
                 verdicts=verdicts,
                 late_violations=tuple(self._late),
+                mode=self.mode,
             )
+            shadow: dict[str, Any] = {}
+            if self.mode == "shadow":
+                would = self._report.would_block
+                shadow = {"shadow": True, "would_block": [d.call_id for d in would]}
             self._log.emit(
                 FINISH_EVENT,
                 step=self._step,
                 action="finish",
                 message=f"compliance {compliance.score:.3f} ({compliance.label})",
                 verdict=compliance.label,
+                **shadow,
             )
             self._log.close()
             return self._report

@@ -5,7 +5,9 @@ Field names are stable (tests pin them): ``event run_id step tool args constrain
 weight severity verdict action message spec spec_hash timestamp`` plus ``violations``
 (every violated constraint) and ``pending``; decisions also carry ``call_id`` (unique in
 the run) and ``tool_call_id`` (the framework's). The file logger writes and flushes every
-line, so nothing is lost on a HARD_STOP or an exception.
+line, so nothing is lost on a HARD_STOP or an exception. File lines are hash-chained
+per run (``seq``, ``prev``, and ``hmac`` with a key: agentguard/enforcement/audit.py), so
+``agentguard audit verify LOG`` tells an intact log from an edited one.
 
 Besides decisions, the log says what really happened to each allowed call: an
 ``agentguard.result`` event when it ran (its position, its result and whether it was an
@@ -27,9 +29,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
-import structlog
-
 from agentguard.enforcement import hooks
+from agentguard.enforcement.audit import Chain
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.trace.model import Call
 
@@ -84,6 +85,7 @@ class DecisionLog:
         path: str | Path | None = None,
         logger: Any = None,
         redact: Redactor | None = None,
+        key: bytes | None = None,
     ) -> None:
         self.run_id = run_id
         self.spec_name = spec_name
@@ -92,7 +94,8 @@ class DecisionLog:
         self.redact = redact
         self._user = logger
         self._file: IO[str] | None = None
-        self._file_logger: Any = None
+        self._chain: Chain | None = None
+        self._key = key
         if self.path is not None:
             self._open()
 
@@ -102,14 +105,11 @@ class DecisionLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("a", encoding="utf-8")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
-        self._file_logger = structlog.wrap_logger(
-            structlog.WriteLogger(self._file),
-            processors=[structlog.processors.JSONRenderer(default=str)],
-        )
+        self._chain = Chain(self.run_id, self._key)
 
     @property
     def enabled(self) -> bool:
-        return self._file_logger is not None or self._user is not None or bool(hooks.SINKS)
+        return self._chain is not None or self._user is not None or bool(hooks.SINKS)
 
     def safe_args(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if self.redact is None:
@@ -155,6 +155,12 @@ class DecisionLog:
             return
         secrets = self.secrets(d.tool, d.args)
         primary = d.violations[0] if d.violations else None
+        shadow: dict[str, Any] = {} if d.shadow is None else {"shadow": True}
+        if d.approval is not None:  # who approved or denied an ASK call, when, why
+            shadow["approval"] = {
+                **d.approval,
+                "reason": self.scrub(str(d.approval.get("reason", "")), secrets),
+            }
         self.emit(
             DECISION_EVENT,
             warn=d.action is not Action.ALLOW or bool(d.violations),
@@ -162,13 +168,14 @@ class DecisionLog:
             tool=d.tool,
             args=self.safe_args(d.tool, d.args),
             **_violation_fields(primary),
-            action=d.action.value,
+            action=(d.action if d.shadow is None else d.shadow).value,
             message=self.scrub(d.message, secrets),
             violations=self._violations(d.violations, secrets),
             pending=list(d.pending),
             escalated=d.escalated,
             call_id=d.call_id,
             tool_call_id=d.tool_call_id,
+            **shadow,
         )
 
     def result(self, call: Call, d: Decision | None) -> None:
@@ -215,7 +222,11 @@ class DecisionLog:
         args: Mapping[str, Any],
         violations: list[Violation],
         stopped: bool,
+        *,
+        shadow: bool = False,
     ) -> None:
+        """A violation found when a result arrived; ``stopped``: it stops the run (in
+        shadow mode: it would have, and the line says ``shadow: true``)."""
         if not self.enabled:
             return
         secrets = self.secrets(tool, args)
@@ -230,6 +241,7 @@ class DecisionLog:
             message=self.scrub("; ".join(v.message or v.detail for v in violations), secrets),
             violations=self._violations(violations, secrets),
             pending=[],
+            **({"shadow": True} if shadow and stopped else {}),
         )
 
     def emit(self, event: str, *, warn: bool = False, **fields: Any) -> None:
@@ -255,8 +267,9 @@ class DecisionLog:
             "pending": [],
         }
         record.update(fields)
-        if self._file_logger is not None:
-            self._file_logger.info(event, **record)
+        if self._chain is not None and self._file is not None:
+            self._file.write(self._chain.render({"event": event, **record}) + "\n")
+            self._file.flush()
         if self._user is not None:
             (self._user.warning if warn else self._user.info)(event, **record)
         if hooks.SINKS:
@@ -269,7 +282,7 @@ class DecisionLog:
     def close(self) -> None:
         if self._file is not None and not self._file.closed:
             self._file.close()
-        self._file_logger = None
+        self._chain = None
 
 
 def _leaves(value: Any) -> list[Any]:

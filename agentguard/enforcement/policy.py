@@ -17,6 +17,12 @@ The rules, strongest first:
   then it runs as an override. A sibling in the same parallel batch is not a retry (the
   model has not seen the warning yet), and the override covers that one call only.
 * ``TOLERATE``: the call runs; the violation is logged.
+* ``ASK`` (an extension beyond the paper): with an approver, a call whose only refusing
+  violations are ``ASK`` ones is held for approval (``Outcome.ask``); the approver's
+  answer comes back as ``approval``: approved, the call runs (``OVERRIDE``, a deliberate
+  exception); denied, it is blocked. A stronger refusal fired by the same call (a stop,
+  a block) wins without asking. Without an approver, ``ASK`` acts as
+  ``Limits.ask_fallback`` (SOFT_BLOCK with the default limit unless configured).
 
 A refused final answer is sent back to the model at most ``max_finish_sendbacks`` times;
 after that the run finishes with the violations recorded.
@@ -27,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentguard.enforcement.decision import Action, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Severity, SeverityKind, Violation
+from agentguard.severity import DEFAULT_SEVERITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,7 @@ class Limits:
 
     soft_block: int = 3
     finish_sendbacks: int = 3
+    ask_fallback: Severity = DEFAULT_SEVERITY  # what ASK is without an approver
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,8 @@ class Outcome:
     counted: tuple[str, ...] = ()
     sendback: bool = False
     note: str = ""
+    ask: tuple[str, ...] = ()  # ASK constraints to put to the approver (the call is held)
+    denied: bool = False  # the approver refused the call
 
 
 def judge(
@@ -71,18 +81,32 @@ def judge(
     limits: Limits,
     retry: bool = False,
     ending: bool = False,
+    approver: bool = False,
+    approval: bool | None = None,
 ) -> Outcome:
     """The action for a call causing ``violations`` (see the module docstring).
 
     ``retry``: the call is identical to one refused with a BLOCK_AND_WARN warning in the
     immediately preceding generation. ``ending``: the call is a final answer.
+    ``approver``: an approver can be asked; ``approval``: its answer for this call.
     """
     if not violations:
         return Outcome(Action.ALLOW)
+    if not approver:  # ASK falls back to a configured severity
+        fallback = limits.ask_fallback
+        violations = [
+            Violation(v.constraint, fallback, v.layer, v.weight, v.message, v.detail, v.hint)
+            if v.severity.kind is SeverityKind.ASK
+            else v
+            for v in violations
+        ]
     stop = block = override = escalated = warned = False
+    asked: list[str] = []
     for v in violations:
         kind = v.severity.kind
-        if kind is SeverityKind.HARD_STOP:
+        if kind is SeverityKind.ASK:
+            asked.append(v.constraint)
+        elif kind is SeverityKind.HARD_STOP:
             stop = True
         elif kind is SeverityKind.SOFT_BLOCK:
             limit = v.severity.limit if v.severity.limit is not None else limits.soft_block
@@ -108,14 +132,20 @@ def judge(
                 v.constraint for v in violations if v.severity.kind is SeverityKind.SOFT_BLOCK
             )
         )
-        if ending and counts.sendbacks >= limits.finish_sendbacks:
+        if ending and counts.sendbacks >= limits.finish_sendbacks and not asked:
             note = (
                 f"Send-back limit ({limits.finish_sendbacks}) reached: finishing with the "
                 "violations recorded."
             )
             return Outcome(Action.ALLOW, note=note)
         return Outcome(Action.BLOCK, warned=warned, counted=counted, sendback=ending)
-    # only TOLERATE and overridden BLOCK_AND_WARN violations remain: the call runs
+    if asked:
+        if approval is None:
+            return Outcome(Action.BLOCK, ask=tuple(dict.fromkeys(asked)))
+        if not approval:
+            return Outcome(Action.BLOCK, denied=True, sendback=ending)
+        override = True
+    # only TOLERATE, overridden BLOCK_AND_WARN and approved ASK violations remain: it runs
     return Outcome(Action.OVERRIDE if override else Action.ALLOW)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentguard.enforcement.decision import Decision, Violation
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.monitor.verdict import Verdict
 from agentguard.scoring.report import ComplianceReport
 from agentguard.trace.model import Trace
@@ -20,7 +20,9 @@ class FirewallReport:
 
     ``attempts`` and ``decisions`` both list every proposal's decision in order (blocked
     ones included); ``late_violations`` were found only when a result arrived;
-    ``verdicts`` are the monitor's final verdicts (equal to ``compliance``'s).
+    ``verdicts`` are the monitor's final verdicts (equal to ``compliance``'s). In shadow
+    mode (``mode == "shadow"``) nothing was refused: ``would_block`` lists the decisions
+    enforce mode would have refused, ``would_stop`` the first that would have stopped.
     """
 
     compliance: ComplianceReport
@@ -33,6 +35,7 @@ class FirewallReport:
     spec_hash: str = ""
     verdicts: Mapping[str, Verdict] = field(default_factory=dict)
     late_violations: tuple[Violation, ...] = ()
+    mode: str = "enforce"
 
     @property
     def attempts(self) -> tuple[Decision, ...]:
@@ -42,12 +45,24 @@ class FirewallReport:
     def blocked(self) -> tuple[Decision, ...]:
         return tuple(d for d in self.decisions if not d.executes)
 
+    @property
+    def would_block(self) -> tuple[Decision, ...]:
+        """Shadow mode: the calls enforce mode would have refused (BLOCK or STOP); they ran."""
+        return tuple(d for d in self.decisions if d.shadow is not None)
+
+    @property
+    def would_stop(self) -> Decision | None:
+        """Shadow mode: the first call at which enforce mode would have stopped the run."""
+        return next((d for d in self.would_block if d.shadow is Action.STOP), None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "spec": self.spec_name,
             "spec_hash": self.spec_hash,
             "stopped": self.stopped,
+            "mode": self.mode,
+            "would_block": [d.to_dict() for d in self.would_block],
             "log_path": str(self.log_path) if self.log_path is not None else None,
             "compliance": self.compliance.to_dict(),
             "verdicts": {k: v.value for k, v in self.verdicts.items()},

@@ -398,7 +398,7 @@ class Resolver:
         except ValueError:
             self._problem(
                 f"constraint {cname!r}: unknown severity {word!r} "
-                "(HARD_STOP, SOFT_BLOCK(n), BLOCK_AND_WARN, TOLERATE)",
+                "(HARD_STOP, SOFT_BLOCK(n), BLOCK_AND_WARN, TOLERATE, ASK)",
                 clause,
                 source,
             )

@@ -40,8 +40,10 @@ def test_fields_defaults_and_equality() -> None:
         "escalated",
         "call_id",
         "tool_call_id",
+        "shadow",
+        "approval",
     ]
-    assert (d.call_id, d.tool_call_id) == ("", None)
+    assert (d.call_id, d.tool_call_id, d.shadow, d.approval) == ("", None, None, None)
     assert sample() == sample() and sample() != Decision(Action.BLOCK, "t")
 
 

@@ -12,7 +12,17 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
-FIREWALL_SCRIPTS = [s for s in SCRIPTS if s != "benchmark_files.py"]
+# scripts with their own tests below (they show one part each, not block-then-correct)
+PART_SCRIPTS = (
+    "audit_log.py",
+    "benchmark_files.py",
+    "human_approval.py",
+    "otel_spans.py",
+    "policy_diff.py",
+    "policy_tests.py",
+    "shadow_mode.py",
+)
+FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
 
 
 def load(name: str) -> ModuleType:
@@ -28,12 +38,18 @@ def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
     conversations), LangGraph ToolNode, the MCP gateway and an OpenAI Agents SDK handoff."""
     assert SCRIPTS == [
+        "audit_log.py",
         "benchmark_files.py",
+        "human_approval.py",
         "langchain_create_agent.py",
         "langchain_threads.py",
         "langgraph_tool_node.py",
         "mcp_gateway.py",
         "openai_agents_handoff.py",
+        "otel_spans.py",
+        "policy_diff.py",
+        "policy_tests.py",
+        "shadow_mode.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
     ]
@@ -63,6 +79,68 @@ def test_threads_example_keeps_one_trace_per_conversation(
     assert "C-77 executed: verify_identity -> final_answer -> issue_refund -> final_answer" in out
     assert "C-78 decisions this turn: [('block', 'issue_refund')" in out
     assert "second worker, C-77 executed: verify_identity ->" in out
+
+
+def test_shadow_mode_example_runs_the_refund_and_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The unverified refund runs; the report and the log say enforce would have blocked it."""
+    assert load("shadow_mode.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "executed: issue_refund -> final_answer" in out
+    assert "would block: issue_refund({'order_id': 'A1042', 'amount': 129.9})" in out
+    assert "'action': 'block', 'tool': 'issue_refund', 'shadow': True" in out
+
+
+def test_audit_log_example_verifies_then_catches_the_edit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The keyed log verifies as written; hiding the block fails at line 1."""
+    assert load("audit_log.py").main(tmp_path) == 0
+    captured = capsys.readouterr()
+    assert "intact: 6 lines, 1 run(s), chain and HMACs" in captured.out
+    assert "decisions.jsonl:1: HMAC does not match" in captured.err
+
+
+def test_otel_example_nests_decision_spans_in_the_app_span(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Four decision spans, each under the application's handle_ticket span."""
+    assert load("otel_spans.py").main() == 0
+    out = capsys.readouterr().out
+    assert "under handle_ticket: block issue_refund ['identity_first']" in out
+    assert out.count("span agentguard.decision under handle_ticket") == 4
+
+
+def test_policy_tests_example_passes_then_shows_a_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped refund cases pass; the wrong expectation prints expected/got lines."""
+    assert load("policy_tests.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "8 passed, 0 failed" in out
+    assert '+ got:      {"action": "stop"}' in out
+
+
+def test_human_approval_example_approves_then_denies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The small refund needs nobody; 900 is approved by alice, 2000 denied with the reason."""
+    assert load("human_approval.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert out.count("approver asked") == 2
+    assert "refund 900: allow_override Approved by alice" in out
+    assert "refund 2000: block Denied by alice" in out and "needs a manager" in out
+
+
+def test_policy_diff_example_lists_the_changed_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorded email now stops the run; the score drops; diff exits 1."""
+    assert load("policy_diff.py").main(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "send_email: allow [] -> stop ['no_emails']" in out
+    assert "1 of 1 run(s) change" in out
 
 
 def test_benchmark_files_example_scores_bfcl_and_tau2(

@@ -1,0 +1,69 @@
+"""``agentguard audit verify LOG``: is a decision log intact?
+
+Wired into the main CLI by :func:`add_parser` (see ``_PLUGINS`` in ``cli/main.py``).
+Exit codes: 0 every line verifies; 1 a line does not (the first bad one is named, as
+``LOG:LINE: reason``); 2 misuse (no such file, unreadable key file). What a passing
+check proves, and what it does not, is in docs/audit.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agentguard.enforcement.audit import verify_lines
+
+EXIT_OK, EXIT_TAMPERED, EXIT_USAGE = 0, 1, 2
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``audit verify`` on the main parser's sub-commands."""
+    parser = subparsers.add_parser("audit", help="check that a decision log is intact")
+    verbs = parser.add_subparsers(dest="audit_command", required=True)
+    verify = verbs.add_parser(
+        "verify",
+        help="verify the hash chain (and HMACs) of a decision log",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    verify.add_argument("log", help="a JSON-lines decision log written by the firewall")
+    keys = verify.add_mutually_exclusive_group()
+    keys.add_argument("--key", default=None, help="the HMAC key the firewall was given (text)")
+    keys.add_argument("--key-file", default=None, help="read the HMAC key from this file")
+    verify.add_argument(
+        "--require-finish",
+        action="store_true",
+        help="fail if a run has no finish line (catches truncation at the end)",
+    )
+    verify.add_argument("--json", action="store_true", help="print the result as JSON")
+    verify.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.log)
+    key: bytes | None = None
+    try:
+        if args.key_file is not None:
+            key = Path(args.key_file).read_bytes().strip()
+        elif args.key is not None:
+            key = args.key.encode()
+        with path.open(encoding="utf-8", newline="") as handle:
+            result = verify_lines(handle, key=key, require_finish=args.require_finish)
+    except OSError as exc:
+        print(f"agentguard: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except UnicodeDecodeError as exc:
+        print(f"agentguard: {path}: not UTF-8 text ({exc.reason})", file=sys.stderr)
+        return EXIT_TAMPERED
+    if args.json:
+        print(json.dumps({"log": str(path), **result.to_dict()}, indent=2))
+    elif result.problem is not None:
+        print(f"{path}:{result.problem.line}: {result.problem.reason}", file=sys.stderr)
+    else:
+        macs = "chain and HMACs" if result.macs_checked else "chain (no --key: HMACs not checked)"
+        print(f"{path}: intact: {result.lines} lines, {len(result.runs)} run(s), {macs}")
+        for run_id, head in result.runs.items():
+            note = "  (no finish line)" if run_id in result.unfinished else ""
+            print(f"  run {run_id}: head {head}{note}")
+    return EXIT_OK if result.ok else EXIT_TAMPERED

@@ -1,0 +1,207 @@
+"""The tamper-evident decision log: a hash chain per run, optionally keyed (HMAC).
+
+Every JSON line a firewall writes carries ``seq`` (its index in the run's chain) and
+``prev`` (the SHA-256 of the previous line of the same run, as written; the first line
+of a run chains from the run's genesis, a hash of its run id). With a key, a line also
+ends with ``"hmac"``: HMAC-SHA256 of the line without that field. Runs appended to one
+file, even interleaved, each keep their own chain, so an appended file still verifies.
+
+:func:`verify_lines` checks a log: an edited, removed, inserted or reordered line breaks
+the chain of its run at that line or the next one (and, with a key, an edited line fails
+its own HMAC). What it does *not* prove is in docs/audit.md: truncation of a run's last
+lines is only caught once the run's finish line is required (``require_finish``) or the
+head hash is anchored elsewhere; without a key anyone can rewrite a whole run and
+recompute its chain; a key holder can always rewrite.
+
+The cost per line is one SHA-256 over the rendered bytes (and one HMAC with a key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+CHAIN_VERSION: Final = "agentguard.log/1"
+FINISH_EVENT: Final = "agentguard.finish"
+
+
+def genesis(run_id: str) -> str:
+    """The ``prev`` of a run's first line."""
+    return hashlib.sha256(f"{CHAIN_VERSION} genesis {run_id}".encode()).hexdigest()
+
+
+def line_hash(line: str) -> str:
+    """The hash the next line of the run carries as ``prev`` (the line without its newline)."""
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()
+
+
+def _mac(key: bytes, body: str) -> str:
+    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _suffix(mac: str) -> str:
+    return f', "hmac": "{mac}"}}'
+
+
+class Chain:
+    """Renders one run's log lines, each linked to the one before (not thread-safe: the
+    firewall writes under its lock)."""
+
+    def __init__(self, run_id: str, key: bytes | None = None) -> None:
+        self.run_id = run_id
+        self.key = key
+        self.seq = 0
+        self.head = genesis(run_id)
+
+    def render(self, record: Mapping[str, Any]) -> str:
+        """The JSON line for ``record`` with ``seq``, ``prev`` (and ``hmac``) added."""
+        fields = {**record, "run_id": self.run_id, "seq": self.seq, "prev": self.head}
+        body = json.dumps(fields, default=str)
+        line = body if self.key is None else body[:-1] + _suffix(_mac(self.key, body))
+        self.seq += 1
+        self.head = line_hash(line)
+        return line
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """The first line that does not verify (1-based line number in the file)."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+@dataclass(slots=True)
+class _Run:
+    seq: int
+    head: str
+    line: int
+    finished: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    """What :func:`verify_lines` found: ``problem`` is None when every line verified."""
+
+    lines: int
+    runs: dict[str, str] = field(default_factory=dict)  # run id -> hash of its last line
+    problem: Problem | None = None
+    unfinished: tuple[str, ...] = ()  # runs whose chain has no finish line (yet)
+    macs_checked: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "lines": self.lines,
+            "runs": dict(self.runs),
+            "problem": None
+            if self.problem is None
+            else {"line": self.problem.line, "reason": self.problem.reason},
+            "unfinished": list(self.unfinished),
+            "macs_checked": self.macs_checked,
+        }
+
+
+def _body(line: str, record: Mapping[str, Any], key: bytes) -> str | None:
+    """The line without its HMAC field, if the line carries a valid one."""
+    mac = record.get("hmac")
+    if not isinstance(mac, str):
+        return None
+    suffix = _suffix(mac)
+    if not line.endswith(suffix):
+        return None
+    body = line[: -len(suffix)] + "}"
+    return body if hmac.compare_digest(_mac(key, body), mac) else None
+
+
+def verify_lines(
+    lines: Iterable[str], *, key: bytes | None = None, require_finish: bool = False
+) -> AuditResult:
+    """Check every run's chain in a log; stops at the first bad line (see the module
+    docstring). A run may restart its chain (``seq`` 0 from its genesis: a run restored
+    from a saved state writing to the same file)."""
+    runs: dict[str, _Run] = {}
+    count = 0
+
+    def fail(n: int, reason: str) -> AuditResult:
+        heads = {r: s.head for r, s in runs.items()}
+        return AuditResult(n, heads, Problem(n, reason), macs_checked=key is not None)
+
+    for n, raw in enumerate(lines, start=1):
+        count = n
+        line = raw.rstrip("\n").rstrip("\r")
+        if not line.strip():
+            return fail(n, "empty line (a line was removed or the file was edited)")
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            return fail(n, f"not a JSON line ({exc})")
+        if not isinstance(record, dict):
+            return fail(n, "not a JSON object")
+        run_id, seq, prev = record.get("run_id"), record.get("seq"), record.get("prev")
+        if not isinstance(run_id, str) or not isinstance(seq, int) or not isinstance(prev, str):
+            return fail(n, "no chain fields (run_id, seq, prev): not a tamper-evident log line")
+        if key is not None and _body(line, record, key) is None:
+            what = "has no HMAC" if "hmac" not in record else "HMAC does not match"
+            return fail(n, f"{what} (edited, or written with another key)")
+        state = runs.get(run_id)
+        if seq == 0 and prev == genesis(run_id):  # a run's chain starts (or restarts)
+            state = runs[run_id] = _Run(0, line_hash(line), n)
+        elif state is None:
+            return fail(
+                n, f"run {run_id} seq {seq} does not follow anything (earlier lines removed?)"
+            )
+        elif seq != state.seq + 1:
+            return fail(
+                n,
+                f"run {run_id}: seq {seq} after seq {state.seq} (line {state.line}): "
+                "lines removed, inserted or reordered",
+            )
+        elif prev != state.head:
+            return fail(
+                n,
+                f"run {run_id}: prev does not match the hash of line {state.line}: "
+                "that line was edited, or a line was removed, inserted or reordered",
+            )
+        else:
+            state.seq, state.head, state.line = seq, line_hash(line), n
+        if record.get("event") == FINISH_EVENT:
+            state.finished = True
+    unfinished = tuple(r for r, s in runs.items() if not s.finished)
+    heads = {r: s.head for r, s in runs.items()}
+    if require_finish and unfinished:
+        last = max(runs[r].line for r in unfinished)
+        return AuditResult(
+            count,
+            heads,
+            Problem(
+                last,
+                f"run(s) {', '.join(unfinished)} end without a finish line "
+                "(truncated, or still running)",
+            ),
+            unfinished,
+            key is not None,
+        )
+    return AuditResult(count, heads, None, unfinished, key is not None)
+
+
+__all__ = [
+    "CHAIN_VERSION",
+    "AuditResult",
+    "Chain",
+    "Problem",
+    "genesis",
+    "line_hash",
+    "verify_lines",
+]

@@ -1,0 +1,203 @@
+"""OpenTelemetry decision spans, checked with the SDK's in-memory exporter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from smolagents import ToolCallingAgent, tool
+
+from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.otel import ATTRIBUTES, SPAN_NAME, VIOLATION_EVENT
+from agentguard.guard import guard
+from agentguard.language import parse_spec
+from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
+
+SPEC = parse_spec(
+    "spec traced\n"
+    "constraint identity_first severity SOFT_BLOCK\n"
+    '    message "Verify first."\n'
+    "  := G(issue_refund -> O verify_identity)\n"
+)
+
+
+@pytest.fixture
+def exporter() -> tuple[TracerProvider, InMemorySpanExporter]:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    return provider, memory
+
+
+def test_every_decision_is_a_span_with_stable_attributes(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """A block and an allow: two spans, the attributes named in ATTRIBUTES, one event."""
+    provider, memory = exporter
+    fw = Firewall(SPEC, tracer_provider=provider, run_id="r1")
+    fw.propose("issue_refund", {"order_id": "A1"}, tool_call_id="c1")
+    fw.complete(fw.propose("verify_identity", {"customer_id": "C"}), "ok")
+    spans = memory.get_finished_spans()
+    assert [s.name for s in spans] == [SPAN_NAME, SPAN_NAME]
+    blocked, allowed = (dict(s.attributes or {}) for s in spans)
+    assert set(ATTRIBUTES) <= set(blocked) and set(ATTRIBUTES) <= set(allowed)
+    assert blocked["agentguard.action"] == "block"
+    assert blocked["agentguard.tool"] == "issue_refund"
+    assert blocked["agentguard.constraints"] == ("identity_first",)
+    assert blocked["agentguard.severity"] == "SOFT_BLOCK"
+    assert blocked["agentguard.run_id"] == "r1"
+    assert blocked["agentguard.tool_call_id"] == "c1"
+    assert allowed["agentguard.action"] == "allow"
+    assert allowed["agentguard.constraints"] == ()
+    (event,) = spans[0].events
+    assert event.name == VIOLATION_EVENT
+    assert dict(event.attributes or {})["agentguard.constraint"] == "identity_first"
+    assert "verify_identity" in str(dict(event.attributes or {})["agentguard.hint"])
+    assert spans[1].events == ()
+    start, end = spans[0].start_time, spans[0].end_time
+    assert start is not None and end is not None and start <= end
+
+
+def test_shadow_spans_carry_the_enforced_action(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """In shadow mode the span says what enforce would do, and shadow = true."""
+    provider, memory = exporter
+    fw = Firewall(SPEC, tracer_provider=provider, mode="shadow")
+    fw.propose("issue_refund", {})
+    attrs = dict(memory.get_finished_spans()[0].attributes or {})
+    assert attrs["agentguard.action"] == "block"
+    assert attrs["agentguard.shadow"] is True
+    assert attrs["agentguard.mode"] == "shadow"
+
+
+def test_redacted_values_stay_out_of_span_events(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """A value the redactor hides does not appear in a violation event."""
+    provider, memory = exporter
+    spec = parse_spec('spec r\nconstraint no_secret := G !pay(card = "4111")')
+    fw = Firewall(spec, tracer_provider=provider, redact=lambda t, a: dict.fromkeys(a, "*"))
+    fw.propose("pay", {"card": "4111"})
+    (event,) = memory.get_finished_spans()[0].events
+    assert "4111" not in " ".join(str(v) for v in dict(event.attributes or {}).values())
+
+
+RAN: list[str] = []
+
+
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
+def verify_identity(customer_id: str) -> str:
+    """Verify the customer.
+
+    Args:
+        customer_id: The customer.
+    """
+    RAN.append("verify")
+    return "verified"
+
+
+@tool  # type: ignore[untyped-decorator]  # smolagents ships no type information
+def issue_refund(order_id: str) -> str:
+    """Refund an order.
+
+    Args:
+        order_id: The order.
+    """
+    RAN.append("refund")
+    return "refunded"
+
+
+def test_decision_spans_nest_under_the_frameworks_span(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """A guarded smolagents run inside the application's span: every decision is its child."""
+    provider, memory = exporter
+    refund = call("issue_refund", order_id="A1")
+    script: list[Any] = [
+        refund,
+        if_observed("BLOCKED", call("verify_identity", customer_id="C"), refund),
+        refund,
+        call("final_answer", answer="done"),
+    ]
+    agent = guard(
+        ToolCallingAgent(
+            tools=[verify_identity, issue_refund], model=ScriptedModel(script), verbosity_level=-1
+        ),
+        SPEC,
+        tracer_provider=provider,
+    )
+    tracer = provider.get_tracer("the.framework")
+    with tracer.start_as_current_span("agent.run") as outer:
+        agent.run("refund A1")
+    spans = memory.get_finished_spans()
+    decisions = [s for s in spans if s.name == SPAN_NAME]
+    actions = [dict(s.attributes or {})["agentguard.action"] for s in decisions]
+    assert actions == ["block", "allow", "allow", "allow"]
+    run_span = outer.get_span_context()
+    for span in decisions:
+        assert span.parent is not None
+        assert span.parent.span_id == run_span.span_id
+        assert span.context is not None and span.context.trace_id == run_span.trace_id
+
+
+def test_without_opentelemetry_nothing_is_imported() -> None:
+    """Importing agentguard and running a Firewall imports no opentelemetry module."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import agentguard
+        from agentguard.enforcement.firewall import Firewall
+        fw = Firewall(agentguard.parse_spec("spec s\\nconstraint c := G !x"))
+        fw.complete(fw.propose("y", {}), "ok")
+        fw.propose("x", {})
+        fw.finish()
+        loaded = [m for m in sys.modules if m.startswith("opentelemetry")]
+        assert loaded == [], loaded
+        print("clean")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "clean"
+
+
+def test_global_provider_is_used_when_asked() -> None:
+    """otel=True without a provider uses the global tracer provider."""
+    code = textwrap.dedent(
+        """
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import agentguard
+        from agentguard.enforcement.firewall import Firewall
+        memory = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        trace.set_tracer_provider(provider)
+        fw = Firewall(agentguard.parse_spec("spec s\\nconstraint c := G !x"), otel=True)
+        fw.propose("x", {})
+        print([s.attributes["agentguard.action"] for s in memory.get_finished_spans()])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['block']"
+
+
+def test_otel_false_emits_nothing(exporter: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    """otel=False turns spans off even with a provider."""
+    provider, memory = exporter
+    Firewall(SPEC, tracer_provider=provider, otel=False).propose("issue_refund", {})
+    assert memory.get_finished_spans() == ()
