@@ -38,6 +38,7 @@ from agentguard.semantics.evaluator import Evaluator, _run_test
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import call_field, compile_regex
 from agentguard.semantics.vectors import BINARY, UNARY, BoolVec
+from agentguard.trace.dialogue import judged, spec_mentions_dialogue
 from agentguard.trace.model import Call, Trace
 
 Value = bool | BoolVec
@@ -62,8 +63,9 @@ def verify_traces(
     """
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
-    loaded = [as_trace(t) for t in traces]
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+    dialogue = spec_mentions_dialogue(spec)  # as verify_trace: messages only if named
+    loaded = [judged(as_trace(t), dialogue) for t in traces]
     names = [tuple(map(_NAME, t.calls)) for t in loaded]  # Trace.names, without a genexpr
     bulk = _Bulk(loaded, names)
     fallback: dict[int, Evaluator] = {}

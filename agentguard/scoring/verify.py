@@ -15,6 +15,7 @@ from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_
 from agentguard.scoring.tool_use import check_tool_use
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
+from agentguard.trace.dialogue import judged, spec_mentions_dialogue
 from agentguard.trace.loaders import trace_from_json
 from agentguard.trace.model import Trace
 
@@ -41,11 +42,14 @@ def verify_trace(
     ``spec`` is a parsed spec, its constraints, a path to a ``.ltl`` file, or spec text.
     A constraint whose evaluation raises (a user predicate failing, an unregistered
     extractor) counts as violated and carries the error; the others are still scored.
+    A trace's dialogue events (user and assistant messages) are seen only by a spec that
+    names one (``user_message``, ``assistant_message``); other specs judge its tool calls.
     """
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
-    trace = as_trace(trace_or_metrics)
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+    # dialogue events are judged only by a spec that names one (agentguard/trace/dialogue.py)
+    trace = judged(as_trace(trace_or_metrics), spec_mentions_dialogue(spec))
     ev = Evaluator(trace, registry=registry, match=match)
     results = tuple(constraint_result(c, ev) for c in constraints)
     return assemble_report(results, spec, trace, trace.names)

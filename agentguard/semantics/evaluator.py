@@ -603,5 +603,9 @@ def holds(
     if not isinstance(trace, Trace):
         from agentguard.trace.loaders import trace_from_json
 
-        trace = trace_from_json(trace, source="<input>")
+        from agentguard.trace.dialogue import judged, mentions_dialogue
+
+        # a record read here keeps its messages only for a formula that names one (as
+        # verify_trace); a Trace given is judged as it is, positions included
+        trace = judged(trace_from_json(trace, source="<input>"), mentions_dialogue([formula]))
     return Evaluator(trace, registry=registry, match=match).holds(formula, position)
