@@ -55,7 +55,8 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
     fw.monitor.load(state["monitor"])
     fw._calls = [_call(r, i) for i, r in enumerate(state["calls"])]
     for call in fw._calls:
-        fw.tools.observe(call)
+        if call.is_tool:
+            fw.tools.observe(call)
     fw._decisions = [Decision.from_dict(d) for d in state["decisions"]]
     for f in state["inflight"]:
         decision = Decision.from_dict(f["decision"])
@@ -86,6 +87,7 @@ def _call(record: Mapping[str, Any], position: int) -> Call:
         record.get("tool_result", UNKNOWN),
         position,
         bool(record.get("is_error", False)),
+        record.get("kind", "tool"),
     )
 
 

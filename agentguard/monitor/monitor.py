@@ -25,7 +25,7 @@ from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher, Registry, default_registry
-from agentguard.trace.model import Call
+from agentguard.trace.model import DIALOGUE_NAMES, Call
 
 STATE_FORMAT: Final = "agentguard.monitor/1"
 
@@ -79,7 +79,7 @@ class Monitor:
         self.registry = registry or default_registry
         self.match: Matcher = match or self.registry.matcher or values_match
         self.position = 0
-        self.uncounted = frozenset(uncounted)
+        self.uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
         self._nodes: dict[str, Node] = {}
         for c in self.constraints:
             plan = compile_plan(c.formula, self.match)
