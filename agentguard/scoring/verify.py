@@ -23,10 +23,11 @@ ALL_SATISFIED = "All constraints satisfied."
 
 
 def as_trace(value: Trace | Mapping[str, Any] | Sequence[Any]) -> Trace:
-    """A Trace from a Trace, a metrics record, records, or chat messages."""
+    """A Trace from a Trace, a metrics record, records, or chat messages (dialogue events
+    kept: the spec judging it decides whether it sees them)."""
     if isinstance(value, Trace):
         return value
-    return trace_from_json(value, source="<input>")
+    return trace_from_json(value, source="<input>", messages=True)
 
 
 @allow_deep

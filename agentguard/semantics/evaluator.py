@@ -607,5 +607,7 @@ def holds(
 
         # a record read here keeps its messages only for a formula that names one (as
         # verify_trace); a Trace given is judged as it is, positions included
-        trace = judged(trace_from_json(trace, source="<input>"), mentions_dialogue([formula]))
+        trace = judged(
+            trace_from_json(trace, source="<input>", messages=True), mentions_dialogue([formula])
+        )
     return Evaluator(trace, registry=registry, match=match).holds(formula, position)

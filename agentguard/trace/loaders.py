@@ -58,14 +58,16 @@ def trace_from_json(
     source: str = "<json>",
     format: str | None = None,
     final_answer: bool = True,
-    messages: bool = True,
+    messages: bool = False,
 ) -> Trace:
     """Build a trace from any supported JSON shape (the format is detected unless named).
 
     ``final_answer`` turns a closing text answer into a ``final_answer(answer=...)`` call
     for formats that record the answer as text (chat, Anthropic, LangChain, Responses,
-    smolagents CodeAgent). ``messages=False`` drops the dialogue events (user and
-    assistant messages) the chat formats keep.
+    smolagents CodeAgent). ``messages=True`` keeps the dialogue events (user and
+    assistant messages) of the chat formats; by default a trace is its tool calls, as
+    before they existed (``verify_trace`` and ``check`` keep them for a spec that names
+    one: docs/traces.md, "Dialogue events").
     """
     if isinstance(value, Trace):
         return value if messages else value.without_messages()
@@ -78,7 +80,7 @@ def iter_trace_file(
     *,
     format: str | None = None,
     final_answer: bool = True,
-    messages: bool = True,
+    messages: bool = False,
 ) -> Iterator[LoadedTrace]:
     """Yield every record of a trace file, good or bad, in order.
 
@@ -89,10 +91,10 @@ def iter_trace_file(
     conversation written a message per line (one trace, record 1). A ``.json`` file
     holds one trace, a list of traces (metrics records, conversations, ...; numbered
     from 1), or an eval log whose ``samples`` each hold ``messages`` (one trace each).
-    ``messages=False`` drops the dialogue events from every trace.
+    ``messages=True`` keeps the dialogue events (see :func:`trace_from_json`).
     """
     if not messages:
-        for rec in iter_trace_file(path, format=format, final_answer=final_answer):
+        for rec in iter_trace_file(path, format=format, final_answer=final_answer, messages=True):
             tools = rec.trace.without_messages() if rec.trace is not None else None
             yield rec if tools is rec.trace else replace(rec, trace=tools)
         return
@@ -264,7 +266,7 @@ def load_traces(
     *paths: str | Path,
     format: str | None = None,
     final_answer: bool = True,
-    messages: bool = True,
+    messages: bool = False,
 ) -> list[LoadedTrace]:
     """All records of all files (see :func:`iter_trace_file`)."""
     out: list[LoadedTrace] = []

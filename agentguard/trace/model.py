@@ -254,16 +254,18 @@ class Trace(Sequence[Call]):
         *,
         source: str = "<messages>",
         final_answer: bool = False,
+        messages_kept: bool = False,
     ) -> Trace:
         """From OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
         ``function_call``) joined with ``tool`` (or ``function``) replies.
 
         ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
-        with an assistant text answer.
+        with an assistant text answer; ``messages_kept=True`` keeps the dialogue events.
         """
         from agentguard.trace.formats.openai_chat import read_messages
 
-        return read_messages(messages, source=source, final_answer=final_answer)
+        trace = read_messages(messages, source=source, final_answer=final_answer)
+        return trace if messages_kept else trace.without_messages()
 
     @property
     def has_messages(self) -> bool:
