@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from agentguard.errors import TraceError
 from agentguard.language import ast as A
 from agentguard.language.walk import subformulas
-from agentguard.trace.model import DIALOGUE_NAMES, Trace
+from agentguard.trace.model import DIALOGUE_NAMES, DROPPED_MESSAGES, Trace
 
 
 def mentions_dialogue(formulas: Iterable[A.Formula]) -> bool:
@@ -60,5 +61,17 @@ def spec_mentions_dialogue(spec: A.Spec | Iterable[A.Constraint]) -> bool:
 
 
 def judged(trace: Trace, dialogue: bool) -> Trace:
-    """``trace`` as a spec sees it: whole when it names dialogue events, else tools only."""
-    return trace if dialogue else trace.without_messages()
+    """``trace`` as a spec sees it: whole when it names dialogue events, else tools only.
+
+    A spec that names dialogue events cannot judge a trace whose messages were dropped
+    (loaded with the default ``messages=False``): that is an error, not a violation.
+    """
+    if not dialogue:
+        return trace.without_messages()
+    if trace.metrics.get(DROPPED_MESSAGES):
+        raise TraceError(
+            "this spec judges dialogue events (user_message / assistant_message), but the "
+            f"trace was loaded without its {trace.metrics[DROPPED_MESSAGES]} messages: "
+            "load it with messages=True"
+        )
+    return trace

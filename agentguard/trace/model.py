@@ -30,6 +30,8 @@ MESSAGE_NAMES: Final[Mapping[str, str]] = {"user": USER_MESSAGE, "assistant": AS
 """Event name of each dialogue kind."""
 DIALOGUE_NAMES: Final = frozenset(MESSAGE_NAMES.values())
 """The reserved names: a tool called so would be indistinguishable from a message."""
+DROPPED_MESSAGES: Final = "dropped_messages"
+"""Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
 
 
 class Unknown:
@@ -274,12 +276,16 @@ class Trace(Sequence[Call]):
 
     def without_messages(self) -> Trace:
         """The tool calls only, renumbered; position lists in the metrics
-        (``tool_errors``, ``user_tool_calls``) follow them. The same trace when it has no
-        dialogue events."""
+        (``tool_errors``, ``user_tool_calls``) follow them, and ``metrics[DROPPED_MESSAGES]``
+        counts the events dropped (so a spec that needs them can say they are gone). The
+        same trace when it has no dialogue events."""
         if not self.has_messages:
             return self
         new = {c.position: i for i, c in enumerate(c for c in self.calls if c.is_tool)}
         metrics = dict(self.metrics)
+        dropped = metrics.get(DROPPED_MESSAGES)
+        earlier = dropped if isinstance(dropped, int) else 0
+        metrics[DROPPED_MESSAGES] = earlier + len(self.calls) - len(new)
         for key in _POSITION_KEYS:
             raw = metrics.get(key)
             if isinstance(raw, (list, tuple)):
