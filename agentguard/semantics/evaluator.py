@@ -601,9 +601,8 @@ def holds(
 
         formula = parse_formula(formula, registry=registry)
     if not isinstance(trace, Trace):
-        from agentguard.trace.loaders import trace_from_json
-
         from agentguard.trace.dialogue import judged, mentions_dialogue
+        from agentguard.trace.loaders import trace_from_json
 
         # a record read here keeps its messages only for a formula that names one (as
         # verify_trace); a Trace given is judged as it is, positions included

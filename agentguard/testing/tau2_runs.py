@@ -64,6 +64,7 @@ def tau2_simulation(
     ]
     agent_index = 0
     actions = task.evaluation_criteria.actions if task.evaluation_criteria else None
+
     def say(n: int) -> None:
         for role, text in (dialogue or {}).get(n, ()):
             if role == "user":
