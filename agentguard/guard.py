@@ -359,7 +359,8 @@ class GuardSession:
             if observe is None:
                 return
             found = list(observe(kind, text, **fields))
-            self._after(firewall, MESSAGE_NAMES[kind], {"text": text}, found)
+            if found:  # a stop from before is the next call's to report, not the message's
+                self._after(firewall, MESSAGE_NAMES[kind], {"text": text}, found)
 
     def _after(
         self, firewall: Firewall, name: str, args: Mapping[str, Any], found: list[Violation]

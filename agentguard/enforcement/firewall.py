@@ -49,10 +49,10 @@ from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
-from agentguard.trace.dialogue import spec_mentions_dialogue
 from agentguard.trace.model import UNKNOWN, Call, CallKind, Trace
 
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")

@@ -6,7 +6,7 @@ already satisfied or violated for good, or still pending (and, if pending, wheth
 run would satisfy it by ending there). Before a call that violates a constraint the
 monitor is asked for its repair hint, the same text the firewall gives an agent.
 Dialogue events (user and assistant messages) are rows too; a spec that names none
-does not judge them (agentguard/trace/dialogue.py), so the monitor skips them and
+does not judge them (agentguard/language/dialogue.py), so the monitor skips them and
 their code is :data:`UNJUDGED`. The final column is ``verify_trace``'s verdict (online = offline), not the monitor's.
 """
 
@@ -19,9 +19,9 @@ from typing import Any, Final
 
 from agentguard.errors import AgentGuardError
 from agentguard.language.ast import Spec
+from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor, Verdict
 from agentguard.scoring.report import ComplianceReport
-from agentguard.trace.dialogue import spec_mentions_dialogue
 from agentguard.trace.model import Call, Trace
 
 SATISFIED: Final = "s"

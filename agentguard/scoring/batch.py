@@ -23,6 +23,7 @@ import numpy as np
 
 from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
+from agentguard.language.dialogue import judged, spec_mentions_dialogue
 from agentguard.language.printer import formula as show
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, score_of
 from agentguard.scoring.verify import (
@@ -38,7 +39,6 @@ from agentguard.semantics.evaluator import Evaluator, _run_test
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import call_field, compile_regex
 from agentguard.semantics.vectors import BINARY, UNARY, BoolVec
-from agentguard.trace.dialogue import judged, spec_mentions_dialogue
 from agentguard.trace.model import Call, Trace
 
 Value = bool | BoolVec

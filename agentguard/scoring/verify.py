@@ -10,12 +10,12 @@ from typing import Any
 from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.language.dialogue import judged, spec_mentions_dialogue
 from agentguard.scoring.explain import explain
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.tool_use import check_tool_use
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
-from agentguard.trace.dialogue import judged, spec_mentions_dialogue
 from agentguard.trace.loaders import trace_from_json
 from agentguard.trace.model import Trace
 
@@ -49,7 +49,7 @@ def verify_trace(
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
-    # dialogue events are judged only by a spec that names one (agentguard/trace/dialogue.py)
+    # dialogue events are judged only by a spec that names one (agentguard/language/dialogue.py)
     trace = judged(as_trace(trace_or_metrics), spec_mentions_dialogue(spec))
     ev = Evaluator(trace, registry=registry, match=match)
     results = tuple(constraint_result(c, ev) for c in constraints)

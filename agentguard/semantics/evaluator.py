@@ -601,7 +601,7 @@ def holds(
 
         formula = parse_formula(formula, registry=registry)
     if not isinstance(trace, Trace):
-        from agentguard.trace.dialogue import judged, mentions_dialogue
+        from agentguard.language.dialogue import judged, mentions_dialogue
         from agentguard.trace.loaders import trace_from_json
 
         # a record read here keeps its messages only for a formula that names one (as

@@ -11,10 +11,10 @@ import pytest
 from agentguard.enforcement.firewall import Firewall
 from agentguard.errors import SpecError, TraceError, TraceRecordError
 from agentguard.language import parse_spec
+from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.scoring.batch import verify_traces
 from agentguard.scoring.verify import verify_trace
 from agentguard.semantics.evaluator import holds
-from agentguard.trace.dialogue import spec_mentions_dialogue
 from agentguard.trace.loaders import load_traces, trace_from_json
 from agentguard.trace.model import DROPPED_MESSAGES, Call, Trace
 
