@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentguard.enforcement.decision import Action, Decision, SeverityKind, Violation
 from agentguard.errors import AgentGuardError, RunStopped
+from agentguard.trace.model import MESSAGE_NAMES, CallKind, Trace
 
 if TYPE_CHECKING:
     from agentguard.enforcement.approval import Approver
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.enforcement.flight import ProposedCall
-    from agentguard.trace.model import Trace
 
 FirewallFactory = Callable[[], "Firewall"]
 """Builds a fresh firewall for a run; the adapters default to ``Firewall(spec, **kwargs)``."""
@@ -160,6 +160,7 @@ class GuardSession:
         self.report: FirewallReport | None = None
         self.stop: Decision | None = None
         self.closed = False  # an adapter ended this session for good (no call may run)
+        self._observed: set[str] = set()  # framework ids of the messages already observed
 
     # run lifecycle ---------------------------------------------------------------
     def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:
@@ -358,6 +359,23 @@ class GuardSession:
             firewall = self.firewall
             found = list(firewall.record(name, args, result))
             self._after(firewall, name, args, found)
+
+    def observe(self, kind: CallKind, text: str, *, key: str | None = None, **fields: Any) -> None:
+        """A dialogue event of the run (:meth:`Firewall.observe`). ``key`` names the
+        framework's message, so one seen on an earlier turn is observed once; a message
+        that breaks a HARD_STOP constraint raises RunStopped, as a result does."""
+        with self._lock:
+            if key is not None:
+                if key in self._observed:
+                    return
+                self._observed.add(key)
+            firewall = self.firewall
+            observe = getattr(firewall, "observe", None)  # a factory's stand-in may lack it
+            if observe is None:
+                return
+            found = list(observe(kind, text, **fields))
+            if found:  # a stop from before is the next call's to report, not the message's
+                self._after(firewall, MESSAGE_NAMES[kind], {"text": text}, found)
 
     def _after(
         self, firewall: Firewall, name: str, args: Mapping[str, Any], found: list[Violation]

@@ -56,7 +56,7 @@ import contextlib
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -243,7 +243,7 @@ def _result_of(outcome: Any) -> Any:
     return repr(outcome)
 
 
-def _text(message: AIMessage) -> str:
+def _text(message: AIMessage | HumanMessage) -> str:
     content = message.content
     if isinstance(content, str):
         return content
@@ -404,6 +404,13 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if not isinstance(last, AIMessage):
             return None
         session = self._session(state, runtime)
+        try:
+            _observe_dialogue(session, messages)
+        except RunStopped as stopped:  # a message broke a HARD_STOP constraint
+            return {
+                "messages": [AIMessage(content=blocked_text(stopped.decision))],
+                "jump_to": "end",
+            }
         if last.tool_calls:
             return _check_batch(session, last)
         return _check_answer(session, last)
@@ -472,6 +479,17 @@ def interrupt_approver(request: ApprovalRequest) -> Approval:
     from langgraph.types import interrupt
 
     return Approval.from_value(interrupt({"agentguard": "approval", **request.to_dict()}))
+
+
+def _observe_dialogue(session: GuardSession, messages: Sequence[Any]) -> None:
+    """The user turns the agent received (``HumanMessage``, not agentguard's own notes)
+    and the model's new message, as dialogue events, each once (docs/firewall.md)."""
+    for index, msg in enumerate(messages):
+        if isinstance(msg, HumanMessage) and msg.name != "agentguard":
+            session.observe("user", _text(msg), key=msg.id or f"#{index}")
+    last = messages[-1]
+    key = last.id or f"#{len(messages) - 1}"
+    session.observe("assistant", _text(last), key=key, tool_calls=len(last.tool_calls))
 
 
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:

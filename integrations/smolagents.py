@@ -445,6 +445,11 @@ def _run_with_session(
         given = signature.bind(task, *args, **kwargs).arguments
         _guard_tools(agent, session, smolagents)
         session.start_run(resume=not given.get("reset", True))
+        try:  # the task is the user's message to the agent
+            session.observe("user", str(task))
+        except RunStopped:
+            session.finish_run()
+            raise
         if given.get("stream", False):
             return _finish_after(run(task, *args, **kwargs), session)
         try:

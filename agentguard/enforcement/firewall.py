@@ -55,11 +55,12 @@ from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
-from agentguard.trace.model import Call, Trace
+from agentguard.trace.model import UNKNOWN, Call, CallKind, Trace
 
 TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
@@ -240,7 +241,7 @@ class Firewall:
     def _tool_calls(self) -> int:
         """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
         final = self.final_tools
-        return sum(1 for c in self._calls if c.name not in final)
+        return sum(1 for c in self._calls if c.is_tool and c.name not in final)
 
     @property
     def decisions(self) -> tuple[Decision, ...]:
@@ -836,15 +837,30 @@ class Firewall:
             )
             return late
 
+    def observe(self, kind: CallKind, text: Any, **fields: Any) -> list[Violation]:
+        """A dialogue event: a message the user sent (``"user"``) or the assistant wrote
+        (``"assistant"``). Nothing is decided (it already happened): it is logged
+        (``agentguard.message``) and, when the spec names a dialogue event, enters the
+        trace and advances the monitor; returns the violations it caused, as
+        :meth:`complete` does for a result (docs/firewall.md, "Dialogue events")."""
+        message = Call.message(kind, text, **fields)
+        with self._cond:
+            if not spec_mentions_dialogue(self.spec):  # judged on tool calls only
+                self._log.message(message, judged=False)
+                return []
+            late: list[Violation] = self._guarded(self._commit, message, UNKNOWN, False, None)
+            return late
+
     def _commit(
         self, proposed: Call, result: Any, error: bool, decision: Decision | None
     ) -> list[Violation]:
         name, args = proposed.name, dict(proposed.args)
         known = {v.constraint for v in decision.violations} if decision is not None else set()
-        call = Call(name, args, result, len(self._calls), error)  # Call decodes JSON text
+        # Call decodes JSON text
+        call = Call(name, args, result, len(self._calls), error, proposed.kind)
         changed = self.monitor.advance(call)
         self._calls.append(call)
-        if self.tools.enabled:
+        if self.tools.enabled and call.is_tool:
             self.tools.observe(call)
         after = self.monitor.verdicts
         late = []
@@ -852,13 +868,17 @@ class Firewall:
         for n in changed:
             if after[n] is Verdict.VIOLATED:
                 if n not in known:
-                    detail = self.monitor.node(n).error or f"the result of {name} violates it"
+                    what = f"the result of {name}" if call.is_tool else f"the {name}"
+                    detail = self.monitor.node(n).error or f"{what} violates it"
                     late.append(self._violation(n, detail, ""))
                 self._shadows.excuse(self._constraints[n], call.position, self._calls)
         for n in again:  # a constraint violated before, violated again by this result
             late.append(self._violation(n, f"the result of {name} violates it again", ""))
             self._shadows.excuse(self._constraints[n], call.position, self._calls)
-        self._log.result(call, decision)
+        if call.is_tool:
+            self._log.result(call, decision)
+        else:
+            self._log.message(call, judged=True)
         if late:
             late.sort(key=lambda v: self._order[v.constraint])
             self._late.extend(late)

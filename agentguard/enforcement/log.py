@@ -45,6 +45,8 @@ FAILURE_EVENT: Final = "agentguard.internal_error"
 RESULT_EVENT: Final = "agentguard.result"
 WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
 BUDGET_EVENT: Final = "agentguard.budget"  # a constraint's monitor hit its state budget
+MESSAGE_EVENT: Final = "agentguard.message"
+"""A dialogue event (a user or assistant message) the firewall observed."""
 REDACTED: Final = "[redacted]"
 
 FIELDS: Final = (
@@ -197,6 +199,20 @@ class DecisionLog:
             call_id=d.call_id if d is not None else None,
             tool_call_id=d.tool_call_id if d is not None else None,
             **fields,
+        )
+
+    def message(self, call: Call, *, judged: bool) -> None:
+        """A dialogue event: at ``call.position`` of the trace when the spec ``judged`` it
+        (names a dialogue event), else only recorded (position null)."""
+        if not self.enabled:
+            return
+        self.emit(
+            MESSAGE_EVENT,
+            tool=call.name,
+            kind=call.kind,
+            args=self.safe_args(call.name, call.args),
+            action="observed",
+            position=call.position if judged else None,
         )
 
     def withdrawn(self, d: Decision, reason: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, get_args
 
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import Flight
@@ -17,7 +17,7 @@ from agentguard.language import ast as A
 from agentguard.monitor import Monitor
 from agentguard.monitor.persistence import expect_bool, expect_int, expect_list, expect_mapping
 from agentguard.semantics.registry import Registry
-from agentguard.trace.model import UNKNOWN, Call
+from agentguard.trace.model import UNKNOWN, Call, CallKind
 
 
 class Firewall(Protocol):
@@ -95,7 +95,8 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
     if fw.monitor.position != len(fw._calls):
         raise ValueError("the monitor's position does not match the executed calls")
     for call in fw._calls:
-        fw.tools.observe(call)
+        if call.is_tool:
+            fw.tools.observe(call)
     fw._decisions = [_decision(d) for d in expect_list(state.get("decisions"), "decisions")]
     for i, f in enumerate(expect_list(state.get("inflight"), "inflight")):
         f = expect_mapping(f, f"inflight[{i}]")
@@ -123,7 +124,7 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
     fw._withdrawn = {_text(k, "withdrawn"): _text(v, "withdrawn") for k, v in withdrawn.items()}
     fw._sendbacks = expect_int(state.get("sendbacks"), "sendbacks")
     fw._stopped = expect_bool(state.get("stopped"), "stopped")
-    fw._step = expect_int(state.get("step"), "step", lo=len(fw._calls))
+    fw._step = expect_int(state.get("step"), "step", lo=sum(1 for c in fw._calls if c.is_tool))
 
 
 def _text(value: Any, what: str) -> str:
@@ -146,7 +147,18 @@ def _call(record: Any, position: int) -> Call:
         record.get("tool_result", UNKNOWN),
         position,
         expect_bool(record.get("is_error", False), f"call {position} is_error"),
+        _kind(record.get("kind", "tool"), position),
     )
+
+
+CALL_KINDS: Final = get_args(CallKind)
+
+
+def _kind(value: Any, position: int) -> CallKind:
+    if value not in CALL_KINDS:
+        raise ValueError(f"call {position} kind: expected one of {CALL_KINDS}, got {value!r}")
+    kind: CallKind = value
+    return kind
 
 
 def _violation(d: Any) -> Violation:

@@ -32,6 +32,7 @@ from agentguard.language.grammar import parse_tree
 from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
 from agentguard.semantics.values import compile_regex
 from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
+from agentguard.trace.model import DIALOGUE_NAMES
 
 _PARAM_TYPES = {
     "str": "str",
@@ -48,8 +49,8 @@ _PARAM_TYPES = {
     "object": "dict",
     "any": "any",
 }
-IMPLICIT_TOOLS = frozenset({"final_answer"})
-"""Tools every spec may mention without declaring them."""
+IMPLICIT_TOOLS = frozenset({"final_answer"}) | DIALOGUE_NAMES
+"""Tools every spec may mention without declaring them (and the dialogue events)."""
 
 _UNOPS: dict[str, Callable[[A.Formula], A.Formula]] = {
     "X": lambda f: A.Next(f, True),
@@ -232,7 +233,13 @@ class Resolver:
                 self.declared_extractors.add(_name(item.children[0]))
             elif kind == "tool_decl":
                 name = _name(item.children[0])
-                if name in self.tools:
+                if name in DIALOGUE_NAMES:
+                    self._problem(
+                        f"{name!r} is a dialogue event, not a tool: it cannot be declared",
+                        item,
+                        source,
+                    )
+                elif name in self.tools:
                     self._problem(f"tool {name!r} is declared twice", item, source)
                 else:
                     # placeholder until pass 2 resolves parameter sources and `requires`

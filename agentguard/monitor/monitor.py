@@ -25,7 +25,7 @@ from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.registry import Matcher, Registry, default_registry
-from agentguard.trace.model import Call
+from agentguard.trace.model import DIALOGUE_NAMES, Call
 
 STATE_FORMAT: Final = "agentguard.monitor/1"
 
@@ -83,7 +83,7 @@ class Monitor:
         self.constraints: tuple[A.Constraint, ...] = compiled.constraints
         self.match: Matcher = compiled.match
         self.position = 0
-        self.uncounted = frozenset(uncounted)
+        self.uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
         self._nodes: dict[str, Node] = {}
         for name, plan in compiled.plans.items():
             self._nodes[name] = build_node(plan, self.registry, self.match, self.uncounted)

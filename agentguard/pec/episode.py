@@ -42,6 +42,11 @@ class Episode:
     """Calls by the simulated user, each with how many agent calls came before it."""
 
     def __post_init__(self) -> None:
+        if any(not c.is_tool for c in self.calls):
+            raise PecError(
+                f"episode {self.task_id!r}: a dialogue event is not a tool action "
+                "(drop messages first: Trace.without_messages)"
+            )
         calls = tuple(c if c.position == i else c.at(i) for i, c in enumerate(self.calls))
         object.__setattr__(self, "calls", calls)
         object.__setattr__(self, "labels", {str(k): str(v) for k, v in self.labels.items()})
@@ -122,9 +127,10 @@ def episode_from_trace(
     """An episode from an agentguard run trace (e.g. ``Firewall.trace``), final answer excluded.
 
     A ``final_answer`` call is how integrations record the end of a run; it is not
-    a tool action, so it does not count toward ``T``.
+    a tool action, so it does not count toward ``T``; nor does a dialogue event (a user
+    or assistant message).
     """
-    calls = tuple(c for c in trace.calls if c.name != "final_answer")
+    calls = tuple(c for c in trace.calls if c.is_tool and c.name != "final_answer")
     return Episode(task_id, calls, success, dict(labels or {}), None, no_tool_allowed)
 
 

@@ -108,7 +108,8 @@ def _calls(raw: Any, source: str) -> tuple[Call, ...]:
         raise TraceRecordError("'calls' must be a list of tool calls", source=source)
     try:
         # episodes list predicted calls only: a closing text answer is not a call here
-        return trace_from_json(raw, source=source, final_answer=False).calls
+        # ... and a message is no call either (dialogue events are not actions)
+        return trace_from_json(raw, source=source, final_answer=False, messages=False).calls
     except TraceRecordError as exc:
         raise TraceRecordError(exc.message, source=source) from None
 

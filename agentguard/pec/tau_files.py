@@ -87,6 +87,8 @@ def tau_episode(run: Any, fmt: str, labels: Mapping[str, str], source: str) -> E
     calls: list[Call] = []
     user_calls: list[tuple[int, Call]] = []
     for call in trace.calls:
+        if not call.is_tool:  # dialogue events are not actions: never in T or FED
+            continue
         if call.position in users:
             user_calls.append((len(calls), call))
         else:

@@ -78,7 +78,10 @@ def read_files(
     out: list[LoadedTrace | CheckedTrace] = []
     for path in paths:
         try:
-            records = list(iter_trace_file(path, format=format, final_answer=final_answer))
+            # messages kept: each spec judges them or not, reports show them inline
+            records = list(
+                iter_trace_file(path, format=format, final_answer=final_answer, messages=True)
+            )
         except TraceError as exc:
             out.append(CheckedTrace.unreadable_file(path, str(exc)))
             continue

@@ -5,7 +5,9 @@ a time, so each position shows what the firewall would have known then: a constr
 already satisfied or violated for good, or still pending (and, if pending, whether the
 run would satisfy it by ending there). Before a call that violates a constraint the
 monitor is asked for its repair hint, the same text the firewall gives an agent.
-The final column is ``verify_trace``'s verdict (online = offline), not the monitor's.
+Dialogue events (user and assistant messages) are rows too; a spec that names none
+does not judge them (agentguard/language/dialogue.py), so the monitor skips them and
+their code is :data:`UNJUDGED`. The final column is ``verify_trace``'s verdict (online = offline), not the monitor's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Final
 
 from agentguard.errors import AgentGuardError
 from agentguard.language.ast import Spec
+from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor, Verdict
 from agentguard.scoring.report import ComplianceReport
 from agentguard.trace.model import Call, Trace
@@ -27,6 +30,8 @@ HOLDS_IF_ENDED: Final = "h"
 """Pending, but the run would satisfy the constraint if it ended here."""
 OWES: Final = "p"
 """Pending, and ending here would violate it (an obligation is still open)."""
+UNJUDGED: Final = "-"
+"""A dialogue event the spec does not judge (it names no dialogue event)."""
 
 TEXT_LIMIT: Final = 240
 """Arguments and results are cut to this many characters in a report."""
@@ -34,12 +39,14 @@ TEXT_LIMIT: Final = 240
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One call as a report shows it."""
+    """One call (or dialogue event: ``kind`` user / assistant, ``args`` its text) as a
+    report shows it."""
 
     name: str
     args: str
     result: str
     error: bool
+    kind: str = "tool"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +71,7 @@ class Timeline:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "steps": [[s.name, s.args, s.result, s.error] for s in self.steps],
+            "steps": [[s.name, s.args, s.result, s.error, s.kind] for s in self.steps],
             "codes": dict(self.codes),
             "violations": [[v.constraint, v.position, v.hint] for v in self.violations],
             "note": self.note,
@@ -86,7 +93,12 @@ def timeline(trace: Trace, spec: Spec, report: ComplianceReport) -> Timeline:
     codes: dict[str, list[str]] = {n: [] for n in names}
     found: dict[str, Violation] = {}
     note = ""
+    dialogue = spec_mentions_dialogue(spec)
     for position, call in enumerate(trace.calls):
+        if not (dialogue or call.is_tool):  # as verify_trace: not seen by this spec
+            for n in names:
+                codes[n].append(UNJUDGED)
+            continue
         try:
             peek = monitor.peek(call)
             for n in (n for n in peek.changed if peek.verdicts[n] is Verdict.VIOLATED):
@@ -126,6 +138,8 @@ def _offline_violations(report: ComplianceReport) -> tuple[Violation, ...]:
 
 
 def _step(call: Call) -> Step:
+    if not call.is_tool:
+        return Step(call.name, short(call.args.get("text", "")), "", False, call.kind)
     result = "" if not call.has_result else short(call.result)
     return Step(call.name, short(dict(call.args)), result, call.error)
 
@@ -147,6 +161,7 @@ __all__ = [
     "OWES",
     "SATISFIED",
     "TEXT_LIMIT",
+    "UNJUDGED",
     "VIOLATED",
     "Step",
     "Timeline",

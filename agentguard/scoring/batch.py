@@ -23,6 +23,7 @@ import numpy as np
 
 from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
+from agentguard.language.dialogue import judged, spec_mentions_dialogue
 from agentguard.language.printer import formula as show
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, score_of
 from agentguard.scoring.verify import (
@@ -61,8 +62,9 @@ def verify_traces(
     """
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
-    loaded = [as_trace(t) for t in traces]
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+    dialogue = spec_mentions_dialogue(spec)  # as verify_trace: messages only if named
+    loaded = [judged(as_trace(t), dialogue) for t in traces]
     names = [tuple(map(_NAME, t.calls)) for t in loaded]  # Trace.names, without a genexpr
     bulk = _Bulk(loaded, names)
     fallback: dict[int, Evaluator] = {}

@@ -57,6 +57,8 @@ def check_tool_use(
     }
     results_known = all(c.has_result for c in calls if c.name in sources or (None in sources))
     for i, call in enumerate(calls):
+        if not call.is_tool:  # a dialogue event is no tool call: nothing to declare
+            continue
         for p in checker.check(call.name, call.args, _Prefix(calls, i)):
             if p.kind == "dependency" and not results_known:
                 continue

@@ -10,6 +10,7 @@ from typing import Any
 from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.language.dialogue import judged, spec_mentions_dialogue
 from agentguard.scoring.explain import explain
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.tool_use import check_tool_use
@@ -22,10 +23,11 @@ ALL_SATISFIED = "All constraints satisfied."
 
 
 def as_trace(value: Trace | Mapping[str, Any] | Sequence[Any]) -> Trace:
-    """A Trace from a Trace, a metrics record, records, or chat messages."""
+    """A Trace from a Trace, a metrics record, records, or chat messages (dialogue events
+    kept: the spec judging it decides whether it sees them)."""
     if isinstance(value, Trace):
         return value
-    return trace_from_json(value, source="<input>")
+    return trace_from_json(value, source="<input>", messages=True)
 
 
 @allow_deep
@@ -41,11 +43,14 @@ def verify_trace(
     ``spec`` is a parsed spec, its constraints, a path to a ``.ltl`` file, or spec text.
     A constraint whose evaluation raises (a user predicate failing, an unregistered
     extractor) counts as violated and carries the error; the others are still scored.
+    A trace's dialogue events (user and assistant messages) are seen only by a spec that
+    names one (``user_message``, ``assistant_message``); other specs judge its tool calls.
     """
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
-    trace = as_trace(trace_or_metrics)
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+    # dialogue events are judged only by a spec that names one (agentguard/language/dialogue.py)
+    trace = judged(as_trace(trace_or_metrics), spec_mentions_dialogue(spec))
     ev = Evaluator(trace, registry=registry, match=match)
     results = tuple(constraint_result(c, ev) for c in constraints)
     return assemble_report(results, spec, trace, trace.names)

@@ -585,7 +585,12 @@ def holds(
 
         formula = parse_formula(formula, registry=registry)
     if not isinstance(trace, Trace):
+        from agentguard.language.dialogue import judged, mentions_dialogue
         from agentguard.trace.loaders import trace_from_json
 
-        trace = trace_from_json(trace, source="<input>")
+        # a record read here keeps its messages only for a formula that names one (as
+        # verify_trace); a Trace given is judged as it is, positions included
+        trace = judged(
+            trace_from_json(trace, source="<input>", messages=True), mentions_dialogue([formula])
+        )
     return Evaluator(trace, registry=registry, match=match).holds(formula, position)

@@ -18,14 +18,27 @@ from typing import Any
 Fault = Mapping[int, Mapping[str, Any]]
 """``{agent call index: replacement arguments}`` injected into a ground-truth run."""
 
+Dialogue = Mapping[int, Sequence[tuple[str, str]]]
+"""``{action index: [(role, text), ...]}``: messages exchanged before that action
+(``len(actions)``: after the last one), ``role`` being ``"user"`` or ``"assistant"``."""
+
 
 def tau2_simulation(
-    domain: str, task_id: str, *, trial: int = 0, fault: Fault | None = None
+    domain: str,
+    task_id: str,
+    *,
+    trial: int = 0,
+    fault: Fault | None = None,
+    dialogue: Dialogue | None = None,
+    spoken: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """One ``SimulationRun`` of a task's ground truth, as a JSON-ready dict.
 
     ``fault`` replaces the arguments of the agent's calls at the given indices; the
     domain answers them as it would answer an agent (``"error": true`` when refused).
+    ``dialogue`` adds the conversation around the actions (tau2's own message models);
+    ``spoken`` gives an action's assistant message text beside its tool call (what the
+    airline policy forbids: talking and calling tools at once).
     """
     from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
     from tau2.data_model.simulation import RewardInfo, SimulationRun
@@ -51,7 +64,16 @@ def tau2_simulation(
     ]
     agent_index = 0
     actions = task.evaluation_criteria.actions if task.evaluation_criteria else None
+
+    def say(n: int) -> None:
+        for role, text in (dialogue or {}).get(n, ()):
+            if role == "user":
+                messages.append(UserMessage(role="user", content=text))
+            else:
+                messages.append(AssistantMessage(role="assistant", content=text))
+
     for n, action in enumerate(actions or []):
+        say(n)
         args = dict(action.arguments)
         if action.requestor == "assistant":
             args = dict((fault or {}).get(agent_index, args))
@@ -62,8 +84,10 @@ def tau2_simulation(
         if action.requestor == "user":
             messages.append(UserMessage(role="user", content=None, tool_calls=[call]))
         else:
-            messages.append(AssistantMessage(role="assistant", content=None, tool_calls=[call]))
+            text = (spoken or {}).get(n)
+            messages.append(AssistantMessage(role="assistant", content=text, tool_calls=[call]))
         messages.append(env.get_response(call))
+    say(len(actions or []))
     messages.append(AssistantMessage(role="assistant", content="Is there anything else?"))
     messages.append(UserMessage(role="user", content="No, thanks. ###STOP###"))
     reward = EnvironmentEvaluator.calculate_reward(constructor, task, messages)

@@ -13,7 +13,7 @@ import json
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,22 +55,34 @@ class LoadedTrace:
 
 
 def trace_from_json(
-    value: Any, *, source: str = "<json>", format: str | None = None, final_answer: bool = True
+    value: Any,
+    *,
+    source: str = "<json>",
+    format: str | None = None,
+    final_answer: bool = True,
+    messages: bool = False,
 ) -> Trace:
     """Build a trace from any supported JSON shape (the format is detected unless named).
 
     ``final_answer`` turns a closing text answer into a ``final_answer(answer=...)`` call
     for formats that record the answer as text (chat, Anthropic, LangChain, Responses,
-    smolagents CodeAgent).
+    smolagents CodeAgent). ``messages=True`` keeps the dialogue events (user and
+    assistant messages) of the chat formats; by default a trace is its tool calls, as
+    before they existed (``verify_trace`` and ``check`` keep them for a spec that names
+    one: docs/traces.md, "Dialogue events").
     """
     if isinstance(value, Trace):
-        return value
+        return value if messages else value.without_messages()
     trace, _ = parse(value, source=source, format=format, final_answer=final_answer)
-    return trace
+    return trace if messages else trace.without_messages()
 
 
 def iter_trace_file(
-    path: str | Path, *, format: str | None = None, final_answer: bool = True
+    path: str | Path,
+    *,
+    format: str | None = None,
+    final_answer: bool = True,
+    messages: bool = False,
 ) -> Iterator[LoadedTrace]:
     """Yield every record of a trace file, good or bad, in order.
 
@@ -81,7 +93,13 @@ def iter_trace_file(
     conversation written a message per line (one trace, record 1). A ``.json`` file
     holds one trace, a list of traces (metrics records, conversations, ...; numbered
     from 1), or an eval log whose ``samples`` each hold ``messages`` (one trace each).
+    ``messages=True`` keeps the dialogue events (see :func:`trace_from_json`).
     """
+    if not messages:
+        for rec in iter_trace_file(path, format=format, final_answer=final_answer, messages=True):
+            tools = rec.trace.without_messages() if rec.trace is not None else None
+            yield rec if tools is rec.trace else replace(rec, trace=tools)
+        return
     p = Path(path)
     source = str(p)
     text = _read(p, source)
@@ -279,10 +297,15 @@ def _relabel(exc: TraceRecordError, source: str, record: int) -> TraceRecordErro
 
 
 def load_traces(
-    *paths: str | Path, format: str | None = None, final_answer: bool = True
+    *paths: str | Path,
+    format: str | None = None,
+    final_answer: bool = True,
+    messages: bool = False,
 ) -> list[LoadedTrace]:
     """All records of all files (see :func:`iter_trace_file`)."""
     out: list[LoadedTrace] = []
     for path in paths:
-        out.extend(iter_trace_file(path, format=format, final_answer=final_answer))
+        out.extend(
+            iter_trace_file(path, format=format, final_answer=final_answer, messages=messages)
+        )
     return out

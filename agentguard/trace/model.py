@@ -2,6 +2,12 @@
 
 A proposed call (checked by the firewall before it runs) has no result yet; its
 result is the :data:`UNKNOWN` sentinel, and every test on it is undecided.
+
+A position may also be a *dialogue event*: a message of the user or of the assistant,
+kept as a call of ``kind`` ``"user"`` / ``"assistant"`` named :data:`USER_MESSAGE` /
+:data:`ASSISTANT_MESSAGE` with ``args={"text": ...}``, so formulas test it like any
+call (``O user_message(text ~ /yes/i)``) and no operator needs to know about it. The
+two names are reserved: no tool may be called that (docs/traces.md, "Dialogue events").
 """
 
 from __future__ import annotations
@@ -9,9 +15,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from agentguard.errors import TraceRecordError
+
+CallKind = Literal["tool", "user", "assistant"]
+"""What a position of the trace is: a tool call, or a message of the user / assistant."""
+
+USER_MESSAGE: Final = "user_message"
+"""The name of a user message event (``args={"text": ...}``)."""
+ASSISTANT_MESSAGE: Final = "assistant_message"
+"""The name of an assistant message event (``args={"text": ..., "tool_calls": n}``)."""
+MESSAGE_NAMES: Final[Mapping[str, str]] = {"user": USER_MESSAGE, "assistant": ASSISTANT_MESSAGE}
+"""Event name of each dialogue kind."""
+DIALOGUE_NAMES: Final = frozenset(MESSAGE_NAMES.values())
+"""The reserved names: a tool called so would be indistinguishable from a message."""
+DROPPED_MESSAGES: Final = "dropped_messages"
+"""Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
 
 
 class Unknown:
@@ -63,6 +83,8 @@ class Call:
     ``args`` is never mutated by agentguard; treat it as read-only. ``error`` marks a
     result that the source recorded as a tool error (``is_error``, ``status: "error"``)
     or a tool that raised; the error text stays the result, so tests on it still see it.
+    ``kind`` says whether the position is a tool call or a dialogue event (see the module
+    docstring); a tool call may not use a reserved dialogue name.
 
     A result given as JSON text is decoded here, once, with :func:`decode_result`: every
     path that builds a call (the firewall, the monitor's users, every loader) then sees
@@ -74,28 +96,64 @@ class Call:
     result: Any = UNKNOWN
     position: int = 0
     error: bool = False
+    kind: CallKind = "tool"
 
     def __post_init__(self) -> None:
+        if self.kind == "tool":
+            if self.name in DIALOGUE_NAMES:
+                raise TraceRecordError(
+                    f"{self.name!r} is reserved for dialogue events; a tool cannot be "
+                    "called so (rename the tool)",
+                    source="<call>",
+                )
+        elif MESSAGE_NAMES.get(self.kind) != self.name:
+            raise TraceRecordError(
+                f"a call of kind {self.kind!r} must be named "
+                f"{MESSAGE_NAMES.get(self.kind, 'a tool')!r}, got {self.name!r}",
+                source="<call>",
+            )
         if type(self.result) is str:
             decoded = decode_result(self.result)
             if decoded is not self.result:
                 object.__setattr__(self, "result", decoded)
+
+    @classmethod
+    def message(cls, kind: CallKind, text: Any, **fields: Any) -> Call:
+        """A dialogue event: ``user_message(text=...)`` or ``assistant_message(text=...)``."""
+        if kind not in MESSAGE_NAMES:
+            raise TraceRecordError(
+                f"a message kind is 'user' or 'assistant', got {kind!r}", source="<call>"
+            )
+        return cls(MESSAGE_NAMES[kind], {"text": text, **fields}, kind=kind)
+
+    @property
+    def is_tool(self) -> bool:
+        """A tool call (not a dialogue event)."""
+        return self.kind == "tool"
 
     @property
     def has_result(self) -> bool:
         return self.result is not UNKNOWN
 
     def at(self, position: int) -> Call:
-        return Call(self.name, self.args, self.result, position, self.error)
+        return Call(self.name, self.args, self.result, position, self.error, self.kind)
 
     def with_result(self, result: Any, *, error: bool | None = None) -> Call:
         return Call(
-            self.name, self.args, result, self.position, self.error if error is None else error
+            self.name,
+            self.args,
+            result,
+            self.position,
+            self.error if error is None else error,
+            self.kind,
         )
 
     def to_record(self) -> dict[str, Any]:
-        """The Appendix A.1.2 record (`tool_result` omitted while unknown)."""
+        """The Appendix A.1.2 record (`tool_result` omitted while unknown; a dialogue
+        event carries its ``kind``)."""
         out: dict[str, Any] = {"tool_name": self.name, "arguments": dict(self.args)}
+        if self.kind != "tool":
+            out["kind"] = self.kind
         if self.has_result:
             out["tool_result"] = self.result
         if self.error:
@@ -154,7 +212,9 @@ class Trace(Sequence[Call]):
         an MCP ``CallToolResult`` is unwrapped (:mod:`agentguard.trace.mcp_content`). A record
         with ``"is_error": true`` (or ``"status": "error"``) is listed in
         ``metrics["tool_errors"]``. Without a ``num_tool_calls`` in ``metrics``, it is the
-        number of calls that are not ``final_answer`` (the firewall counts the same way).
+        number of tool calls that are not ``final_answer`` (the firewall counts the same way).
+        A record named ``user_message`` / ``assistant_message`` (``Call.to_record`` also
+        writes its ``"kind"``) is a dialogue event.
         """
         calls = []
         errors = []
@@ -166,7 +226,9 @@ class Trace(Sequence[Call]):
         if errors:
             out["tool_errors"] = errors
         # a record without a count gets the firewall's: tool calls, final answers excluded
-        out.setdefault("num_tool_calls", sum(1 for c in calls if c.name != "final_answer"))
+        out.setdefault(
+            "num_tool_calls", sum(1 for c in calls if c.is_tool and c.name != "final_answer")
+        )
         return cls(tuple(calls), out)
 
     @classmethod
@@ -194,16 +256,41 @@ class Trace(Sequence[Call]):
         *,
         source: str = "<messages>",
         final_answer: bool = False,
+        messages_kept: bool = False,
     ) -> Trace:
         """From OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
         ``function_call``) joined with ``tool`` (or ``function``) replies.
 
         ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
-        with an assistant text answer.
+        with an assistant text answer; ``messages_kept=True`` keeps the dialogue events.
         """
         from agentguard.trace.formats.openai_chat import read_messages
 
-        return read_messages(messages, source=source, final_answer=final_answer)
+        trace = read_messages(messages, source=source, final_answer=final_answer)
+        return trace if messages_kept else trace.without_messages()
+
+    @property
+    def has_messages(self) -> bool:
+        """Whether some position is a dialogue event."""
+        return any(c.kind != "tool" for c in self.calls)
+
+    def without_messages(self) -> Trace:
+        """The tool calls only, renumbered; position lists in the metrics
+        (``tool_errors``, ``user_tool_calls``) follow them, and ``metrics[DROPPED_MESSAGES]``
+        counts the events dropped (so a spec that needs them can say they are gone). The
+        same trace when it has no dialogue events."""
+        if not self.has_messages:
+            return self
+        new = {c.position: i for i, c in enumerate(c for c in self.calls if c.is_tool)}
+        metrics = dict(self.metrics)
+        dropped = metrics.get(DROPPED_MESSAGES)
+        earlier = dropped if isinstance(dropped, int) else 0
+        metrics[DROPPED_MESSAGES] = earlier + len(self.calls) - len(new)
+        for key in _POSITION_KEYS:
+            raw = metrics.get(key)
+            if isinstance(raw, (list, tuple)):
+                metrics[key] = [new[p] for p in raw if isinstance(p, int) and p in new]
+        return Trace(tuple(c for c in self.calls if c.is_tool), metrics)
 
     @property
     def tool_errors(self) -> frozenset[int]:
@@ -212,6 +299,10 @@ class Trace(Sequence[Call]):
         if not isinstance(raw, (list, tuple, set, frozenset)):
             return frozenset()
         return frozenset(i for i in raw if isinstance(i, int) and not isinstance(i, bool))
+
+
+_POSITION_KEYS: Final = ("tool_errors", "user_tool_calls")
+"""Metrics fields that list positions of the trace (renumbered by ``without_messages``)."""
 
 
 def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
@@ -252,9 +343,28 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
             result = record[key]  # Call decodes JSON text
             break
     error = record.get("is_error") is True or record.get("status") == "error"
+    kind = _kind_of(record, name, index, source)
+    if kind != "tool":
+        return Call(name, args, result, index, error, kind)
     if isinstance(result, Mapping) and "content" in result:  # an MCP CallToolResult?
         from agentguard.trace.mcp_content import mcp_result  # imports this module
 
         result, mcp_error = mcp_result(result)
         error = error or mcp_error is True
     return Call(name, args, result, index, error)
+
+
+def _kind_of(record: Mapping[str, Any], name: str, index: int, source: str) -> CallKind:
+    """A record's kind: its ``"kind"``, or a dialogue event's from its reserved name."""
+    kind = record.get("kind")
+    if kind is None:
+        kind = next((k for k, n in MESSAGE_NAMES.items() if n == name), "tool")
+    if kind == "tool" and name not in DIALOGUE_NAMES:
+        return "tool"
+    if kind in MESSAGE_NAMES and MESSAGE_NAMES[kind] == name:
+        return "user" if kind == "user" else "assistant"
+    raise TraceRecordError(
+        f"tool call {index}: kind {kind!r} does not fit the name {name!r} "
+        f"(dialogue events are {', '.join(sorted(DIALOGUE_NAMES))})",
+        source=source,
+    )

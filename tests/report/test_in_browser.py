@@ -73,3 +73,15 @@ def test_pec_report_draws_curves(tmp_path: Path) -> None:
     shot = screenshot(page, tmp_path / "profile", tmp_path / "pec.png", 1100, 900)
     width, height, colours = png_size_and_colours(shot)
     assert (width, height) == (1100, 900) and colours > 40
+
+
+def test_dialogue_events_render_as_message_rows(tmp_path: Path, specs_dir: Path) -> None:
+    """The tau2 airline run's messages are rows of their own between the calls."""
+    page = tmp_path / "airline.html"
+    traces = specs_dir / "traces" / "tau2_airline.fail.json"
+    main(["report", str(specs_dir / "tau2_airline.ltl"), str(traces), "--html", str(page)])
+    dom = dump_dom(page, tmp_path / "profile")
+    assert 'data-ready="1"' in dom
+    assert 'class="step msg msg-user' in dom and 'class="step msg msg-assistant' in dom
+    assert ">user says</td>" in dom and "Hmm, does that include travel insurance?" in dom
+    assert '<td class="tool">book_reservation</td>' in dom

@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from agentguard import load_spec, verify_trace
 from agentguard.language import ast as A
-from agentguard.report.timeline import HOLDS_IF_ENDED, SATISFIED, TEXT_LIMIT, short, timeline
+from agentguard.report.timeline import (
+    HOLDS_IF_ENDED,
+    OWES,
+    SATISFIED,
+    TEXT_LIMIT,
+    short,
+    timeline,
+)
 from agentguard.trace.loaders import load_traces
 from agentguard.trace.model import Call, Trace
 from tests.strategies import propositional, traces
@@ -80,3 +87,29 @@ def test_errored_call_is_marked() -> None:
     trace = Trace((Call("a", {}, "boom", 0, True),))
     (step,) = timeline(trace, spec, verify_trace(trace, spec)).steps
     assert step.error and step.result == "boom"
+
+
+def test_dialogue_events_are_rows_judged_only_by_specs_naming_them(specs_dir: Path) -> None:
+    """Message rows carry their kind and text; a spec naming no message marks them unjudged."""
+    from agentguard.language import parse_spec
+    from agentguard.report.timeline import UNJUDGED
+
+    trace = Trace(
+        (
+            Call.message("user", "book it"),
+            Call("lookup", {}, 1),
+            Call.message("assistant", "Shall I?", tool_calls=0),
+            Call.message("user", "yes"),
+            Call("book", {}, 2),
+        )
+    )
+    talk = parse_spec(r"constraint c := G(book -> O user_message(text ~ /\byes\b/))")
+    t = timeline(trace, talk, verify_trace(trace, talk))
+    assert [s.kind for s in t.steps] == ["user", "tool", "assistant", "user", "tool"]
+    assert t.steps[3].args == "yes" and t.to_dict()["steps"][0][4] == "user"
+    # once the user said yes, O yes holds for good: satisfied from then on
+    assert t.codes["c"] == HOLDS_IF_ENDED * 3 + SATISFIED * 2 and not t.violations
+    tools = parse_spec("constraint n := G(lookup -> X book)")
+    t = timeline(trace, tools, verify_trace(trace, tools))
+    # the monitor skips the messages: lookup's next position is the booking
+    assert t.codes["n"] == UNJUDGED + OWES + UNJUDGED * 2 + HOLDS_IF_ENDED and not t.violations

@@ -32,6 +32,19 @@ constraint answered := F final_answer
 """
 )
 
+DIALOGUE_SPEC: Spec = parse_spec(
+    """
+spec online_offline_dialogue
+constraint confirmed severity SOFT_BLOCK(2) := G(refund -> O user_message(text ~ /\\byes\\b/i))
+constraint answered_user := G(user_message -> F assistant_message)
+constraint quiet severity HARD_STOP := G !assistant_message(text ~ /secret/)
+constraint one_at_a_time := G !assistant_message(tool_calls > 2)
+constraint next_is_tool := G(verify -> N !refund)
+constraint looked := G(refund -> O lookup(result.status = "ok"))
+"""
+)
+"""Names dialogue events, so the firewall judges the messages it observes."""
+
 STATUS = {"A": "ok", "B": "departed", "C": "late", "D": "ok"}
 ENCODINGS = ("json", "dict", "text")
 
@@ -72,7 +85,7 @@ def assert_online_equals_offline(report: FirewallReport, spec: Spec, where: Path
     online = report.compliance.to_dict()
     for path in (exported, report.log_path):
         assert path is not None
-        runs = load_traces(path)
+        runs = load_traces(path, messages=True)
         assert len(runs) == 1, [(r.trace.metrics if r.trace else r.error) for r in runs]
         (loaded,) = runs
         assert loaded.trace is not None, loaded.error
@@ -102,6 +115,39 @@ def test_bare_firewall(tmp_path: Path) -> None:
             if fw.stopped:
                 break
         assert_online_equals_offline(fw.finish(), SPEC, tmp_path)
+
+
+def test_bare_firewall_with_dialogue_events(tmp_path: Path) -> None:
+    """300 random runs with user and assistant messages observed between the turns, under a
+    spec that judges them and one that does not."""
+    rng = random.Random(12)
+    for run in range(300):
+        spec = DIALOGUE_SPEC if run % 2 == 0 else SPEC
+        encoding = ENCODINGS[run % 3]
+        log = tmp_path / f"dlg{run % 2}.jsonl"
+        log.unlink(missing_ok=True)
+        fw = Firewall(spec, log_path=log)
+        for turn in [*random_turns(rng), [call("final_answer", answer="done")]]:
+            if rng.random() < 0.6:
+                fw.observe("user", rng.choice(["yes please", "no", "Yes.", "maybe"]))
+            text = rng.choice(["", "on it", "a secret"])
+            fw.observe("assistant", text, tool_calls=len(turn))
+            if fw.stopped:
+                break
+            decisions = fw.propose_batch([(c.name, c.args) for c in turn])
+            for decision in decisions:
+                if not decision.executes:
+                    continue
+                started = fw.start(decision, timeout=0)
+                if started.executes:
+                    fw.complete(started, result_of(started.tool, dict(started.args), encoding))
+            if fw.stopped:
+                break
+        report = fw.finish()
+        assert report.trace.metrics["num_tool_calls"] == sum(
+            1 for c in report.trace if c.is_tool and c.name != "final_answer"
+        )
+        assert_online_equals_offline(report, spec, tmp_path)
 
 
 def smolagents_tools(encoding: str) -> list[Any]:
@@ -137,6 +183,7 @@ def test_smolagents_tool_calling_agent(tmp_path: Path) -> None:
 
     rng = random.Random(10)
     for run in range(250):
+        spec = DIALOGUE_SPEC if run % 5 == 0 else SPEC
         encoding = ENCODINGS[run % 3]
         turns = random_turns(rng)
         finals: list[Any] = [call("final_answer", answer="done")] * 4
@@ -148,12 +195,12 @@ def test_smolagents_tool_calling_agent(tmp_path: Path) -> None:
             verbosity_level=-1,
             max_steps=len(turns) + 4,
         )
-        guard(agent, SPEC, log_path=log)
+        guard(agent, spec, log_path=log)
         with contextlib.suppress(RunStopped):
-            agent.run("go")
+            agent.run(rng.choice(["go", "yes, refund it"]))
         report = agent.agentguard.report
         assert report is not None
-        assert_online_equals_offline(report, SPEC, tmp_path)
+        assert_online_equals_offline(report, spec, tmp_path)
 
 
 def test_langchain_create_agent(tmp_path: Path) -> None:
@@ -186,15 +233,18 @@ def test_langchain_create_agent(tmp_path: Path) -> None:
 
     rng = random.Random(11)
     for run in range(150):
+        spec = DIALOGUE_SPEC if run % 5 == 0 else SPEC
         encoding = ENCODINGS[run % 3]
         turns: list[Any] = random_turns(rng)
         log = tmp_path / f"lc{run % 2}.jsonl"
         log.unlink(missing_ok=True)
-        middleware = AgentGuardMiddleware(SPEC, log_path=log)
+        middleware = AgentGuardMiddleware(spec, log_path=log)
         model = ScriptedChatModel([*turns, "done", "done", "done", "done"])
         agent = create_agent(model, tools(encoding), middleware=[middleware])
         with contextlib.suppress(RunStopped):
-            agent.invoke({"messages": [HumanMessage("go")]})
+            agent.invoke({"messages": [HumanMessage(rng.choice(["go", "yes, refund it"]))]})
         report = middleware.agentguard.report
         assert report is not None
-        assert_online_equals_offline(report, SPEC, tmp_path)
+        if spec is DIALOGUE_SPEC:  # the user's turn and the model's messages were judged
+            assert report.trace[0].name == "user_message"
+        assert_online_equals_offline(report, spec, tmp_path)

@@ -8,7 +8,9 @@
   var constraints = data.constraints || [];
   var FIRST = 300, LAST = 100; // long traces: first and last calls, then "show all"
   var WORDS = { s: "satisfied", v: "violated", h: "pending (holds if the run ended here)",
-                p: "pending (ending here would violate it)" };
+                p: "pending (ending here would violate it)",
+                "-": "not judged (the spec names no dialogue event)" };
+  var SPEAKERS = { user: "user says", assistant: "assistant says" };
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -51,6 +53,7 @@
 
   function cellFor(code, prev) {
     var td = el("td", "cell");
+    if (code === "-") { td.className += " unjudged"; return td; }
     var i = el("i", code);
     if (code !== prev && (code === "s" || code === "v")) {
       i.className += " chg";
@@ -67,10 +70,13 @@
     });
     for (var p = from; p < to; p++) {
       var s = t.steps[p];
+      var said = SPEAKERS[s[4]];  // a dialogue event: a message row, not a call
       var row = tbody.insertRow();
-      row.className = "step" + (s[3] ? " err" : "") + (byPos[p] ? " row-viol" : "");
+      row.className = "step" + (said ? " msg msg-" + s[4] : "") + (s[3] ? " err" : "") +
+        (byPos[p] ? " row-viol" : "");
       row.appendChild(el("td", "pos", String(p + 1)));
-      var tool = el("td", "tool", s[0]);
+      var tool = el("td", "tool", said || s[0]);
+      if (said) tool.title = s[0];
       if (s[3]) tool.title = "the tool returned an error";
       row.appendChild(tool);
       constraints.forEach(function (c) {

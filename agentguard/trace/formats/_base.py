@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.model import UNKNOWN, Call, Trace, decode_result
+from agentguard.trace.model import DIALOGUE_NAMES, UNKNOWN, Call, CallKind, Trace, decode_result
 
 FINAL_ANSWER: Final = "final_answer"
 """The name of the call a run's final answer becomes (the firewall's integrations use it)."""
@@ -57,12 +57,42 @@ class CallLog:
         """Record a call (result unknown for now); returns its position."""
         if not isinstance(name, str) or not name:
             raise TraceRecordError(f"{where or 'a tool call'} has no tool name", source=self.source)
+        if name in DIALOGUE_NAMES:
+            raise TraceRecordError(
+                f"{where or 'a tool call'}: the tool name {name!r} is reserved for dialogue "
+                "events (docs/traces.md, 'Dialogue events')",
+                source=self.source,
+            )
         slot = len(self.calls)
         self.calls.append(Call(name, decode_args(args, where, self.source), UNKNOWN, slot))
         if ref is not None and ref != "":
             self._pending[str(ref)] = slot
         self._waiting.append(slot)
         return slot
+
+    def message(self, kind: CallKind, text: Any, **fields: Any) -> int | None:
+        """Record a dialogue event (a user or assistant message) with its text; text-less
+        parts (images) are dropped, and a message with no text is no event (None)."""
+        text = text_of(text)
+        if not isinstance(text, str):
+            return None
+        slot = len(self.calls)
+        self.calls.append(Call.message(kind, text, **fields).at(slot))
+        return slot
+
+    def turn(self, role: Any, content: Any, tool_calls: int = 0) -> int | None:
+        """The dialogue event of one chat message (docs/traces.md, "Dialogue events"):
+        every assistant message is ``assistant_message(text, tool_calls)`` (text ``""``
+        when it only calls tools), a user message with text ``user_message(text,
+        tool_calls)``; other roles are none."""
+        if role == "assistant":
+            text = text_of(content)
+            return self.message(
+                "assistant", text if isinstance(text, str) else "", tool_calls=tool_calls
+            )
+        if role == "user":
+            return self.message("user", content, tool_calls=tool_calls)
+        return None
 
     def seen(self, ref: Any) -> bool:
         """Whether a call with this id was already recorded (logs may repeat a call)."""
@@ -105,7 +135,7 @@ class CallLog:
     def trace(self, metrics: Mapping[str, Any] | None = None) -> Trace:
         # counted as the firewall counts: tool calls, final answers excluded
         out: dict[str, Any] = {
-            "num_tool_calls": sum(1 for c in self.calls if c.name != FINAL_ANSWER)
+            "num_tool_calls": sum(1 for c in self.calls if c.is_tool and c.name != FINAL_ANSWER)
         }
         if self.errors:
             out[TOOL_ERRORS] = sorted(set(self.errors))

@@ -24,6 +24,8 @@ from agentguard.trace.model import UNKNOWN, Trace
 EXECUTED: Final = ("allow", "allow_override")  # a tuple: `in` must not hash user values
 DECISION_EVENT: Final = "agentguard.decision"
 RESULT_EVENT: Final = "agentguard.result"
+MESSAGE_EVENT: Final = "agentguard.message"
+"""A dialogue event the firewall observed (``enforcement/log.py`` writes it)."""
 WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
 REDACTED_RESULTS: Final = "redacted_results"
 """Metrics key: positions whose result the log holds only as a digest (redacted)."""
@@ -78,9 +80,12 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
     log = CallLog(source)
     first = events[0] if events else {}
     metrics = _run_metrics(first)
-    if any(e.get("event") == RESULT_EVENT for e in events):
+    if any(e.get("event") in (RESULT_EVENT, MESSAGE_EVENT) for e in events):
         redacted = []
         for index, event in enumerate(events):
+            if event.get("event") == MESSAGE_EVENT:  # a dialogue event, in trace order
+                _message(log, event, index)
+                continue
             if event.get("event") != RESULT_EVENT:
                 continue
             slot = log.add(event.get("tool"), event.get("args"), where=f"event {index}")
@@ -106,6 +111,17 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
         ):
             log.add(event.get("tool"), event.get("args"), where=f"event {index}")
     return log.trace(metrics)
+
+
+def _message(log: CallLog, event: Mapping[str, Any], index: int) -> None:
+    kind, args = event.get("kind"), event.get("args")
+    if kind not in ("user", "assistant") or not isinstance(args, Mapping):
+        raise TraceRecordError(
+            f"event {index}: a message event needs a 'kind' (user or assistant) and 'args'",
+            source=log.source,
+        )
+    fields = {k: v for k, v in args.items() if k != "text"}
+    log.message("user" if kind == "user" else "assistant", args.get("text"), **fields)
 
 
 def _run_metrics(value: Mapping[str, Any]) -> dict[str, Any]:

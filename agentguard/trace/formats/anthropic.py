@@ -44,6 +44,7 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
         if not isinstance(msg, Mapping):
             raise TraceRecordError(f"message {index} is not an object", source=source)
         content = msg.get("content")
+        _turn(log, msg.get("role"), content)
         if not isinstance(content, list):
             continue
         for block in content:
@@ -67,6 +68,23 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
             if isinstance(text, str) and text.strip():
                 log.final_answer(text)
     return log.trace()
+
+
+def _turn(log: CallLog, role: Any, content: Any) -> None:
+    """The message's dialogue event: its text blocks only (a user message that only
+    carries tool results is none), and how many tools an assistant message calls."""
+    if isinstance(content, str):
+        log.turn(role, content)
+        return
+    if not isinstance(content, list):
+        return
+    blocks = [b for b in content if isinstance(b, Mapping)]
+    texts = [
+        b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    uses = sum(1 for b in blocks if b.get("type") in _USES)
+    if role == "assistant" or texts:
+        log.turn(role, "\n".join(texts), uses)
 
 
 def _is_error_content(content: Any) -> bool:

@@ -68,7 +68,10 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
     for index, message in enumerate(value):
         kind, data = _kind(message), _data(message)
         last_kind, last = kind, data
+        if kind == "human" and data.get("name") != "agentguard":  # not the firewall's notes
+            log.turn("user", data.get("content"))
         if kind == "ai":
+            log.turn("assistant", data.get("content"), len(_tool_calls(data)))
             for call in _tool_calls(data):
                 if not isinstance(call, Mapping):
                     continue

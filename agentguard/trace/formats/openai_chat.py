@@ -41,13 +41,16 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
 
 
 def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = False) -> Trace:
-    """Calls from assistant messages, results from tool replies, in message order."""
+    """Calls from assistant messages, results from tool replies, and the user and
+    assistant messages as dialogue events, in message order."""
     log = CallLog(source)
     for index, msg in enumerate(messages):
         if not isinstance(msg, Mapping):
             raise TraceRecordError(f"message {index} is not an object", source=source)
         role = msg.get("role")
-        if role == "assistant":
+        if role == "user":
+            log.turn(role, msg.get("content"))
+        elif role == "assistant":
             _assistant(log, msg, index)
         elif role == "tool":
             error = _tool_error(msg)
@@ -66,14 +69,16 @@ def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = 
 
 def _assistant(log: CallLog, msg: Mapping[str, Any], index: int) -> None:
     where = f"message {index}"
-    for tc in list_at(msg, "tool_calls", where, log.source):
+    calls = list_at(msg, "tool_calls", where, log.source)
+    legacy = msg.get("function_call")
+    log.turn("assistant", msg.get("content"), len(calls) + isinstance(legacy, Mapping))
+    for tc in calls:
         fn = tc.get("function", tc) if isinstance(tc, Mapping) else None
         if isinstance(fn, str):  # Inspect AI: {"id", "function": name, "arguments": {...}}
             fn = {"name": fn, "arguments": tc.get("arguments", {})}
         if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
             raise TraceRecordError(f"{where}: tool call without a function name", source=log.source)
         log.add(fn["name"], fn.get("arguments", {}), ref=tc.get("id"), where=where)
-    legacy = msg.get("function_call")
     if isinstance(legacy, Mapping):
         log.add(legacy.get("name"), legacy.get("arguments", {}), where=f"{where} function_call")
 

@@ -16,7 +16,9 @@ every step is one ``python_interpreter(code=...)`` call whose result is the exec
 log; the tools called *inside* the code are not recoverable from memory (run it under
 the firewall integration to get per-tool traces); a final step (``is_final_answer``)
 adds ``final_answer(answer=action_output)``. A ``FinalAnswerStep`` (``{"output": ...}``,
-seen when streaming) adds the final answer too.
+seen when streaming) adds the final answer too. A ``TaskStep`` (``{"task": ...}``) is
+the user's message: a ``user_message`` dialogue event, as the firewall integration
+observes it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
     for index, step in enumerate(value):
         if "step_number" in step:
             _action_step(log, step, index, final_answer)
+        elif "task" in step and isinstance(step["task"], str):  # a TaskStep: the user's turn
+            log.turn("user", step["task"])
         elif final_answer and set(step) == {"output"}:
             log.final_answer(step["output"])
     return log.trace()

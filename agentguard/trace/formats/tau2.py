@@ -11,7 +11,8 @@ Every call that ran is kept, in message order, whoever made it. Calls by the use
 are marked: their positions are listed in ``metrics["user_tool_calls"]``, and
 ``num_tool_calls`` counts the assistant's calls only (what a firewall wrapping the
 agent sees). ``task_id``, ``trial``, ``reward`` (``reward_info.reward``) and
-``termination_reason`` ride along in the metrics.
+``termination_reason`` ride along in the metrics. The user's and the assistant's
+messages are dialogue events (``user_message`` / ``assistant_message``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
     metrics: dict[str, Any] = {
         **trace.metrics,
         "num_tool_calls": sum(
-            1 for c in trace.calls if c.name != FINAL_ANSWER and c.position not in users
+            1
+            for c in trace.calls
+            if c.is_tool and c.name != FINAL_ANSWER and c.position not in users
         ),
         "task_id": value["task_id"],
         "trial": value.get("trial"),
@@ -70,7 +73,9 @@ def read_messages(
         role = msg.get("role")
         where = f"message {index}"
         if role in ("assistant", "user"):
-            for tc in list_at(msg, "tool_calls", where, source):
+            calls = list_at(msg, "tool_calls", where, source)
+            log.turn(role, msg.get("content"), len(calls))
+            for tc in calls:
                 if not isinstance(tc, Mapping):
                     raise TraceRecordError(f"{where}: a tool call must be an object", source=source)
                 slot = log.add(tc.get("name"), tc.get("arguments"), ref=tc.get("id"), where=where)

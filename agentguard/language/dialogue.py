@@ -1,0 +1,77 @@
+"""Which traces a spec judges with their dialogue events, and which without.
+
+Loaders keep user and assistant messages as positions of the trace
+(:data:`~agentguard.trace.model.USER_MESSAGE`, ...). A spec written before they existed
+says ``X`` and ``N`` about *tool calls*: on a chat trace with messages kept, "the next
+position" would become the assistant's reply and the spec would silently change
+meaning. So the rule, used alike by ``verify_trace``, ``holds``, the firewall and the
+monitor's users: a spec (or formula) that names a dialogue event anywhere is judged on
+the whole trace; any other spec on its tool calls only (:meth:`Trace.without_messages`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agentguard.errors import TraceError
+from agentguard.language import ast as A
+from agentguard.language.walk import subformulas
+from agentguard.trace.model import DIALOGUE_NAMES, DROPPED_MESSAGES, Trace
+
+
+def mentions_dialogue(formulas: Iterable[A.Formula]) -> bool:
+    """Whether an event atom, a trace predicate or a domain names a dialogue event."""
+    for formula in formulas:
+        for node in subformulas(formula):
+            if isinstance(node, A.Event) and node.tool in DIALOGUE_NAMES:
+                return True
+            if isinstance(node, A.TracePredicate) and _names_dialogue(node.args):
+                return True
+            if (
+                isinstance(node, A.Quantified)
+                and isinstance(node.domain, A.Domain)
+                and node.domain.tool in DIALOGUE_NAMES
+            ):
+                return True
+    return False
+
+
+def _names_dialogue(args: Iterable[Any]) -> bool:
+    for arg in args:
+        if isinstance(arg, str) and arg in DIALOGUE_NAMES:
+            return True
+        if isinstance(arg, tuple) and _names_dialogue(arg):
+            return True
+    return False
+
+
+def spec_formulas(spec: A.Spec | Iterable[A.Constraint]) -> list[A.Formula]:
+    """Every formula a spec judges with: its constraints and its tools' ``requires``."""
+    if isinstance(spec, A.Spec):
+        out = [c.formula for c in spec.constraints]
+        out.extend(t.requires for t in spec.tools if t.requires is not None)
+        return out
+    return [c.formula for c in spec]
+
+
+def spec_mentions_dialogue(spec: A.Spec | Iterable[A.Constraint]) -> bool:
+    """Whether the spec is judged on dialogue events too (see the module docstring)."""
+    return mentions_dialogue(spec_formulas(spec))
+
+
+def judged(trace: Trace, dialogue: bool) -> Trace:
+    """``trace`` as a spec sees it: whole when it names dialogue events, else tools only.
+
+    A spec that names dialogue events cannot judge a trace whose messages were dropped
+    (loaded with the default ``messages=False``): that is an error, not a violation.
+    """
+    if not dialogue:
+        return trace.without_messages()
+    if trace.metrics.get(DROPPED_MESSAGES):
+        raise TraceError(
+            "this spec judges dialogue events (user_message / assistant_message), but the "
+            f"trace was loaded without its {trace.metrics[DROPPED_MESSAGES]} messages: "
+            "load it with messages=True"
+        )
+    return trace
