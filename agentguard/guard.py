@@ -18,8 +18,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentguard.enforcement.decision import Action, Decision, SeverityKind, Violation
-from agentguard.errors import AgentGuardError, RunStopped
+from agentguard.enforcement.decision import Action, Decision, RunStopped, SeverityKind, Violation
+from agentguard.errors import AgentGuardError
 
 if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport

@@ -160,3 +160,17 @@ _SET_PENDING: Final = _slot_setter("pending")
 _SET_ESCALATED: Final = _slot_setter("escalated")
 _SET_CALL_ID: Final = _slot_setter("call_id")
 _SET_TOOL_CALL_ID: Final = _slot_setter("tool_call_id")
+
+
+class RunStopped(BaseException):
+    """Raised to end an agent run on HARD_STOP; carries the firewall's :class:`Decision`.
+
+    A ``BaseException`` (not an :class:`~agentguard.errors.AgentGuardError`) so that
+    ``except Exception`` in an agent's own code, or in a model's generated code, cannot
+    swallow it. It is a control-flow signal, not an error, and it lives here beside the
+    decision it carries, so that ``agentguard.errors`` stays a leaf.
+    """
+
+    def __init__(self, decision: Decision) -> None:
+        self.decision = decision
+        super().__init__(decision.message)

@@ -24,6 +24,7 @@ from agentguard.pec.environment import Environment, UserEnvironment, is_error_re
 from agentguard.pec.episode import NO_TOOL, Episode, Scored
 from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
 from agentguard.pec.schema import ToolSchema, ToolSchemas, argument_problem
+from agentguard.semantics.evaluator import holds
 from agentguard.trace.model import UNKNOWN, Call, Trace, decode_result
 
 
@@ -129,8 +130,6 @@ def holds_at_last(decl: ToolSchema, prefix: Trace) -> bool:
     """
     if decl.requires is None:
         return True
-    from agentguard import holds
-
     return bool(holds(decl.requires, prefix, position=len(prefix) - 1))
 
 

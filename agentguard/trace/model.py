@@ -187,24 +187,6 @@ class Trace(Sequence[Call]):
         metrics = dict(record)
         return cls.from_records(tool_calls, metrics=metrics, source=source)
 
-    @classmethod
-    def from_openai_messages(
-        cls,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        source: str = "<messages>",
-        final_answer: bool = False,
-    ) -> Trace:
-        """From OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
-        ``function_call``) joined with ``tool`` (or ``function``) replies.
-
-        ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
-        with an assistant text answer.
-        """
-        from agentguard.trace.formats.openai_chat import read_messages
-
-        return read_messages(messages, source=source, final_answer=final_answer)
-
     @property
     def tool_errors(self) -> frozenset[int]:
         """Positions of calls whose result is a tool error (``metrics["tool_errors"]``)."""

@@ -40,6 +40,23 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
     return read_messages(value, source=source, final_answer=final_answer)
 
 
+def from_openai_messages(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    source: str = "<messages>",
+    final_answer: bool = False,
+) -> Trace:
+    """A trace from OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
+    ``function_call``) joined with ``tool`` (or ``function``) replies.
+
+    ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
+    with an assistant text answer. Also importable as ``agentguard.trace.from_openai_messages``
+    (it was ``Trace.from_openai_messages``; a loader lives with the loaders, so the trace
+    model imports no format).
+    """
+    return read_messages(messages, source=source, final_answer=final_answer)
+
+
 def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = False) -> Trace:
     """Calls from assistant messages, results from tool replies, in message order."""
     log = CallLog(source)

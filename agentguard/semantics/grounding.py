@@ -427,15 +427,3 @@ def ungrounded_extractor(
                 if not seen.grounds(e):
                     out[e.text] = None
     return list(out)
-
-
-def register_grounding(registry: Any = None) -> None:
-    """Make grounding available to specs: ``Predicate(grounded)``, ``entities(...)``,
-    ``ungrounded(...)``. ``registry`` defaults to the process-wide one."""
-    if registry is None:
-        from agentguard.semantics.registry import default_registry
-
-        registry = default_registry
-    registry.register_context_predicate("grounded", grounded_context_predicate)
-    registry.register_extractor("entities", entities_extractor)
-    registry.register_extractor("ungrounded", ungrounded_extractor)
