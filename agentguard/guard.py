@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped, SeverityKind, Violation
 from agentguard.errors import AgentGuardError
+from agentguard.trace.final_tool import FINAL_TOOL
 
 if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
@@ -32,7 +33,6 @@ FirewallFactory = Callable[[], "Firewall"]
 DecisionListener = Callable[[Decision], None]
 """Called with every decision as it is made (the demo prints them live)."""
 
-FINAL_TOOL = "final_answer"
 
 AgentT = TypeVar("AgentT")
 

@@ -39,6 +39,7 @@ from agentguard.enforcement.decision import Action, RunStopped
 from agentguard.errors import MissingExtraError
 from agentguard.language import parse_spec
 from agentguard.scoring import verify_trace
+from agentguard.trace.final_tool import FINAL_TOOL, count_tool_calls
 from agentguard.trace.model import Call, Trace
 
 Setting = Literal["baseline", "block-and-warn", "soft-block"]
@@ -148,7 +149,7 @@ def _result(
         correct=parse_answer(answer) == instance.expected_answer,
         compliance=score,
         layers=layers,
-        num_tool_calls=sum(1 for c in trace if c.name != "final_answer"),
+        num_tool_calls=count_tool_calls(trace),
         mistakes=tuple(getattr(agent, "mistakes", ())),
         **extra,
     )
@@ -203,7 +204,7 @@ def run_enforced(instance: Instance, factory: AgentFactory, setting: Setting) ->
         name, args = (
             (action.name, dict(action.args))
             if isinstance(action, ToolCall)
-            else ("final_answer", {"answer": action.value})
+            else (FINAL_TOOL, {"answer": action.value})
         )
         if pending is not None:
             same = (name, repr(sorted(args.items()))) == last_blocked
@@ -233,7 +234,7 @@ def run_enforced(instance: Instance, factory: AgentFactory, setting: Setting) ->
             last_blocked = (name, repr(sorted(args.items())))
             feedback = Feedback("blocked", message=decision.message)
     report = fw.finish()
-    trace = Trace(tuple(c for c in report.trace if c.name != "final_answer"))
+    trace = Trace(tuple(c for c in report.trace if c.name != FINAL_TOOL))
     return _result(
         instance,
         setting,

@@ -52,6 +52,7 @@ from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
+from agentguard.trace.final_tool import FINAL_TOOLS, count_tool_calls
 from agentguard.trace.model import Call, Trace
 
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
@@ -96,7 +97,7 @@ class Firewall:
         log_path: str | Path | None = None,
         logger: Any = None,
         soft_block_limit: int = 3,
-        final_tools: tuple[str, ...] = ("final_answer",),
+        final_tools: tuple[str, ...] = FINAL_TOOLS,
         max_finish_sendbacks: int = 3,
         on_predicate_error: str = "fail_closed",
         redact: Redactor | None = None,
@@ -187,8 +188,7 @@ class Firewall:
 
     def _tool_calls(self) -> int:
         """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
-        final = self.final_tools
-        return sum(1 for c in self._calls if c.name not in final)
+        return count_tool_calls(self._calls, self.final_tools)
 
     @property
     def decisions(self) -> tuple[Decision, ...]:

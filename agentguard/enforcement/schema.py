@@ -21,6 +21,7 @@ from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import compare
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace, decode_result
 
 TYPE_NAMES: Final = ("str", "number", "int", "bool", "list", "dict", "any")
@@ -184,7 +185,7 @@ class ToolChecker:
         self,
         tools: Iterable[A.ToolDecl],
         *,
-        implicit: Iterable[str] = ("final_answer",),
+        implicit: Iterable[str] = FINAL_TOOLS,
         requires: RequiresCheck | None = None,
         registry: Registry | None = None,
     ) -> None:

@@ -19,6 +19,7 @@ from typing import Final
 
 from agentguard.pec.errors import PecError
 from agentguard.pec.labels import Failure
+from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.model import Call, Trace
 
 NO_TOOL: Final = "<no-tool>"
@@ -123,7 +124,7 @@ def episode_from_trace(
     A ``final_answer`` call is how integrations record the end of a run; it is not
     a tool action, so it does not count toward ``T``.
     """
-    calls = tuple(c for c in trace.calls if c.name != "final_answer")
+    calls = tuple(c for c in trace.calls if c.name != FINAL_TOOL)
     return Episode(task_id, calls, success, dict(labels or {}), None, no_tool_allowed)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from agentguard.enforcement.schema import ToolChecker
 from agentguard.language import ast as A
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Trace
 
 
@@ -38,7 +39,7 @@ class ToolUseProblem:
 
 
 def check_tool_use(
-    trace: Trace, spec: A.Spec, *, final_tools: tuple[str, ...] = ("final_answer",)
+    trace: Trace, spec: A.Spec, *, final_tools: tuple[str, ...] = FINAL_TOOLS
 ) -> tuple[ToolUseProblem, ...]:
     """Replay the trace through the declarations; empty when the spec declares no tools."""
     if not spec.tools:

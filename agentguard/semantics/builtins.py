@@ -27,6 +27,7 @@ from agentguard.semantics.grounding import (
     seen_entities,
     ungrounded_extractor,
 )
+from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.model import Trace
 
 
@@ -62,15 +63,15 @@ def _outputs(trace: Trace, tool: str | None = None, path: Any = (), *extra: Any)
 
 
 def _entities(
-    trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any
+    trace: Trace, tool: str | None = FINAL_TOOL, path: Any = ("answer",), *extra: Any
 ) -> list[str]:
-    return entities_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
+    return entities_extractor(trace, tool or FINAL_TOOL, path or ("answer",), *extra)
 
 
 def _ungrounded(
-    trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any
+    trace: Trace, tool: str | None = FINAL_TOOL, path: Any = ("answer",), *extra: Any
 ) -> list[str]:
-    return ungrounded_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
+    return ungrounded_extractor(trace, tool or FINAL_TOOL, path or ("answer",), *extra)
 
 
 def _grounded(trace: Trace, position: int, metrics: Mapping[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace
 
 EntityKind = Literal["file_path", "function_signature", "identifier"]
@@ -311,9 +312,6 @@ class GroundingVerdict:
             "ungrounded": [[e.kind, e.text] for e in self.ungrounded],
             "grounded_count": self.grounded_count,
         }
-
-
-FINAL_TOOLS: tuple[str, ...] = ("final_answer",)
 
 
 def final_answer(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace.final_tool import count_tool_calls
 
 
 class Unknown:
@@ -154,7 +155,8 @@ class Trace(Sequence[Call]):
         an MCP ``CallToolResult`` is unwrapped (:mod:`agentguard.trace.mcp_content`). A record
         with ``"is_error": true`` (or ``"status": "error"``) is listed in
         ``metrics["tool_errors"]``. Without a ``num_tool_calls`` in ``metrics``, it is the
-        number of calls that are not ``final_answer`` (the firewall counts the same way).
+        number of calls that are not ``final_answer``
+        (:func:`agentguard.trace.final_tool.count_tool_calls`, as the firewall counts).
         """
         calls = []
         errors = []
@@ -166,7 +168,7 @@ class Trace(Sequence[Call]):
         if errors:
             out["tool_errors"] = errors
         # a record without a count gets the firewall's: tool calls, final answers excluded
-        out.setdefault("num_tool_calls", sum(1 for c in calls if c.name != "final_answer"))
+        out.setdefault("num_tool_calls", count_tool_calls(calls))
         return cls(tuple(calls), out)
 
     @classmethod

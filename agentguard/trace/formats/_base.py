@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace.final_tool import FINAL_TOOL, count_tool_calls
 from agentguard.trace.model import UNKNOWN, Call, Trace, decode_result
 
-FINAL_ANSWER: Final = "final_answer"
+FINAL_ANSWER: Final = FINAL_TOOL
 """The name of the call a run's final answer becomes (the firewall's integrations use it)."""
 
 TOOL_ERRORS: Final = "tool_errors"
@@ -104,9 +105,7 @@ class CallLog:
 
     def trace(self, metrics: Mapping[str, Any] | None = None) -> Trace:
         # counted as the firewall counts: tool calls, final answers excluded
-        out: dict[str, Any] = {
-            "num_tool_calls": sum(1 for c in self.calls if c.name != FINAL_ANSWER)
-        }
+        out: dict[str, Any] = {"num_tool_calls": count_tool_calls(self.calls)}
         if self.errors:
             out[TOOL_ERRORS] = sorted(set(self.errors))
         out.update(metrics or {})
