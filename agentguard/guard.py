@@ -18,8 +18,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentguard.enforcement.decision import Action, Decision, RunStopped, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
 from agentguard.errors import AgentGuardError
+from agentguard.severity import SeverityKind
 from agentguard.trace.final_tool import FINAL_TOOL
 
 if TYPE_CHECKING:

@@ -10,10 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-# Severity's home is agentguard.severity; these two names stay importable from here only
-# while callers move over.
-from agentguard.severity import Severity as Severity
-from agentguard.severity import SeverityKind as SeverityKind
+from agentguard.severity import Severity
 
 
 class Action(str, enum.Enum):

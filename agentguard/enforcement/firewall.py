@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
-from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import (
     Findings,
     FirewallProtocolError,
@@ -52,6 +52,7 @@ from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
+from agentguard.severity import Severity, SeverityKind
 from agentguard.trace.final_tool import FINAL_TOOLS, count_tool_calls
 from agentguard.trace.model import Call, Trace
 

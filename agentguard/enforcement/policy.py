@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentguard.enforcement.decision import Action, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Violation
+from agentguard.severity import SeverityKind
 
 
 @dataclass(frozen=True, slots=True)

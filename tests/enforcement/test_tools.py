@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from agentguard.enforcement.decision import Action, SeverityKind
+from agentguard.enforcement.decision import Action
 from agentguard.enforcement.firewall import Firewall, FirewallConfigError
 from agentguard.enforcement.schema import ToolChecker, is_tool_check, occurs_in
 from agentguard.language import parse_spec
 from agentguard.language.ast import Spec
+from agentguard.severity import SeverityKind
 from agentguard.trace.model import Call
 
 SPEC_TEXT = """
