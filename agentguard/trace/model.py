@@ -198,7 +198,12 @@ class Trace(Sequence[Call]):
         return frozenset(i for i in raw if isinstance(i, int) and not isinstance(i, bool))
 
 
-def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
+def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
+    """Arguments as a dict: JSON text is decoded, None is ``{}``, anything else is an error.
+
+    The one decoder of every loader (records here, the trace formats in ``formats``);
+    ``where`` names the record in the error (e.g. ``"record 3"``).
+    """
     if raw is None:
         return {}
     if isinstance(raw, str):
@@ -206,11 +211,12 @@ def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
             raw = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             raise TraceRecordError(
-                f"record {index}: arguments are not valid JSON ({exc})", source=source
+                f"{where or 'a tool call'}: arguments are not valid JSON ({exc})", source=source
             ) from None
     if not isinstance(raw, Mapping):
         raise TraceRecordError(
-            f"record {index}: arguments must be an object, got {type(raw).__name__}", source=source
+            f"{where or 'a tool call'}: arguments must be an object, got {type(raw).__name__}",
+            source=source,
         )
     return dict(raw)
 
@@ -229,7 +235,7 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
     if not isinstance(name, str) or not name:
         raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
     raw_args: Any = next((record[k] for k in _ARG_KEYS if k in record), {})
-    args = _decode_args(raw_args, index, source)
+    args = decode_args(raw_args, f"record {index}", source)
     result: Any = UNKNOWN
     for key in _RESULT_KEYS:
         if key in record:
