@@ -1,6 +1,6 @@
 """The package's imports follow the layer order of the data's path, with no cycles.
 
-errors/trace → language → semantics → scoring/monitor → enforcement →
+errors/trace → language → semantics → scoring/monitor/tools → enforcement →
 pec/bench/guard/testing/... → cli/demo. A module may import its own layer or a lower one,
 never a higher one; no import cycle exists between modules, and the core never imports
 ``agentguard.integrations`` (adapters are reached by name, through importlib, at the edge).
@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "language": 1,
     "semantics": 2,
     "scoring": 3,
+    "tools": 3,
     "monitor": 3,
     "enforcement": 4,
     "analysis": 5,
@@ -50,7 +51,6 @@ KNOWN_UPWARD: frozenset[str] = frozenset(
         "agentguard.language -> agentguard.semantics.registry",
         "agentguard.language.resolver -> agentguard.semantics.registry",
         "agentguard.language.resolver -> agentguard.semantics.values",
-        "agentguard.scoring.tool_use -> agentguard.enforcement.schema",
     }
 )
 KNOWN_CYCLES: frozenset[str] = frozenset(

@@ -44,7 +44,6 @@ from agentguard.enforcement.log import (
 from agentguard.enforcement.messages import compose
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
-from agentguard.enforcement.schema import ToolChecker, ToolProblem
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
@@ -53,6 +52,7 @@ from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
 from agentguard.severity import Severity, SeverityKind
+from agentguard.tools.checker import ToolChecker, ToolProblem
 from agentguard.trace.final_tool import FINAL_TOOLS, count_tool_calls
 from agentguard.trace.model import Call, Trace
 

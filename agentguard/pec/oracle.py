@@ -19,12 +19,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentguard.enforcement.schema import at_path, occurs_in
 from agentguard.pec.environment import Environment, UserEnvironment, is_error_result
 from agentguard.pec.episode import NO_TOOL, Episode, Scored
 from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
 from agentguard.pec.schema import ToolSchema, ToolSchemas, argument_problem
 from agentguard.semantics.evaluator import holds
+from agentguard.tools.values import at_path, occurs_in
 from agentguard.trace.model import UNKNOWN, Call, Trace
 
 

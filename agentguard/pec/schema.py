@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agentguard.enforcement.schema import fits_type, within_bound
 from agentguard.language.ast import Spec, ToolDecl
 from agentguard.pec.errors import PecError
+from agentguard.tools.values import fits_type, within_bound
 
 TYPE_NAMES = ("str", "number", "int", "bool", "list", "dict", "any")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentguard.enforcement.schema import ToolChecker
 from agentguard.language import ast as A
+from agentguard.tools.checker import ToolChecker
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Trace
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from agentguard.enforcement.schema import ToolChecker
 from agentguard.language.ast import Domain, Param, Spec, ToolDecl
 from agentguard.pec.environment import Execution, is_error_result
 from agentguard.pec.episode import Episode
@@ -20,6 +19,7 @@ from agentguard.pec.schema import (
     schemas_from_params,
     schemas_from_spec,
 )
+from agentguard.tools.checker import ToolChecker
 from agentguard.trace.model import Call, Trace
 
 TOOLS = schemas_from_json_schema(
