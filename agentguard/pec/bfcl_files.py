@@ -34,9 +34,8 @@ from typing import Any, Final
 
 from agentguard.errors import TraceError, TraceRecordError
 from agentguard.pec.bfcl import DATASET, BfclEntry, parse_call
-from agentguard.pec.episode import Episode
+from agentguard.pec.episode import Episode, LoadedEpisode
 from agentguard.pec.errors import PecError
-from agentguard.pec.loaders import LoadedEpisode
 from agentguard.trace.model import Call
 
 RESULT_FILE: Final = re.compile(r"^BFCL_v\d+_(multi_turn_[a-z_]+?)_result\.json$")

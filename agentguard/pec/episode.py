@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from agentguard.errors import TraceRecordError
 from agentguard.pec.errors import PecError
 from agentguard.pec.labels import Failure
 from agentguard.trace.final_tool import FINAL_TOOL
@@ -128,4 +129,19 @@ def episode_from_trace(
     return Episode(task_id, calls, success, dict(labels or {}), None, no_tool_allowed)
 
 
-__all__ = ["NO_TOOL", "Episode", "Scored", "episode_from_trace"]
+@dataclass(frozen=True, slots=True)
+class LoadedEpisode:
+    """One record of an episode file: the episode, its recorded verdict if any, or the error."""
+
+    source: str
+    record: int
+    episode: Episode | None
+    scored: Scored | None
+    error: TraceRecordError | None
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.record}"
+
+
+__all__ = ["NO_TOOL", "Episode", "LoadedEpisode", "Scored", "episode_from_trace"]

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
-from agentguard.pec.episode import Episode, Scored
+from agentguard.pec.episode import Episode, LoadedEpisode, Scored
 from agentguard.pec.labels import Failure, FailureLabel
 from agentguard.trace.loaders import trace_from_json
 from agentguard.trace.model import Call
@@ -35,21 +34,6 @@ _SUCCESS_KEYS = ("success", "final_success", "Y", "y", "reward")
 _CALL_KEYS = ("calls", "tool_calls", "trace")
 _LABEL_KEYS = ("dataset", "model", "method", "category")
 _FAILURE_KEYS = ("failure", "first_failure", "label")
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedEpisode:
-    """One record of an episode file: the episode, its recorded verdict if any, or the error."""
-
-    source: str
-    record: int
-    episode: Episode | None
-    scored: Scored | None
-    error: TraceRecordError | None
-
-    @property
-    def where(self) -> str:
-        return f"{self.source}:{self.record}"
 
 
 def episode_from_json(value: Any, *, source: str = "<json>") -> tuple[Episode, Scored | None]:

@@ -21,8 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentguard.errors import TraceRecordError
-from agentguard.pec.episode import Episode
-from agentguard.pec.loaders import LoadedEpisode
+from agentguard.pec.episode import Episode, LoadedEpisode
 from agentguard.trace.formats import parse
 from agentguard.trace.formats import tau_bench as tau_bench_format
 from agentguard.trace.formats.tau2 import USER_TOOL_CALLS
