@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from agentguard import _checkout_finder
-from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard._version import __version__
+from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
 from agentguard.errors import (
     AgentGuardError,
     EvaluationError,
     MissingExtraError,
     PredicateError,
-    RunStopped,
     SpecError,
     SpecImportError,
     SpecSemanticError,
@@ -51,8 +51,6 @@ from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 if _TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.monitor import Monitor, Verdict, classify
-
-__version__ = "0.1.0"
 
 # Imported from a source checkout (e.g. `python -m agentguard demo` run at the repo root,
 # which puts ./agentguard first on sys.path), the adapters sit in ../integrations rather

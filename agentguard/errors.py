@@ -1,4 +1,9 @@
-"""Every exception agentguard raises.
+"""Every exception agentguard raises, and where each one lives.
+
+This module is a leaf (it imports nothing from the package), so any layer can raise the
+root errors. Errors that belong to one part live beside it and are drawn here with their
+module. ``tests/test_errors_hierarchy.py`` checks that every error and warning class of the
+package appears in this drawing.
 
 Hierarchy::
 
@@ -12,8 +17,44 @@ Hierarchy::
     │   └── TraceRecordError                  one bad record: file and line / record index
     ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)
     │   └── PredicateError                    a user predicate or extractor raised
-    ├── RunStopped (BaseException too)        a HARD_STOP: escapes `except Exception`
-    └── MissingExtraError (ImportError)       an optional extra is not installed
+    ├── MissingExtraError (ImportError)       an optional extra is not installed
+    ├── MonitorStateError (ValueError)        monitor.monitor: a saved state does not fit
+    ├── FirewallConfigError (ValueError)      enforcement.firewall: bad Firewall options
+    ├── FirewallStateError (ValueError)       enforcement.firewall: a saved state does not fit
+    ├── FirewallProtocolError (ValueError)    enforcement.flight: an adapter broke the
+    │                                         propose / executed / withdraw protocol
+    ├── ApprovalError (ValueError)            enforcement.approval: an approver's answer that
+    │                                         is not an approval
+    ├── OtelMissingError (ImportError)        enforcement.otel: spans asked for without the
+    │                                         [otel] extra
+    ├── CaseFileError (ValueError)            cli.policy_test: a policy case file is malformed
+    ├── UnsupportedAgentError (TypeError)     guard: `guard()` does not know this agent
+    ├── AlreadyGuardedError (ValueError)      guard: the agent is guarded already
+    ├── PecError (ValueError)                 pec.errors: bad PEC input
+    ├── ReplayError                           pec.errors: an episode cannot be replayed
+    ├── BenchError                            bench.errors: the procedural benchmark
+    │   ├── UnknownTemplateError (KeyError)   no template of that name
+    │   ├── BadParameterError (ValueError)    a template parameter out of range
+    │   ├── InstanceTooLongError (ValueError) the instance exceeds the call budget
+    │   └── InstanceFileError (ValueError)    an instance file cannot be read
+    ├── GroupFieldError (ValueError)          report.batch: a `--group-by` field is missing
+    ├── ScriptExhaustedError (RuntimeError)   testing.script: a scripted model ran out
+    ├── StreamingNotScriptedError             testing.openai_agents_models: streaming asked
+    │   (NotImplementedError)                 of a scripted openai-agents model
+    ├── GatewayError (RuntimeError)           integrations.mcp: the upstream MCP server
+    │                                         could not be started or listed
+    ├── ToolCallBlocked                       integrations.smolagents: a blocked call, raised
+    │                                         inside a CodeAgent's code for the model to see
+    ├── ToolArgumentsError (TypeError)        integrations.smolagents: positional arguments
+    │                                         that do not fit the tool's inputs
+    ├── FinalAnswerRefused                    integrations.smolagents: final answer refused
+    └── ExposedToolsError (ValueError)        integrations.smolagents: authorised imports let
+                                              model code reach the unguarded tools
+
+    BaseException
+    └── RunStopped                            enforcement.decision: a HARD_STOP ends the run;
+                                              carries the Decision and escapes
+                                              `except Exception` (not an AgentGuardError)
 
     AgentGuardWarning (UserWarning)           warnings.warn category; `-W error` makes it fatal
     └── ToolMismatchWarning                   the spec's tools differ from the agent's
@@ -25,10 +66,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # a leaf module too; imported for the annotation only
-    from agentguard.enforcement.decision import Decision
 
 
 class AgentGuardError(Exception):
@@ -157,18 +194,6 @@ class PredicateError(EvaluationError):
     """A user predicate, domain extractor or matcher raised."""
 
 
-class RunStopped(BaseException):
-    """Raised to end an agent run on HARD_STOP.
-
-    A BaseException so that `except Exception` in an agent's own code (or a model's
-    generated code) cannot swallow it.
-    """
-
-    def __init__(self, decision: Decision) -> None:
-        self.decision = decision
-        super().__init__(getattr(decision, "message", "run stopped by agentguard"))
-
-
 class MissingExtraError(AgentGuardError, ImportError):
     """An optional dependency is missing; says which extra to install."""
 
@@ -183,7 +208,6 @@ __all__ = [
     "MissingExtraError",
     "PredicateError",
     "Problem",
-    "RunStopped",
     "SourceLocation",
     "SpecError",
     "SpecImportError",

@@ -18,8 +18,10 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentguard.enforcement.decision import Action, Decision, SeverityKind, Violation
-from agentguard.errors import AgentGuardError, RunStopped
+from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
+from agentguard.errors import AgentGuardError
+from agentguard.severity import SeverityKind
+from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.model import MESSAGE_NAMES, CallKind, Trace
 
 if TYPE_CHECKING:
@@ -33,7 +35,6 @@ FirewallFactory = Callable[[], "Firewall"]
 DecisionListener = Callable[[Decision], None]
 """Called with every decision as it is made (the demo prints them live)."""
 
-FINAL_TOOL = "final_answer"
 
 AgentT = TypeVar("AgentT")
 

@@ -41,7 +41,7 @@ checkpointer and a ``thread_id``, as every LangGraph interrupt does.
 
 ``guard_tool_node(spec)`` builds a ``ToolNode(wrap_tool_call=..., awrap_tool_call=...)``
 wrapper for hand-built LangGraph graphs; there a STOP raises
-:class:`agentguard.errors.RunStopped` out of ``graph.invoke``, and one guard serves one
+:class:`agentguard.enforcement.decision.RunStopped` out of ``graph.invoke``, and one guard serves one
 run at a time.
 
 ``middleware.agentguard`` is the last finished invocation's
@@ -64,8 +64,8 @@ from typing_extensions import NotRequired
 
 from agentguard.enforcement.agent_tools import warn_tool_mismatches
 from agentguard.enforcement.approval import Approval, ApprovalRequest
-from agentguard.enforcement.decision import Action, Decision
-from agentguard.errors import MissingExtraError, RunStopped
+from agentguard.enforcement.decision import Action, Decision, RunStopped
+from agentguard.errors import MissingExtraError
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
 
 try:

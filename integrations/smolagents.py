@@ -11,7 +11,7 @@
 * a blocked call never runs: a ``ToolCallingAgent`` gets the reason as the tool's
   observation (a string, so sibling results of a parallel batch survive), a
   ``CodeAgent`` gets :class:`ToolCallBlocked` raised at that line;
-* a HARD_STOP raises :class:`agentguard.errors.RunStopped`, a ``BaseException`` that no
+* a HARD_STOP raises :class:`agentguard.enforcement.decision.RunStopped`, a ``BaseException`` that no
   ``except Exception`` (the framework's or the model's) swallows: ``agent.run`` raises it;
 * the final answer is gated through ``agent.final_answer_checks`` (never by wrapping the
   ``final_answer`` tool, whose return value *is* the answer): a refused answer becomes
@@ -46,8 +46,8 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from agentguard.enforcement.decision import Action, Decision
-from agentguard.errors import AgentGuardError, MissingExtraError, RunStopped
+from agentguard.enforcement.decision import Action, Decision, RunStopped
+from agentguard.errors import AgentGuardError, MissingExtraError
 from agentguard.guard import (
     FINAL_TOOL,
     AlreadyGuardedError,

@@ -19,8 +19,8 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from agentguard.analysis.findings import LintWarning, located
-from agentguard.enforcement.schema import fits_type
 from agentguard.language import ast as A
+from agentguard.tools.values import fits_type
 
 _ORDER_OPS = frozenset({"<", "<=", ">", ">="})
 

@@ -15,7 +15,6 @@ from functools import lru_cache, reduce
 
 from agentguard.analysis.findings import LintWarning, located
 from agentguard.analysis.search import Exploration, accepting_paths, explore
-from agentguard.enforcement.decision import SeverityKind
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import Unsupported
 from agentguard.monitor.compile import build_machine, compile_plan
@@ -23,6 +22,7 @@ from agentguard.monitor.machine import MAX_EXPLORE, Machine
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher
+from agentguard.severity import SeverityKind
 
 STOPPING = frozenset({SeverityKind.HARD_STOP})
 """Severities for which a liveness constraint is misleading. SOFT_BLOCK and BLOCK_AND_WARN

@@ -16,7 +16,6 @@ from agentguard.bench.generate import (
     instance_constraints,
     instance_spec_text,
 )
-from agentguard.bench.grounding import extract_entities, grounding, register_grounding
 from agentguard.bench.instance import GoldCall, Instance
 from agentguard.bench.mutations import MUTATION_KINDS, Mutation, mutations
 from agentguard.bench.reward import (
@@ -31,6 +30,8 @@ from agentguard.bench.runner import SETTINGS, run_benchmark, run_instance
 from agentguard.bench.synthesis import LAYER_WEIGHTS, synthesize
 from agentguard.bench.templates import TEMPLATE_NAMES, TEMPLATES
 from agentguard.bench.tools import TOOL_INFOS, TOOL_NAMES, Toolbox, python_tools
+from agentguard.semantics.grounding import extract_entities, grounding
+from agentguard.semantics.registry import register_grounding
 
 __all__ = [
     "LAYER_WEIGHTS",

@@ -23,7 +23,13 @@ from rich.table import Table
 
 from agentguard.bench.agent import AgentFactory, scripted_factory
 from agentguard.bench.errors import BadParameterError, BenchError, InstanceTooLongError
-from agentguard.bench.generate import DIFFICULTIES, MAX_CALLS, PAPER_SEEDS, generate_instance
+from agentguard.bench.generate import (
+    DIFFICULTIES,
+    MAX_CALLS,
+    PAPER_SEEDS,
+    generate_instance,
+    instance_to_json,
+)
 from agentguard.bench.instance import Instance
 from agentguard.bench.runner import (
     SETTINGS,
@@ -198,7 +204,9 @@ def run_generate(args: argparse.Namespace) -> int:
             except (InstanceTooLongError, BadParameterError) as exc:
                 dropped.append(str(exc))
             else:
-                (out / f"{inst.id}.json").write_text(inst.to_json() + "\n", encoding="utf-8")
+                (out / f"{inst.id}.json").write_text(
+                    instance_to_json(inst) + "\n", encoding="utf-8"
+                )
                 (out / f"{inst.id}.ltl").write_text(inst.spec_text, encoding="utf-8")
                 written.append(inst.id)
             progress.advance(task)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from agentguard.bench.errors import BadParameterError, InstanceTooLongError
 from agentguard.bench.instance import Instance
@@ -62,6 +64,48 @@ def instance_constraints(instance: Instance) -> list[LayeredConstraint]:
     else:
         alternatives = tuple((a, b) for a, b in instance.params.get("alternatives", ()))
     return synthesize(instance.gold_trace, tools=instance.tools, alternatives=alternatives)
+
+
+def instance_to_dict(instance: Instance) -> dict[str, Any]:
+    """An instance as a record: Table 10's fields plus provenance.
+
+        ``constraints`` is the layered spec as ``.ltl`` text; ``constraint_list`` is the
+        same set as records (name, layer, weight, formula). It lives here, not on
+    :class:`Instance`, because the constraints are recomputed by the generator.
+    """
+    return {
+        "id": instance.id,
+        "template": instance.template,
+        "difficulty": instance.difficulty,
+        "seed": instance.seed,
+        "prompt": instance.prompt,
+        "gold_trace": instance.gold_records(),
+        "gold_prompt_keys": [list(c.prompt_keys) for c in instance.gold_trace],
+        "gold_structure": [
+            {
+                "after": None if c.after is None else list(c.after),
+                "block": None if c.block is None else list(c.block),
+            }
+            for c in instance.gold_trace
+        ],
+        "expected_answer": instance.expected_answer,
+        "num_tool_calls_expected": instance.num_tool_calls_expected,
+        "tools": list(instance.tools),
+        "params": dict(instance.params),
+        "stats": dict(instance.stats),
+        "constraints": instance.spec_text,
+        "constraint_list": [
+            {"name": c.name, "layer": c.layer, "weight": c.weight, "formula": c.formula}
+            for c in instance_constraints(instance)
+        ],
+        "aliases": {k: dict(v) for k, v in instance.aliases.items()},
+        "mode": instance.mode,
+    }
+
+
+def instance_to_json(instance: Instance) -> str:
+    """The instance file's text (:meth:`Instance.load` reads it back)."""
+    return json.dumps(instance_to_dict(instance), indent=2, sort_keys=False)
 
 
 def instance_spec_text(instance: Instance, *, severity: str | None = None) -> str:

@@ -88,43 +88,6 @@ class Instance:
         """The gold trace as an :class:`agentguard.Trace`."""
         return Trace.from_records(self.gold_records(), source=self.id)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Table 10's fields plus provenance.
-
-        ``constraints`` is the layered spec as ``.ltl`` text; ``constraint_list`` is the
-        same set as records (name, layer, weight, formula).
-        """
-        from agentguard.bench.generate import instance_constraints  # generate imports us
-
-        return {
-            "id": self.id,
-            "template": self.template,
-            "difficulty": self.difficulty,
-            "seed": self.seed,
-            "prompt": self.prompt,
-            "gold_trace": self.gold_records(),
-            "gold_prompt_keys": [list(c.prompt_keys) for c in self.gold_trace],
-            "gold_structure": [
-                {
-                    "after": None if c.after is None else list(c.after),
-                    "block": None if c.block is None else list(c.block),
-                }
-                for c in self.gold_trace
-            ],
-            "expected_answer": self.expected_answer,
-            "num_tool_calls_expected": self.num_tool_calls_expected,
-            "tools": list(self.tools),
-            "params": dict(self.params),
-            "stats": dict(self.stats),
-            "constraints": self.spec_text,
-            "constraint_list": [
-                {"name": c.name, "layer": c.layer, "weight": c.weight, "formula": c.formula}
-                for c in instance_constraints(self)
-            ],
-            "aliases": {k: dict(v) for k, v in self.aliases.items()},
-            "mode": self.mode,
-        }
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<instance>") -> Instance:
         try:
@@ -157,9 +120,6 @@ class Instance:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InstanceFileError(f"{source}: not a benchmark instance ({exc!r})") from None
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
 
     @classmethod
     def load(cls, path: str | Path) -> Instance:

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentguard.bench.errors import BenchError
+from agentguard.language import parse_spec
+from agentguard.scoring import verify_trace
+from agentguard.trace.formats.openai_chat import from_openai_messages
 from agentguard.trace.model import Call, Trace
 
 Step = tuple[str, Mapping[str, Any]]
@@ -153,18 +156,14 @@ def distance_reward(gold: Iterable[Any], predicted: Iterable[Any]) -> float:
 @functools.lru_cache(maxsize=512)
 def _parsed(spec_text: str) -> Any:
     """Specs repeat across a GRPO group (one prompt, many rollouts): parse each once."""
-    import agentguard
-
-    return agentguard.parse_spec(spec_text, source="<reward spec>")
+    return parse_spec(spec_text, source="<reward spec>")
 
 
 def core_compliance(trace: Trace, spec: Any) -> float:
     """``C(τ, G_P)`` via the core's ``verify_trace``; ``spec`` is a Spec or `.ltl` text."""
-    import agentguard
-
     if isinstance(spec, str):
         spec = _parsed(spec)
-    return float(agentguard.verify_trace(trace, spec).score)
+    return float(verify_trace(trace, spec).score)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,13 +214,13 @@ def completion_trace(completion: Any) -> tuple[Trace, str | None]:
     """The trace and final answer of one TRL completion.
 
     Conversational completions (a list of chat messages with assistant ``tool_calls``
-    and ``tool`` replies) are read with ``Trace.from_openai_messages``; the answer is
+    and ``tool`` replies) are read with ``agentguard.trace.from_openai_messages``; the answer is
     the last assistant text. Text completions are scanned for one JSON record per line
     (``{"tool_name", "arguments", "tool_result"}``) and an ``ANSWER: n`` line.
     """
     if isinstance(completion, Sequence) and not isinstance(completion, str):
         messages = [m for m in completion if isinstance(m, Mapping)]
-        trace = Trace.from_openai_messages(messages)
+        trace = from_openai_messages(messages)
         answer = next(
             (
                 str(m.get("content"))

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import agentguard
 from agentguard.bench.agent import (
     Action as AgentAction,
 )
@@ -36,8 +35,11 @@ from agentguard.bench.instance import Instance
 from agentguard.bench.reward import parse_answer
 from agentguard.bench.synthesis import LAYER_WEIGHTS
 from agentguard.bench.tools import Toolbox
-from agentguard.enforcement.decision import Action
-from agentguard.errors import MissingExtraError, RunStopped
+from agentguard.enforcement.decision import Action, RunStopped
+from agentguard.errors import MissingExtraError
+from agentguard.language import parse_spec
+from agentguard.scoring import verify_trace
+from agentguard.trace.final_tool import FINAL_TOOL, count_tool_calls
 from agentguard.trace.model import Call, Trace
 
 Setting = Literal["baseline", "block-and-warn", "soft-block"]
@@ -122,7 +124,7 @@ def _execute(toolbox: Toolbox, call: ToolCall) -> tuple[Feedback, Any]:
 
 
 def _score(trace: Trace, spec_text: str) -> tuple[float, dict[str, tuple[int, int]]]:
-    report = agentguard.verify_trace(trace, agentguard.parse_spec(spec_text))
+    report = verify_trace(trace, parse_spec(spec_text))
     by_layer = report.by_layer() if callable(report.by_layer) else report.by_layer
     return float(report.score), {str(k): (int(v[0]), int(v[1])) for k, v in by_layer.items()}
 
@@ -147,7 +149,7 @@ def _result(
         correct=parse_answer(answer) == instance.expected_answer,
         compliance=score,
         layers=layers,
-        num_tool_calls=sum(1 for c in trace if c.name != "final_answer"),
+        num_tool_calls=count_tool_calls(trace),
         mistakes=tuple(getattr(agent, "mistakes", ())),
         **extra,
     )
@@ -185,7 +187,7 @@ def run_enforced(instance: Instance, factory: AgentFactory, setting: Setting) ->
     """Run through the firewall with every constraint at the setting's severity."""
     firewall_cls = _firewall_class()
     spec_text = instance_spec_text(instance, severity=SEVERITY[setting])
-    spec = agentguard.parse_spec(spec_text, source=f"<{instance.id}>")
+    spec = parse_spec(spec_text, source=f"<{instance.id}>")
     fw = firewall_cls(spec, run_id=f"{instance.id}/{setting}", soft_block_limit=3)
     agent = factory(instance)
     toolbox = Toolbox(instance.seed, instance.difficulty, instance.tools, aliases=instance.aliases)
@@ -202,7 +204,7 @@ def run_enforced(instance: Instance, factory: AgentFactory, setting: Setting) ->
         name, args = (
             (action.name, dict(action.args))
             if isinstance(action, ToolCall)
-            else ("final_answer", {"answer": action.value})
+            else (FINAL_TOOL, {"answer": action.value})
         )
         if pending is not None:
             same = (name, repr(sorted(args.items()))) == last_blocked
@@ -232,7 +234,7 @@ def run_enforced(instance: Instance, factory: AgentFactory, setting: Setting) ->
             last_blocked = (name, repr(sorted(args.items())))
             feedback = Feedback("blocked", message=decision.message)
     report = fw.finish()
-    trace = Trace(tuple(c for c in report.trace if c.name != "final_answer"))
+    trace = Trace(tuple(c for c in report.trace if c.name != FINAL_TOOL))
     return _result(
         instance,
         setting,

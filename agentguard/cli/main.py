@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agentguard import __version__
+from agentguard._version import __version__
 from agentguard.cli import check
 from agentguard.cli.check import add_scale_options
 from agentguard.errors import (

@@ -17,8 +17,7 @@ from typing import Any
 
 from agentguard.demo.scenario import TASK, script
 from agentguard.demo.shop import ResultListener, Shop, smolagents_tools
-from agentguard.enforcement.decision import Decision
-from agentguard.errors import RunStopped
+from agentguard.enforcement.decision import Decision, RunStopped
 from agentguard.guard import DecisionListener
 
 SPEC_RESOURCE = "refund.ltl"

@@ -10,10 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-# Severity's home is agentguard.severity; these two names stay importable from here only
-# while callers move over.
-from agentguard.severity import Severity as Severity
-from agentguard.severity import SeverityKind as SeverityKind
+from agentguard.severity import Severity
 
 
 class Action(str, enum.Enum):
@@ -174,3 +171,17 @@ _SET_CALL_ID: Final = _slot_setter("call_id")
 _SET_TOOL_CALL_ID: Final = _slot_setter("tool_call_id")
 _SET_SHADOW: Final = _slot_setter("shadow")
 _SET_APPROVAL: Final = _slot_setter("approval")
+
+
+class RunStopped(BaseException):
+    """Raised to end an agent run on HARD_STOP; carries the firewall's :class:`Decision`.
+
+    A ``BaseException`` (not an :class:`~agentguard.errors.AgentGuardError`) so that
+    ``except Exception`` in an agent's own code, or in a model's generated code, cannot
+    swallow it. It is a control-flow signal, not an error, and it lives here beside the
+    decision it carries, so that ``agentguard.errors`` stays a leaf.
+    """
+
+    def __init__(self, decision: Decision) -> None:
+        self.decision = decision
+        super().__init__(decision.message)

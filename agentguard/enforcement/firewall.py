@@ -25,7 +25,7 @@ from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
 from agentguard.enforcement.approval import Approval, ApprovalRequest, Approver, ApproverRaised, ask
-from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import (
     Findings,
     FirewallProtocolError,
@@ -50,7 +50,6 @@ from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.enforcement.report import FirewallReport
-from agentguard.enforcement.schema import ToolChecker, ToolProblem
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
@@ -60,6 +59,9 @@ from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification
 from agentguard.semantics.registry import Registry
+from agentguard.severity import Severity, SeverityKind
+from agentguard.tools.checker import ToolChecker, ToolProblem
+from agentguard.trace.final_tool import FINAL_TOOLS, count_tool_calls
 from agentguard.trace.model import UNKNOWN, Call, CallKind, Trace
 
 TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
@@ -109,7 +111,7 @@ class Firewall:
         log_path: str | Path | None = None,
         logger: Any = None,
         soft_block_limit: int = 3,
-        final_tools: tuple[str, ...] = ("final_answer",),
+        final_tools: tuple[str, ...] = FINAL_TOOLS,
         max_finish_sendbacks: int = 3,
         on_predicate_error: str = "fail_closed",
         redact: Redactor | None = None,
@@ -240,8 +242,7 @@ class Firewall:
 
     def _tool_calls(self) -> int:
         """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
-        final = self.final_tools
-        return sum(1 for c in self._calls if c.is_tool and c.name not in final)
+        return count_tool_calls(self._calls, self.final_tools)
 
     @property
     def decisions(self) -> tuple[Decision, ...]:

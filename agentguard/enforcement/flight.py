@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Union
 
 from agentguard.enforcement.decision import Action, Decision
-from agentguard.enforcement.schema import ToolProblem
 from agentguard.errors import AgentGuardError
 from agentguard.monitor.verdict import Verdict
+from agentguard.tools.checker import ToolProblem
 from agentguard.trace.model import Call
 
 ProposedCall = Union[  # noqa: UP007 - runtime alias on 3.10

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentguard.enforcement.decision import Action, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Violation
+from agentguard.severity import SeverityKind
 
 _HEAD = {
     Action.BLOCK: "agentguard blocked this call; it was not executed.",

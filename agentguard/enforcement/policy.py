@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentguard.enforcement.decision import Action, Severity, SeverityKind, Violation
-from agentguard.severity import DEFAULT_SEVERITY
+from agentguard.enforcement.decision import Action, Violation
+from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from typing import Any, Final, Protocol, get_args
 
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import Flight
-from agentguard.enforcement.schema import ToolChecker
 from agentguard.enforcement.shadows import Shadows
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor
 from agentguard.monitor.persistence import expect_bool, expect_int, expect_list, expect_mapping
 from agentguard.semantics.registry import Registry
+from agentguard.tools.checker import ToolChecker
 from agentguard.trace.model import UNKNOWN, Call, CallKind
 
 

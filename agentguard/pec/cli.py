@@ -370,7 +370,7 @@ def _single_oracle(args: argparse.Namespace) -> Oracle | None:
             raise AgentGuardError(f"{path}: cannot read tool definitions ({exc})") from None
         return Oracle.build(tools=schemas_from_json_schema(doc))
     if args.spec:
-        from agentguard import load_spec
+        from agentguard.language import load_spec
         from agentguard.pec.schema import schemas_from_spec
 
         return Oracle.build(tools=schemas_from_spec(load_spec(args.spec)))

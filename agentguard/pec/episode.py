@@ -20,6 +20,7 @@ from typing import Final
 from agentguard.errors import TraceRecordError
 from agentguard.pec.errors import PecError
 from agentguard.pec.labels import Failure
+from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.model import Call, Trace
 
 NO_TOOL: Final = "<no-tool>"
@@ -130,7 +131,7 @@ def episode_from_trace(
     a tool action, so it does not count toward ``T``; nor does a dialogue event (a user
     or assistant message).
     """
-    calls = tuple(c for c in trace.calls if c.is_tool and c.name != "final_answer")
+    calls = tuple(c for c in trace.calls if c.is_tool and c.name != FINAL_TOOL)
     return Episode(task_id, calls, success, dict(labels or {}), None, no_tool_allowed)
 
 

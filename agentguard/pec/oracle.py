@@ -19,12 +19,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentguard.enforcement.schema import occurs_in
 from agentguard.pec.environment import Environment, UserEnvironment, is_error_result
 from agentguard.pec.episode import NO_TOOL, Episode, Scored
 from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
 from agentguard.pec.schema import ToolSchema, ToolSchemas, argument_problem
-from agentguard.trace.model import UNKNOWN, Call, Trace, decode_result
+from agentguard.semantics.evaluator import holds
+from agentguard.tools.values import at_path, occurs_in
+from agentguard.trace.model import UNKNOWN, Call, Trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ def dependency_check(tools: ToolSchemas) -> Check:
             earlier = [c.result for c in ctx.prefix if c.name == p.source and c.has_result]
             values = value if isinstance(value, (list, tuple)) else [value]
             for v in values:
-                if not any(occurs_in(v, _at_path(r, p.source_path)) for r in earlier):
+                if not any(occurs_in(v, at_path(r, p.source_path)) for r in earlier):
                     return (
                         f"argument {p.name!r} = {v!r} does not occur in any earlier result "
                         f"of {p.source!r}"
@@ -106,19 +107,6 @@ def dependency_check(tools: ToolSchemas) -> Check:
         return None
 
     return check
-
-
-def _at_path(result: Any, path: Sequence[str | int]) -> Any:
-    node = decode_result(result)
-    for step in path:
-        in_map = isinstance(node, Mapping) and step in node
-        in_list = (
-            isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node)
-        )
-        if not (in_map or in_list):
-            return None
-        node = node[step]
-    return node
 
 
 def holds_at_last(decl: ToolSchema, prefix: Trace) -> bool:
@@ -129,8 +117,6 @@ def holds_at_last(decl: ToolSchema, prefix: Trace) -> bool:
     """
     if decl.requires is None:
         return True
-    from agentguard import holds
-
     return bool(holds(decl.requires, prefix, position=len(prefix) - 1))
 
 

@@ -9,15 +9,13 @@
 
 from __future__ import annotations
 
-import operator
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from agentguard.enforcement.schema import fits_type
 from agentguard.language.ast import Spec, ToolDecl
 from agentguard.pec.errors import PecError
+from agentguard.tools.values import fits_type, within_bound
 
 TYPE_NAMES = ("str", "number", "int", "bool", "list", "dict", "any")
 
@@ -76,15 +74,7 @@ ToolSchemas = Mapping[str, ToolSchema]
 
 
 # -------------------------------------------------------------------- type checks
-_BOUND_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "=": operator.eq,
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+_BOUND_OPS: Final = frozenset({"=", "==", "!=", "<", "<=", ">", ">=", "~"})
 
 
 def argument_problem(schema: ToolSchema, args: Mapping[str, Any]) -> str | None:
@@ -116,17 +106,12 @@ def _value_problem(p: ParamSchema, value: Any) -> str | None:
     if p.enum is not None and value not in p.enum:
         return f"{value!r} is not one of {list(p.enum)}"
     if p.bound is not None:
+        # the firewall's bound semantics (AgentLTL comparison: a bool never equals a number)
         op, limit = p.bound
-        if op == "~":
-            if not (isinstance(value, str) and re.search(str(limit), value)):
+        if op in _BOUND_OPS and not within_bound(value, "=" if op == "==" else op, limit):
+            if op == "~":
                 return f"{value!r} does not match /{limit}/"
-        elif op in _BOUND_OPS:
-            try:
-                ok = _BOUND_OPS[op](value, limit)
-            except TypeError:
-                ok = False
-            if not ok:
-                return f"{value!r} violates bound {op} {limit!r}"
+            return f"{value!r} violates bound {op} {limit!r}"
     return None
 
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from agentguard.enforcement.schema import ToolChecker
 from agentguard.language import ast as A
+from agentguard.tools.checker import ToolChecker
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace
 
 
@@ -39,7 +40,7 @@ class ToolUseProblem:
 
 
 def check_tool_use(
-    trace: Trace, spec: A.Spec, *, final_tools: tuple[str, ...] = ("final_answer",)
+    trace: Trace, spec: A.Spec, *, final_tools: tuple[str, ...] = FINAL_TOOLS
 ) -> tuple[ToolUseProblem, ...]:
     """Replay the trace through the declarations; empty when the spec declares no tools."""
     if not spec.tools:

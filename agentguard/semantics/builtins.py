@@ -9,15 +9,25 @@ Trace grounding (AgentLTL Section 4.4, Appendix H.3) is exposed to specs as
 * ``Predicate(grounded)``: the grounding predicate over the whole trace.
 
 so that ``forall e in entities(final_answer.answer): e in outputs`` is the paper's
-``∀e ∈ ent(a). e ∈ out(τ)``. The grounding code loads on first use.
+``∀e ∈ ent(a). e ∈ out(τ)``. The grounding itself lives in
+:mod:`agentguard.semantics.grounding`; :class:`~agentguard.semantics.registry.Registry` installs
+these tables (this module does not import the registry, so the two never loop).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Final
 
-from agentguard.semantics.registry import Registry
+from agentguard.semantics.grounding import (
+    Entity,
+    entities_extractor,
+    extract_entities,
+    grounded_context_predicate,
+    seen_entities,
+    ungrounded_extractor,
+)
+from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.model import Trace
 
 
@@ -27,13 +37,9 @@ class SeenOutputs:
     __slots__ = ("_seen",)
 
     def __init__(self, trace: Trace) -> None:
-        from agentguard.bench.grounding import seen_entities
-
         self._seen = seen_entities(trace)
 
     def __contains__(self, item: object) -> bool:
-        from agentguard.bench.grounding import Entity, extract_entities
-
         if not isinstance(item, str) or not item:
             return False
         found = extract_entities(item)
@@ -57,30 +63,29 @@ def _outputs(trace: Trace, tool: str | None = None, path: Any = (), *extra: Any)
 
 
 def _entities(
-    trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any
+    trace: Trace, tool: str | None = FINAL_TOOL, path: Any = ("answer",), *extra: Any
 ) -> list[str]:
-    from agentguard.bench.grounding import entities_extractor
-
-    return entities_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
+    return entities_extractor(trace, tool or FINAL_TOOL, path or ("answer",), *extra)
 
 
 def _ungrounded(
-    trace: Trace, tool: str | None = "final_answer", path: Any = ("answer",), *extra: Any
+    trace: Trace, tool: str | None = FINAL_TOOL, path: Any = ("answer",), *extra: Any
 ) -> list[str]:
-    from agentguard.bench.grounding import ungrounded_extractor
-
-    return ungrounded_extractor(trace, tool or "final_answer", path or ("answer",), *extra)
+    return ungrounded_extractor(trace, tool or FINAL_TOOL, path or ("answer",), *extra)
 
 
 def _grounded(trace: Trace, position: int, metrics: Mapping[str, Any]) -> bool:
-    from agentguard.bench.grounding import grounded_context_predicate
-
     return grounded_context_predicate(trace, position, metrics)
 
 
-def install(registry: Registry) -> None:
-    """Register the built-ins (a user registration of the same name replaces them)."""
-    registry.register_extractor("entities", _entities)
-    registry.register_extractor("outputs", _outputs)
-    registry.register_extractor("ungrounded", _ungrounded)
-    registry.register_context_predicate("grounded", _grounded)
+EXTRACTORS: Final[Mapping[str, Callable[..., Iterable[Any]]]] = {
+    "entities": _entities,
+    "outputs": _outputs,
+    "ungrounded": _ungrounded,
+}
+"""The built-in domain extractors, by the name a spec uses."""
+
+CONTEXT_PREDICATES: Final[Mapping[str, Callable[[Trace, int, Mapping[str, Any]], bool]]] = {
+    "grounded": _grounded,
+}
+"""The built-in context predicates, by the name ``Predicate(name)`` uses."""

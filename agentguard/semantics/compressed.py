@@ -17,7 +17,8 @@ compressed traces are evaluated on Python lists, which beats numpy's per-call ov
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -27,10 +28,27 @@ from agentguard.language import ast as A
 from agentguard.language.walk import children
 from agentguard.semantics import vectors as V
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+Env: TypeAlias = Mapping[str, Any]
 
-    from agentguard.semantics.evaluator import Env, Evaluator
+
+class Evaluator(Protocol):
+    """What compressed evaluation needs from the dense evaluator that owns it.
+
+    A protocol, so this module does not import ``evaluator`` (which builds a ``Compressed``):
+    the two would otherwise import each other.
+    """
+
+    @property
+    def n(self) -> int: ...
+
+    def value(self, f: A.Formula, env: Env) -> bool | V.BoolVec: ...
+
+    def event_hits(self, f: A.Event, env: Env) -> Sequence[int]: ...
+
+    def pin(self, node: Any) -> None: ...
+
+    def free_vars(self, f: Any) -> frozenset[str]: ...
+
 
 IntVec = npt.NDArray[np.int64]
 _SCALAR = (A.Compare, A.UserPredicate, A.TracePredicate, A.Const)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from agentguard.semantics import builtins
+
 if TYPE_CHECKING:
     from agentguard.trace.model import Trace
 
@@ -39,13 +41,9 @@ class Registry:
 
     def __post_init__(self) -> None:
         if self.builtins:
-            from agentguard.semantics.builtins import install
-
-            base = Registry(builtins=False)
-            install(base)
-            for name, fn in base.extractors.items():
+            for name, fn in builtins.EXTRACTORS.items():
                 self.extractors.setdefault(name, fn)
-            for name, cfn in base.context_predicates.items():
+            for name, cfn in builtins.CONTEXT_PREDICATES.items():
                 self.context_predicates.setdefault(name, cfn)
 
     def register_predicate(self, name: str, fn: PredicateFn, *, arity: int | None = None) -> None:
@@ -106,3 +104,14 @@ def predicate(
         return fn
 
     return wrap
+
+
+def register_grounding(registry: Registry | None = None) -> None:
+    """Make trace grounding available to specs: ``Predicate(grounded)``, ``entities(...)``,
+    ``ungrounded(...)``, ``outputs``. Every ``Registry()`` has them already; this is for one
+    built with ``builtins=False``. ``registry`` defaults to the process-wide one."""
+    target = default_registry if registry is None else registry
+    for name, fn in builtins.EXTRACTORS.items():
+        target.register_extractor(name, fn)
+    for name, cfn in builtins.CONTEXT_PREDICATES.items():
+        target.register_context_predicate(name, cfn)

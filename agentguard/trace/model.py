@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace.final_tool import count_tool_calls
 
 CallKind = Literal["tool", "user", "assistant"]
 """What a position of the trace is: a tool call, or a message of the user / assistant."""
@@ -212,7 +213,8 @@ class Trace(Sequence[Call]):
         an MCP ``CallToolResult`` is unwrapped (:mod:`agentguard.trace.mcp_content`). A record
         with ``"is_error": true`` (or ``"status": "error"``) is listed in
         ``metrics["tool_errors"]``. Without a ``num_tool_calls`` in ``metrics``, it is the
-        number of tool calls that are not ``final_answer`` (the firewall counts the same way).
+        number of tool calls that are not ``final_answer``
+        (:func:`agentguard.trace.final_tool.count_tool_calls`, as the firewall counts).
         A record named ``user_message`` / ``assistant_message`` (``Call.to_record`` also
         writes its ``"kind"``) is a dialogue event.
         """
@@ -226,9 +228,7 @@ class Trace(Sequence[Call]):
         if errors:
             out["tool_errors"] = errors
         # a record without a count gets the firewall's: tool calls, final answers excluded
-        out.setdefault(
-            "num_tool_calls", sum(1 for c in calls if c.is_tool and c.name != "final_answer")
-        )
+        out.setdefault("num_tool_calls", count_tool_calls(calls))
         return cls(tuple(calls), out)
 
     @classmethod
@@ -248,26 +248,6 @@ class Trace(Sequence[Call]):
             )
         metrics = dict(record)
         return cls.from_records(tool_calls, metrics=metrics, source=source)
-
-    @classmethod
-    def from_openai_messages(
-        cls,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        source: str = "<messages>",
-        final_answer: bool = False,
-        messages_kept: bool = False,
-    ) -> Trace:
-        """From OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
-        ``function_call``) joined with ``tool`` (or ``function``) replies.
-
-        ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
-        with an assistant text answer; ``messages_kept=True`` keeps the dialogue events.
-        """
-        from agentguard.trace.formats.openai_chat import read_messages
-
-        trace = read_messages(messages, source=source, final_answer=final_answer)
-        return trace if messages_kept else trace.without_messages()
 
     @property
     def has_messages(self) -> bool:
@@ -305,7 +285,12 @@ _POSITION_KEYS: Final = ("tool_errors", "user_tool_calls")
 """Metrics fields that list positions of the trace (renumbered by ``without_messages``)."""
 
 
-def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
+def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
+    """Arguments as a dict: JSON text is decoded, None is ``{}``, anything else is an error.
+
+    The one decoder of every loader (records here, the trace formats in ``formats``);
+    ``where`` names the record in the error (e.g. ``"record 3"``).
+    """
     if raw is None:
         return {}
     if isinstance(raw, str):
@@ -313,11 +298,12 @@ def _decode_args(raw: Any, index: int, source: str) -> Mapping[str, Any]:
             raw = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             raise TraceRecordError(
-                f"record {index}: arguments are not valid JSON ({exc})", source=source
+                f"{where or 'a tool call'}: arguments are not valid JSON ({exc})", source=source
             ) from None
     if not isinstance(raw, Mapping):
         raise TraceRecordError(
-            f"record {index}: arguments must be an object, got {type(raw).__name__}", source=source
+            f"{where or 'a tool call'}: arguments must be an object, got {type(raw).__name__}",
+            source=source,
         )
     return dict(raw)
 
@@ -336,7 +322,7 @@ def _call_from_record(record: Any, index: int, source: str) -> Call:
     if not isinstance(name, str) or not name:
         raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
     raw_args: Any = next((record[k] for k in _ARG_KEYS if k in record), {})
-    args = _decode_args(raw_args, index, source)
+    args = decode_args(raw_args, f"record {index}", source)
     result: Any = UNKNOWN
     for key in _RESULT_KEYS:
         if key in record:

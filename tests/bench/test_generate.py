@@ -18,6 +18,8 @@ from agentguard.bench.generate import (
     PAPER_SEEDS,
     generate_instance,
     generate_suite,
+    instance_to_dict,
+    instance_to_json,
 )
 from agentguard.bench.instance import Instance
 from agentguard.bench.templates import TEMPLATE_NAMES, TEMPLATES, get_template
@@ -111,8 +113,8 @@ def test_paper_grid_is_complete_and_within_filter() -> None:
 def test_generation_is_deterministic() -> None:
     """The same triplet always yields byte-identical instances."""
     for name in TEMPLATE_NAMES:
-        a = generate_instance(name, 3, 123).to_json()
-        b = generate_instance(name, 3, 123).to_json()
+        a = instance_to_json(generate_instance(name, 3, 123))
+        b = instance_to_json(generate_instance(name, 3, 123))
         assert a == b
 
 
@@ -149,7 +151,7 @@ def test_prompt_style_and_inlined_numbers() -> None:
 def test_instance_fields_and_round_trip(tmp_path: Path) -> None:
     """An instance carries Table 10's fields and reloads identically from JSON."""
     inst = generate_instance("exists_selection", 4, 5)
-    data = inst.to_dict()
+    data = instance_to_dict(inst)
     for key in (
         "prompt",
         "gold_trace",
@@ -160,7 +162,7 @@ def test_instance_fields_and_round_trip(tmp_path: Path) -> None:
     ):
         assert key in data
     path = tmp_path / "x.json"
-    path.write_text(inst.to_json())
+    path.write_text(instance_to_json(inst))
     assert Instance.load(path) == inst
 
 

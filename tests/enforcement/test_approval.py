@@ -11,11 +11,12 @@ import pytest
 from smolagents import ToolCallingAgent, tool
 
 from agentguard.enforcement.approval import Approval, ApprovalError, ApprovalRequest
-from agentguard.enforcement.decision import Action, Severity, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Violation
 from agentguard.enforcement.firewall import Firewall, FirewallConfigError
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.guard import guard
 from agentguard.language import parse_spec
+from agentguard.severity import Severity, SeverityKind
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
 
 SPEC = parse_spec(

@@ -8,8 +8,9 @@ import pickle
 
 import pytest
 
-from agentguard.enforcement.decision import Action, Decision, Severity, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.firewall import decision_from_dict
+from agentguard.severity import Severity, SeverityKind
 
 
 def sample() -> Decision:

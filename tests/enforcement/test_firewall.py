@@ -10,13 +10,14 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from agentguard.enforcement.decision import Action, SeverityKind
+from agentguard.enforcement.decision import Action
 from agentguard.enforcement.firewall import Firewall, FirewallConfigError, FirewallStateError
 from agentguard.enforcement.log import FIELDS
 from agentguard.language import parse_spec
 from agentguard.language.ast import Spec
 from agentguard.monitor import Verdict
 from agentguard.semantics.registry import Registry
+from agentguard.severity import SeverityKind
 
 SPEC_TEXT = """
 spec refunds

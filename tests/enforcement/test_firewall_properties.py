@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentguard.enforcement.decision import Severity, SeverityKind
 from agentguard.enforcement.firewall import Firewall
 from agentguard.language import ast as A
 from agentguard.monitor import Verdict
 from agentguard.semantics.evaluator import holds
+from agentguard.severity import Severity, SeverityKind
 from tests.monitor.strategies import LETTERS, completions, formulas, trace_of
 
 COMPLETIONS = completions(2)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentguard.enforcement.decision import Action, Severity, SeverityKind, Violation
+from agentguard.enforcement.decision import Action, Violation
 from agentguard.enforcement.policy import Counts, Limits, Outcome, judge
+from agentguard.severity import Severity, SeverityKind
 
 NONE = Counts({})
 LIMITS = Limits(soft_block=3, finish_sendbacks=2)

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from agentguard.enforcement.decision import Action
 from agentguard.enforcement.firewall import Firewall
-from agentguard.enforcement.precondition import past_formula
 from agentguard.language import ast as A
 from agentguard.language import parse_formula, parse_spec
 from agentguard.semantics.evaluator import holds
+from agentguard.tools.precondition import past_formula
 from agentguard.trace.model import Call, Trace
 from tests.monitor.strategies import LETTERS, past_formulas
 

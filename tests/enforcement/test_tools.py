@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
-from agentguard.enforcement.decision import Action, SeverityKind
+from agentguard.enforcement.decision import Action
 from agentguard.enforcement.firewall import Firewall, FirewallConfigError
-from agentguard.enforcement.schema import ToolChecker, is_tool_check, occurs_in
 from agentguard.language import parse_spec
 from agentguard.language.ast import Spec
+from agentguard.severity import SeverityKind
+from agentguard.tools.checker import ToolChecker, is_tool_check
+from agentguard.tools.values import occurs_in
 from agentguard.trace.model import Call
 
 SPEC_TEXT = """

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from agentguard import Spec, parse_spec
-from agentguard.enforcement.decision import Decision
-from agentguard.errors import RunStopped
+from agentguard.enforcement.decision import Decision, RunStopped
 
 TOOLS = """
 tool lookup_order(order_id: str)

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentguard.enforcement.decision import Action, Decision
+from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.enforcement.firewall import Firewall
-from agentguard.errors import RunStopped
 from agentguard.guard import GuardSession, blocked_text
 from tests.integrations._adapter_specs import rules
 from tests.integrations.adapters import bind_arguments

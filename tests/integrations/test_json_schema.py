@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from agentguard.integrations._json_schema import declaration, with_declarations
 
-from agentguard.enforcement.schema import ToolChecker, signature
 from agentguard.language import ast as A
 from agentguard.language import parse_spec
+from agentguard.tools.checker import ToolChecker, signature
 
 REFUND = {
     "type": "object",

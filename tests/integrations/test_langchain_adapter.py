@@ -13,7 +13,7 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from agentguard.errors import RunStopped
+from agentguard.enforcement.decision import RunStopped
 from agentguard.testing.langchain_models import ScriptedChatModel, call, if_observed
 from tests.integrations._adapter_specs import rules
 from tests.integrations.adapters import AgentGuardMiddleware, guard_tool_node

@@ -8,8 +8,7 @@ import pytest
 from smolagents import CodeAgent, ToolCallingAgent, tool
 
 import agentguard.guard
-from agentguard.enforcement.decision import Action
-from agentguard.errors import RunStopped
+from agentguard.enforcement.decision import Action, RunStopped
 from agentguard.guard import AlreadyGuardedError, UnsupportedAgentError, guard
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
 from tests.integrations._adapter_specs import rules, stopped_at

@@ -8,7 +8,7 @@ import pytest
 from smolagents import ToolCallingAgent, tool
 from smolagents.memory import ActionStep, TaskStep
 
-from agentguard.errors import RunStopped
+from agentguard.enforcement.decision import RunStopped
 from agentguard.guard import guard
 from agentguard.testing.smolagents_models import ScriptedModel, call
 from tests.integrations._adapter_specs import rules, stopped_at

@@ -13,7 +13,7 @@ from langchain_core.tools import tool as lc_tool
 from smolagents import CodeAgent, ToolCallingAgent, tool
 
 from agentguard import parse_spec
-from agentguard.errors import RunStopped
+from agentguard.enforcement.decision import RunStopped
 from agentguard.guard import guard
 from agentguard.testing import langchain_models as lc
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from agentguard import SpecSemanticError, SpecSyntaxError, load_spec, parse_formula, parse_spec
-from agentguard.enforcement.decision import Severity, SeverityKind
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
+from agentguard.severity import Severity, SeverityKind
 
 SKETCH = """
 spec refund_policy

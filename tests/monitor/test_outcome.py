@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.enforcement.precondition import past_formula
 from agentguard.language import ast as A
 from agentguard.language import parse_formula
 from agentguard.monitor import Monitor, Verdict
 from agentguard.semantics.evaluator import holds
+from agentguard.tools.precondition import past_formula
 from agentguard.trace.model import Call, Trace
 
 S, V, P = Verdict.SATISFIED, Verdict.VIOLATED, Verdict.PENDING

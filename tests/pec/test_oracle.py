@@ -13,10 +13,13 @@ from agentguard.pec.labels import FailureLabel
 from agentguard.pec.oracle import CallContext, Oracle, occurs_in
 from agentguard.pec.schema import (
     ToolSchema,
+    argument_problem,
+    schema_from_decl,
     schemas_from_json_schema,
     schemas_from_params,
     schemas_from_spec,
 )
+from agentguard.tools.checker import ToolChecker
 from agentguard.trace.model import Call, Trace
 
 TOOLS = schemas_from_json_schema(
@@ -306,3 +309,25 @@ def test_recorded_tool_error_flag_is_information_failure() -> None:
     episode = Episode(task_id="t", calls=(flagged,), success=False)
     assert check(CallContext(episode, 0, flagged, Trace(), flagged.result)) is not None
     assert check(CallContext(episode, 0, clean, Trace(), clean.result)) is None
+
+
+def test_bound_agrees_with_the_firewall_checker() -> None:
+    """A bound ``= 1`` rejects True in the PEC oracle exactly as the firewall's checker does."""
+    decl = ToolDecl("flag", (Param("level", "any", bound=("=", 1)),))
+    checker = ToolChecker((decl,))
+    schema = schema_from_decl(decl)
+    for value, fits in [(1, True), (1.0, True), (True, False), ("1", False)]:
+        online = not checker.check("flag", {"level": value}, ())
+        offline = argument_problem(schema, {"level": value}) is None
+        assert online is offline is fits, value
+
+
+def test_regex_bound_agrees_with_the_firewall_checker() -> None:
+    """A ``~`` bound matches the same strings in the PEC oracle and the firewall's checker."""
+    decl = ToolDecl("find", (Param("q", "str", bound=("~", "^ab")),))
+    checker = ToolChecker((decl,))
+    schema = schema_from_decl(decl)
+    for value, fits in [("abc", True), ("xab", False)]:
+        online = not checker.check("find", {"q": value}, ())
+        offline = argument_problem(schema, {"q": value}) is None
+        assert online is offline is fits, value

@@ -10,8 +10,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from agentguard.enforcement.decision import RunStopped
 from agentguard.enforcement.firewall import Firewall, FirewallReport
-from agentguard.errors import RunStopped
 from agentguard.language import parse_spec
 from agentguard.language.ast import Spec
 from agentguard.monitor import Verdict

@@ -201,7 +201,7 @@ constraint departed severity HARD_STOP := G !lookup_order(result.status = "depar
     agent.run("refund")
     assert "issue_refund" in RAN
     stopped = tool_agent([call("lookup_order", order_id="gone"), "unused"], spec=spec)
-    from agentguard.errors import RunStopped
+    from agentguard.enforcement.decision import RunStopped
 
     with pytest.raises(RunStopped):
         stopped.run("look")
@@ -216,7 +216,7 @@ def test_a_stop_in_a_batch_logs_its_siblings_as_withdrawn(tmp_path: Path) -> Non
         spec=spec,
         log_path=log,
     )
-    from agentguard.errors import RunStopped
+    from agentguard.enforcement.decision import RunStopped
 
     with pytest.raises(RunStopped):
         agent.run("refund")

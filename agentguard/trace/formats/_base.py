@@ -8,15 +8,23 @@ the detector can list and try them in order.
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.model import DIALOGUE_NAMES, UNKNOWN, Call, CallKind, Trace, decode_result
+from agentguard.trace.final_tool import FINAL_TOOL, count_tool_calls
+from agentguard.trace.model import (
+    DIALOGUE_NAMES,
+    UNKNOWN,
+    Call,
+    CallKind,
+    Trace,
+    decode_args,
+    decode_result,
+)
 
-FINAL_ANSWER: Final = "final_answer"
+FINAL_ANSWER: Final = FINAL_TOOL
 """The name of the call a run's final answer becomes (the firewall's integrations use it)."""
 
 TOOL_ERRORS: Final = "tool_errors"
@@ -134,32 +142,11 @@ class CallLog:
 
     def trace(self, metrics: Mapping[str, Any] | None = None) -> Trace:
         # counted as the firewall counts: tool calls, final answers excluded
-        out: dict[str, Any] = {
-            "num_tool_calls": sum(1 for c in self.calls if c.is_tool and c.name != FINAL_ANSWER)
-        }
+        out: dict[str, Any] = {"num_tool_calls": count_tool_calls(self.calls)}
         if self.errors:
             out[TOOL_ERRORS] = sorted(set(self.errors))
         out.update(metrics or {})
         return Trace(tuple(self.calls), out)
-
-
-def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
-    """Arguments as a dict: JSON text is decoded, None is ``{}``, anything else is an error."""
-    if raw is None:
-        return {}
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
-            raise TraceRecordError(
-                f"{where or 'a tool call'}: arguments are not valid JSON ({exc})", source=source
-            ) from None
-    if not isinstance(raw, Mapping):
-        raise TraceRecordError(
-            f"{where or 'a tool call'}: arguments must be an object, got {type(raw).__name__}",
-            source=source,
-        )
-    return dict(raw)
 
 
 def text_of(content: Any) -> Any:

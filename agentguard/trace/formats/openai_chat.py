@@ -40,6 +40,26 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
     return read_messages(value, source=source, final_answer=final_answer)
 
 
+def from_openai_messages(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    source: str = "<messages>",
+    final_answer: bool = False,
+    messages_kept: bool = False,
+) -> Trace:
+    """A trace from OpenAI-style chat messages: assistant ``tool_calls`` (or legacy
+    ``function_call``) joined with ``tool`` (or ``function``) replies.
+
+    ``final_answer=True`` adds ``final_answer(answer=...)`` when the conversation ends
+    with an assistant text answer; ``messages_kept=True`` keeps the user and assistant
+    messages as dialogue events. Also importable as ``agentguard.trace.from_openai_messages``
+    (it was ``Trace.from_openai_messages``; a loader lives with the loaders, so the trace
+    model imports no format).
+    """
+    trace = read_messages(messages, source=source, final_answer=final_answer)
+    return trace if messages_kept else trace.without_messages()
+
+
 def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = False) -> Trace:
     """Calls from assistant messages, results from tool replies, and the user and
     assistant messages as dialogue events, in message order."""

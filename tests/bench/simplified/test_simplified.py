@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import agentguard
 from agentguard.bench.agent import perfect_factory
 from agentguard.bench.errors import BadParameterError, UnknownTemplateError
+from agentguard.bench.generate import instance_to_json
 from agentguard.bench.instance import Instance
 from agentguard.bench.runner import run_instance
 from agentguard.bench.simplified import (
@@ -152,7 +153,7 @@ def test_aliased_tools_run_and_round_trip(tmp_path: Path) -> None:
         name, 9, augmentation="prefix", vocab=random_vocab(1, SIMPLIFIED_TEMPLATES[name].tools)
     )
     path = tmp_path / "i.json"
-    path.write_text(inst.to_json())
+    path.write_text(instance_to_json(inst))
     again = Instance.load(path)
     assert again == inst
     box = Toolbox(again.seed, again.difficulty, again.tools, aliases=again.aliases)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard import TraceRecordError
-from agentguard.trace import Trace, trace_from_json
+from agentguard.trace import from_openai_messages, trace_from_json
 from agentguard.trace.loaders import load_traces
 from agentguard.trace.model import UNKNOWN
 from tests.trace.formats.conftest import FIXTURES, fixture
@@ -56,13 +56,13 @@ def test_message_per_line_file_is_one_conversation() -> None:
 
 
 def test_classmethod_keeps_its_behaviour() -> None:
-    """Trace.from_openai_messages adds no final answer unless asked; unanswered calls stay UNKNOWN."""
+    """from_openai_messages adds no final answer unless asked; unanswered calls stay UNKNOWN."""
     msgs = [*fixture("openai_chat.json")[:3]]
-    t = Trace.from_openai_messages(msgs)
+    t = from_openai_messages(msgs)
     assert t.names == ("lookup_order",) and t[0].result is UNKNOWN
     full = fixture("openai_chat.json")
-    assert Trace.from_openai_messages(full).names[-1] == "notify"
-    assert Trace.from_openai_messages(full, final_answer=True).names[-1] == "final_answer"
+    assert from_openai_messages(full).names[-1] == "notify"
+    assert from_openai_messages(full, final_answer=True).names[-1] == "final_answer"
 
 
 def test_no_final_answer_when_disabled() -> None:

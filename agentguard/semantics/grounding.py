@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace
 
 EntityKind = Literal["file_path", "function_signature", "identifier"]
@@ -313,9 +314,6 @@ class GroundingVerdict:
         }
 
 
-FINAL_TOOLS: tuple[str, ...] = ("final_answer",)
-
-
 def final_answer(
     trace: Trace | Sequence[Call], *, final_tools: Sequence[str] = FINAL_TOOLS
 ) -> str | None:
@@ -427,15 +425,3 @@ def ungrounded_extractor(
                 if not seen.grounds(e):
                     out[e.text] = None
     return list(out)
-
-
-def register_grounding(registry: Any = None) -> None:
-    """Make grounding available to specs: ``Predicate(grounded)``, ``entities(...)``,
-    ``ungrounded(...)``. ``registry`` defaults to the process-wide one."""
-    if registry is None:
-        from agentguard.semantics.registry import default_registry
-
-        registry = default_registry
-    registry.register_context_predicate("grounded", grounded_context_predicate)
-    registry.register_extractor("entities", entities_extractor)
-    registry.register_extractor("ungrounded", ungrounded_extractor)

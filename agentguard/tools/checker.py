@@ -1,7 +1,7 @@
 """A spec's ``tool`` declarations, checked on a proposed call before it runs.
 
-Leaf module (it imports only the language AST, value helpers and the trace model), so
-the same checks can serve the firewall and, later, the PEC oracle. A proposal is checked
+One checker below the firewall (layer 3, beside scoring and the monitor), so the same checks
+serve the firewall, offline tool-use scoring and the PEC oracle. A proposal is checked
 for: an undeclared tool, a missing, unexpected, mistyped or out-of-bound argument
 (``schema``), a ``from results(tool.path)`` / ``from args(tool.path)`` value that never
 appeared earlier (``dependency``), and a ``requires`` formula false at the proposed call
@@ -12,18 +12,25 @@ tool interface, not constraints of the procedure, so they never enter a complian
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agentguard.enforcement.precondition import PastFormula, past_formula
 from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
-from agentguard.semantics.values import compare
-from agentguard.trace.model import Call, Trace, decode_result
+from agentguard.tools.precondition import PastFormula, past_formula
+from agentguard.tools.values import (
+    at_path,
+    fits_type,
+    leaves,
+    occurs_in,
+    value_key,
+    within_bound,
+)
+from agentguard.trace.final_tool import FINAL_TOOLS
+from agentguard.trace.model import Call, Trace
 
-TYPE_NAMES: Final = ("str", "number", "int", "bool", "list", "dict", "any")
 KINDS: Final = ("schema", "dependency", "requires")
 _ARTICLE: Final = {"int": "an int", "any": "any value"}
 
@@ -51,101 +58,6 @@ class ToolProblem:
 def is_tool_check(constraint: str) -> bool:
     """Is this a synthetic ``tool:<name>:<kind>`` constraint rather than a spec's own?"""
     return constraint.startswith("tool:") and constraint.rsplit(":", 1)[-1] in KINDS
-
-
-def fits_type(value: Any, type_name: str) -> bool:
-    """``value`` has type ``type_name`` (bools are not numbers; ints are numbers)."""
-    if type_name == "any":
-        return True
-    if type_name == "bool":
-        return isinstance(value, bool)
-    if type_name == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if type_name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if type_name == "str":
-        return isinstance(value, str)
-    if type_name == "list":
-        return isinstance(value, (list, tuple))
-    if type_name == "dict":
-        return isinstance(value, Mapping)
-    return True  # an unknown type name: the language core rejects these at parse time
-
-
-def within_bound(value: Any, op: str, limit: Any) -> bool:
-    """``value op limit`` with AgentLTL's comparison (mismatched types fail the bound)."""
-    try:
-        return compare(value, op, limit)
-    except (TypeError, ValueError):
-        return False
-
-
-def occurs_in(value: Any, data: Any) -> bool:
-    """``value`` equals a leaf or an object key somewhere in ``data`` (JSON text decoded)."""
-    stack = [decode_result(data)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            if any(_same(value, k) for k in node):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-        elif _same(value, node) or _same(value, decode_result(node)):
-            return True
-    return False
-
-
-def at_path(data: Any, path: Sequence[str | int]) -> Any:
-    """``data`` at ``path`` (None when the path does not exist)."""
-    node = decode_result(data)
-    for step in path:
-        in_map = isinstance(node, Mapping) and step in node
-        in_list = (
-            isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node)
-        )
-        if not (in_map or in_list):
-            return None
-        node = node[step]
-    return node
-
-
-def leaves(data: Any) -> Iterator[Any]:
-    """Every value :func:`occurs_in` would find in ``data``: leaves and object keys."""
-    stack = [decode_result(data)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            yield from node
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-        else:
-            yield node
-            decoded = decode_result(node)
-            if decoded is not node:
-                stack.append(decoded)
-
-
-def value_key(value: Any) -> Any:
-    """A set key with :func:`occurs_in`'s equality (a bool never equals a number);
-    None for an unhashable value."""
-    if isinstance(value, bool):
-        return (bool, value)
-    try:
-        hash(value)
-    except TypeError:
-        return None
-    return value
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 - a value whose __eq__ raises is simply not equal
-        return False
 
 
 def _a(type_name: str) -> str:
@@ -184,7 +96,7 @@ class ToolChecker:
         self,
         tools: Iterable[A.ToolDecl],
         *,
-        implicit: Iterable[str] = ("final_answer",),
+        implicit: Iterable[str] = FINAL_TOOLS,
         requires: RequiresCheck | None = None,
         registry: Registry | None = None,
     ) -> None:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 
-from agentguard.bench.grounding import (
+from agentguard.language import parse_spec
+from agentguard.semantics.grounding import (
     BLOCKLIST,
     Entity,
     entities_extractor,
     extract_entities,
     grounding,
-    register_grounding,
     seen_entities,
 )
-from agentguard.language import parse_spec
-from agentguard.semantics.registry import Registry
+from agentguard.semantics.registry import Registry, register_grounding
 from agentguard.trace.model import Trace
 
 API_PY = '''"""requests.api"""
@@ -213,7 +212,8 @@ def test_h4_example_c_explored_wrong_location() -> None:
 
 def test_register_grounding_makes_spec_names_resolve() -> None:
     """After register_grounding, Predicate(grounded) and entities(...) resolve in a spec."""
-    registry = Registry()
+    registry = Registry(builtins=False)
+    assert "grounded" not in registry.context_predicates
     register_grounding(registry)
     spec = parse_spec(
         "spec g\ntool read_file(path: str)\ntool list_directory(path: str)\n"
