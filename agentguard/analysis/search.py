@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from agentguard.monitor.machine import MAX_EXPLORE, Letter, Machine
+from agentguard.monitor.machine import MAX_EXPLORE, Letter, Machine, backward_closure
 
 MAX_FROZEN = 10
 """Frozen atoms (comparisons, user predicates, budgets) whose 2^k values are enumerated."""
@@ -99,7 +99,7 @@ def explore(machine: Machine, budget: int = MAX_EXPLORE, seconds: float = SECOND
     for n, succ in graph.items():
         for s in succ:
             preds[s].append(n)
-    alive = _backward(accepting, preds)
+    alive = backward_closure(accepting, preds)
     return Exploration(
         satisfiable=bool(accepting),
         valid=len(accepting) == len(graph),
@@ -175,15 +175,3 @@ def _route(
         out.append(letter)
         link = parent[prev]
     return tuple(reversed(out))
-
-
-def _backward(seeds: set[int], preds: dict[int, list[int]]) -> set[int]:
-    out = set(seeds)
-    stack = list(seeds)
-    while stack:
-        n = stack.pop()
-        for p in preds[n]:
-            if p not in out:
-                out.add(p)
-                stack.append(p)
-    return out

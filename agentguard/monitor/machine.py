@@ -29,7 +29,15 @@ BUDGET_HITS = [0]
 """How many machines have exceeded :data:`MAX_EXPLORE` in this process (monitors poll it
 to learn cheaply whether one of theirs may have)."""
 
-__all__ = ["BUDGET_HITS", "MAX_EXPLORE", "OTHER", "Letter", "Machine", "Register"]
+__all__ = [
+    "BUDGET_HITS",
+    "MAX_EXPLORE",
+    "OTHER",
+    "Letter",
+    "Machine",
+    "Register",
+    "backward_closure",
+]
 
 
 @dataclass(slots=True)
@@ -97,8 +105,8 @@ class Machine(Automaton):
         for n, succ in graph.items():
             for s in succ:
                 preds[s].append(n)
-        sat = _backward({n for n in graph if self.accepts(n)}, preds)
-        invalid = _backward({n for n in graph if not self.accepts(n)}, preds)
+        sat = backward_closure({n for n in graph if self.accepts(n)}, preds)
+        invalid = backward_closure({n for n in graph if not self.accepts(n)}, preds)
         return sat, set(graph) - invalid
 
     def classify(self) -> Classification:
@@ -196,7 +204,8 @@ class Machine(Automaton):
         return head + f" (matching {', '.join(texts)})"
 
 
-def _backward(seeds: set[int], preds: Mapping[int, list[int]]) -> set[int]:
+def backward_closure(seeds: set[int], preds: Mapping[int, list[int]]) -> set[int]:
+    """``seeds`` and every state that reaches one (``preds``: state -> its predecessors)."""
     out = set(seeds)
     stack = list(seeds)
     while stack:
