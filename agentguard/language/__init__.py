@@ -9,7 +9,7 @@ from agentguard._recursion import allow_deep
 from agentguard.language import ast
 from agentguard.language.files import check_size, read_spec_file
 from agentguard.language.resolver import Resolver
-from agentguard.semantics.registry import Registry
+from agentguard.language.vocabulary import Vocabulary
 
 
 @allow_deep
@@ -17,7 +17,7 @@ def parse_spec(
     text: str,
     source: str = "<string>",
     *,
-    registry: Registry | None = None,
+    registry: Vocabulary | None = None,
     base_dir: str | Path | None = None,
     allow_imports_from: Iterable[str | Path] = (),
 ) -> ast.Spec:
@@ -41,7 +41,7 @@ def parse_spec(
 def load_spec(
     path: str | Path,
     *,
-    registry: Registry | None = None,
+    registry: Vocabulary | None = None,
     allow_imports_from: Iterable[str | Path] = (),
 ) -> ast.Spec:
     """Read and parse a ``.ltl`` file (a regular file of at most ``MAX_SPEC_BYTES``)."""
@@ -56,7 +56,7 @@ def load_spec(
 def parse_formula(
     text: str,
     *,
-    registry: Registry | None = None,
+    registry: Vocabulary | None = None,
     tools: Mapping[str, ast.ToolDecl] | None = None,
     source: str = "<formula>",
 ) -> ast.Formula:

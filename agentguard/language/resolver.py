@@ -29,8 +29,8 @@ from agentguard.errors import (
 from agentguard.language import ast as A
 from agentguard.language.files import inside, read_spec_file
 from agentguard.language.grammar import parse_tree
-from agentguard.semantics.registry import BUILTIN_EXTRACTORS, Registry, default_registry
-from agentguard.semantics.values import compile_regex
+from agentguard.language.vocabulary import BUILTIN_EXTRACTORS, Vocabulary, default_vocabulary
+from agentguard.regex import compile_regex
 from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 from agentguard.trace.model import DIALOGUE_NAMES
 
@@ -115,8 +115,8 @@ class _Env:
 class Resolver:
     """Resolves one spec (and its imports) against a registry."""
 
-    def __init__(self, registry: Registry | None = None, *, check_tools: bool = True) -> None:
-        self.registry = registry or default_registry
+    def __init__(self, registry: Vocabulary | None = None, *, check_tools: bool = True) -> None:
+        self.registry = registry if registry is not None else default_vocabulary()
         self.check_tools = check_tools
         self.problems: list[Problem] = []
         self.macros: dict[str, _Macro] = {}

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from agentguard.language.vocabulary import BUILTIN_EXTRACTORS as BUILTIN_EXTRACTORS
+from agentguard.language.vocabulary import set_default_vocabulary
 from agentguard.semantics import builtins
 
 if TYPE_CHECKING:
@@ -71,12 +73,9 @@ class Registry:
         )
 
 
-BUILTIN_EXTRACTORS = ("args", "results", "tools")
-"""Extractors every spec can use: argument values, result values, tool names called."""
-
-
 default_registry = Registry()
 """The process-wide registry used when none is passed (built-ins already installed)."""
+set_default_vocabulary(lambda: default_registry)  # what a spec parsed without one resolves
 
 
 def register_predicate(name: str, fn: PredicateFn, *, arity: int | None = None) -> None:

@@ -1,0 +1,65 @@
+"""Compile AgentLTL's ``/pattern/flags`` literals: one home for the language and semantics.
+
+A leaf module (it imports nothing from agentguard) so the resolver can reject an invalid
+regex at parse time and the evaluators can compile the same pattern the same way, without
+the language layer importing the semantics layer. Patterns are compiled for RE2, whose
+matching time is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Final
+
+import re2  # type: ignore[import-untyped]
+
+_RE2_FLAGS: Final = {"i": "i", "m": "m", "s": "s"}
+_PYTHON_END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
+"""``\\Z`` (Python's end of text) not preceded by an escaping backslash; RE2 spells it ``\\z``."""
+_UNSUPPORTED = re.compile(r"perl operator|escape sequence: \\\d")
+"""RE2's wording for Python features it refuses by design (look-around, backreferences)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRegex:
+    """A spec regular expression compiled for RE2, whose matching time is linear in the text.
+
+    Python's backtracking engine takes exponential time on patterns like ``^(a+)+$``
+    while the firewall holds its lock; RE2 cannot backtrack, so one argument can never
+    stall every guarded call. Patterns RE2 cannot take (backreferences, look-around) are
+    refused when the spec is loaded, with ``re.error``, as any invalid pattern is.
+    """
+
+    pattern: str
+    flags: str
+    engine: Any = field(compare=False, repr=False)
+
+    def search(self, text: str) -> bool:
+        """Does the pattern match anywhere in ``text`` (``re.search`` semantics)?"""
+        return self.engine.search(text) is not None
+
+
+@lru_cache(maxsize=1024)
+def compile_regex(pattern: str, flags: str = "") -> CompiledRegex:
+    """The one place spec regexes are compiled; raises ``re.error`` when RE2 refuses one."""
+    inline = ""
+    for ch in flags:
+        if ch not in _RE2_FLAGS:
+            hint = " (RE2 has no verbose mode)" if ch == "x" else ""
+            raise re.error(f"unsupported flag {ch!r}{hint}; use i, m or s")
+        inline += _RE2_FLAGS[ch]
+    source = _PYTHON_END.sub(r"\1\\z", pattern)
+    if inline:
+        source = f"(?{inline}){source}"
+    options = re2.Options()
+    options.log_errors = False  # the error is raised (and located by the resolver), not logged
+    try:
+        engine = re2.compile(source, options=options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args else "rejected"
+        if _UNSUPPORTED.search(reason):
+            reason += " (the linear-time engine RE2 has no backreferences or look-around)"
+        raise re.error(reason) from None
+    return CompiledRegex(pattern, flags, engine)
