@@ -1,0 +1,110 @@
+"""What every resolver pass shares: the names declared so far and the problems found.
+
+Resolution runs as passes over :mod:`.syntax` nodes (declarations and imports, macros,
+formulas, terms); they all read and extend one :class:`Scope`, so a problem found in any
+pass lands in the same list and is raised together with the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agentguard.errors import Problem, SourceLocation
+from agentguard.language import ast as A
+from agentguard.language import syntax as S
+from agentguard.language.vocabulary import BUILTIN_EXTRACTORS, Vocabulary
+from agentguard.trace.final_tool import FINAL_TOOL
+from agentguard.trace.model import DIALOGUE_NAMES
+
+IMPLICIT_TOOLS = frozenset({FINAL_TOOL}) | DIALOGUE_NAMES
+"""Tools every spec may mention without declaring them (and the dialogue events)."""
+
+
+class Skip(Exception):
+    """Internal: a problem was recorded; abandon the current node."""
+
+
+@dataclass(frozen=True, slots=True)
+class Macro:
+    """A ``def``: its body stays unresolved until each use binds the parameters."""
+
+    name: str
+    params: tuple[str, ...]
+    body: S.Node
+    source: str
+    span: A.Span | None
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """Lexical environment while resolving a formula."""
+
+    bound: tuple[str, ...] = ()
+    macro_args: Mapping[str, tuple[S.Node, Env]] = field(default_factory=dict)
+    depth: int = 0
+    source: str = "<string>"
+
+    def bind(self, name: str) -> Env:
+        return Env((*self.bound, name), self.macro_args, self.depth, self.source)
+
+
+@dataclass(slots=True)
+class Scope:
+    """Names a spec (and its imports) declares, the vocabulary, and the problems so far."""
+
+    vocabulary: Vocabulary
+    check_tools: bool = True
+    problems: list[Problem] = field(default_factory=list)
+    macros: dict[str, Macro] = field(default_factory=dict)
+    tools: dict[str, A.ToolDecl] = field(default_factory=dict)
+    declared_predicates: dict[str, int] = field(default_factory=dict)
+    declared_extractors: set[str] = field(default_factory=set)
+
+    def problem(self, message: str, span: A.Span | None, source: str) -> Skip:
+        """Record a problem at ``span`` (the source's start when unknown); raise the result
+        to abandon the node."""
+        loc = (
+            SourceLocation(source, span.line, span.column) if span else SourceLocation(source, 1, 1)
+        )
+        self.problems.append(Problem(message, loc))
+        return Skip()
+
+    def is_extractor(self, name: str) -> bool:
+        return (
+            name in BUILTIN_EXTRACTORS
+            or name in self.declared_extractors
+            or name in self.vocabulary.extractors
+        )
+
+    def is_predicate(self, name: str) -> bool:
+        return name in self.declared_predicates or name in self.vocabulary.predicates
+
+    def predicate_arity(self, name: str) -> int | None:
+        if name in self.declared_predicates:
+            return self.declared_predicates[name]
+        if name in self.vocabulary.predicates:
+            return self.vocabulary.predicates[name][1]
+        return None
+
+    def check_tool(self, tool: str, span: A.Span | None, src: str) -> None:
+        """Raise (after recording) when ``tool`` is not declared by a spec that declares tools."""
+        if (
+            self.check_tools
+            and self.tools
+            and tool not in self.tools
+            and tool not in IMPLICIT_TOOLS
+        ):
+            raise self.problem(
+                f"unknown tool {tool!r} (this spec declares: {', '.join(sorted(self.tools))})",
+                span,
+                src,
+            )
+
+
+def ref_text(name: str, path: tuple[str | int, ...]) -> str:
+    """``name.seg[0]`` as written."""
+    out = name
+    for seg in path:
+        out += f"[{seg}]" if isinstance(seg, int) else f".{seg}"
+    return out
