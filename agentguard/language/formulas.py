@@ -193,14 +193,18 @@ class FormulaPass:
         for arg in node.args:
             if not isinstance(arg, S.Comparison):
                 if name in self.scope.tools or name == "any":
-                    message = f"arguments of tool atom {name!r} must be tests such as `key = value`"
-                else:
-                    message = (
-                        f"unknown macro or predicate {name!r}: define it (`def {name}(...) := ...`), "
-                        f"declare a registered predicate (`predicate {name}(...)`), or, for a tool, "
-                        "write tests such as `key = value`"
+                    raise self.scope.problem(
+                        f"arguments of tool atom {name!r} must be tests such as `key = value`",
+                        arg.span,
+                        src,
                     )
-                raise self.scope.problem(message, arg.span, src)
+                raise self.scope.problem(
+                    f"unknown macro or predicate {name!r}: define it (`def {name}(...) := ...`), "
+                    f"declare a registered predicate (`predicate {name}(...)`), or, for a tool, "
+                    "write tests such as `key = value`",
+                    arg.span,
+                    src,
+                )
             left = arg.left
             if not isinstance(left, S.Ref):
                 raise self.scope.problem(
