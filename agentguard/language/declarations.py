@@ -86,7 +86,7 @@ class DeclarationPass:
         where = (base or Path.cwd()) / rel
         try:
             path = where.resolve()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL byte in the path
             path = where
         if path in self.loading:
             chain = " -> ".join(p.name for p in [*self.loading, path])
@@ -109,6 +109,9 @@ class DeclarationPass:
             self.scope.problem(
                 f"cannot import {rel!r}: {str(exc).removeprefix(f'{path}: ')}", item.span, source
             )
+            return
+        except ValueError as exc:  # a NUL byte in the path
+            self.scope.problem(f"cannot import {rel!r}: {exc}", item.span, source)
             return
         try:
             file = parse_file(text, str(path))

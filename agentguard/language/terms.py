@@ -47,7 +47,7 @@ class TermPass:
         regex = A.Regex(node.pattern, node.flags, node.span)
         try:
             compile_regex(regex.pattern, regex.flags)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:  # `a{99999999999}`, deep groups
             raise self.scope.problem(
                 f"invalid regular expression /{regex.pattern}/: {exc}", node.span, src
             ) from None

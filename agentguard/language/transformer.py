@@ -28,12 +28,13 @@ CMP_CANON = {"==": "="}
 Kids = list[Any]  # a rule's transformed children (an alias: the class defines `list`)
 
 
-class _StringError(Exception):
-    """Internal: a string literal the lexer accepted does not decode."""
+class _LiteralError(Exception):
+    """Internal: a literal the lexer accepted has no value (a bad escape, too many digits)."""
 
-    def __init__(self, token: Token, reason: str) -> None:
+    def __init__(self, token: Token, what: str, reason: str) -> None:
         super().__init__(reason)
         self.token = token
+        self.what = what
         self.reason = reason
 
 
@@ -50,13 +51,22 @@ def decode_string(tok: Token) -> str:
             warnings.simplefilter("ignore")  # "\q" stays "\\q", as Python reads it
             return str(pyast.literal_eval(text))
     except (SyntaxError, ValueError) as exc:
-        raise _StringError(tok, str(exc.args[0] if exc.args else exc)) from None
+        raise _LiteralError(tok, "string", str(exc.args[0] if exc.args else exc)) from None
 
 
-def _number(text: str) -> int | float:
+def _int(tok: Token) -> int:
+    """An integer token's value; past Python's digit limit it is a located syntax error."""
+    try:
+        return int(str(tok))
+    except ValueError as exc:
+        raise _LiteralError(tok, "number", str(exc).split(";")[0]) from None
+
+
+def _number(tok: Token) -> int | float:
+    text = str(tok)
     if any(ch in text for ch in ".eE"):
         return float(text)
-    return int(text)
+    return _int(tok)
 
 
 def _name(text: str) -> str:
@@ -155,6 +165,8 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
 
     def severity_clause(self, meta: Meta, kids: Kids) -> S.Clause:
         arg = None if kids[1] is None else str(kids[1])
+        if arg is not None and arg.isdigit():
+            _int(kids[1])  # a count too long to read is a syntax error here
         return S.Clause("severity", str(kids[0]), arg, self._span(meta))
 
     def message_clause(self, meta: Meta, kids: Kids) -> S.Clause:
@@ -171,7 +183,7 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
         return S.Unary(kids[0], kids[1], self._span(meta))
 
     def bounded_op(self, meta: Meta, kids: Kids) -> S.Bounded:
-        return S.Bounded(kids[0], int(str(kids[1])), kids[2], self._span(meta))
+        return S.Bounded(kids[0], _int(kids[1]), kids[2], self._span(meta))
 
     def quantified(self, meta: Meta, kids: Kids) -> S.Quantified:
         quant, var, domain, body = kids
@@ -199,7 +211,7 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
     def ref(self, meta: Meta, kids: Kids) -> S.Ref:
         path: list[str | int] = []
         for seg in kids[1:]:
-            path.append(int(str(seg)) if isinstance(seg, Token) else seg)
+            path.append(_int(seg) if isinstance(seg, Token) else seg)
         return S.Ref(kids[0], tuple(path), self._span(meta))
 
     def name(self, meta: Meta, kids: Kids) -> str:
@@ -210,7 +222,7 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
         return S.String(decode_string(kids[0]), self._span(meta))
 
     def number(self, meta: Meta, kids: Kids) -> S.Number:
-        return S.Number(_number(str(kids[0])), self._span(meta))
+        return S.Number(_number(kids[0]), self._span(meta))
 
     def null(self, meta: Meta, kids: Kids) -> S.Null:
         return S.Null(self._span(meta))
@@ -253,10 +265,11 @@ def _transform(text: str, source: str, start: str) -> Any:
         return _ToSyntax(source).transform(tree)
     except VisitError as exc:
         orig = exc.orig_exc
-        if isinstance(orig, _StringError):
+        if isinstance(orig, _LiteralError):
             line, column = orig.token.line or 1, orig.token.column or 1
+            shown = str(orig.token) if len(orig.token) <= 40 else str(orig.token)[:37] + "..."
             raise SpecSyntaxError(
-                f"invalid string literal {str(orig.token)!r}: {orig.reason}",
+                f"invalid {orig.what} literal {shown!r}: {orig.reason}",
                 SourceLocation(source, line, column),
                 draw_caret(text, line, column),
                 [],

@@ -28,6 +28,23 @@ SYNTAX = SpecSyntaxError
 
 TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
     (
+        "import_nul",
+        'import "\\u0000"',
+        SEMANTIC,
+        1,
+        1,
+        "cannot import '\\x00': embedded null byte",
+    ),
+    (
+        "long_number",
+        "constraint c := a(k = " + "9" * 5000 + ")",
+        SYNTAX,
+        1,
+        23,
+        "invalid number literal '9999999999999999999999999999999999999...': "
+        "Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits",
+    ),
+    (
         "unknown_tool",
         "tool a()\nconstraint c := G b",
         SEMANTIC,
@@ -528,6 +545,6 @@ def test_every_message_template_is_in_the_table() -> None:
         "a string is not a formula",
     ]
     templates = _templates()
-    assert len(templates) == 52
+    assert len(templates) == 53
     missing = [t for t in templates if not any(re.fullmatch(t, m) for m in produced)]
     assert not missing, missing
