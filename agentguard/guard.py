@@ -18,14 +18,17 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from typing_extensions import Unpack
+
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
+from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
+from agentguard.scoring.inputs import SpecLike
 from agentguard.severity import SeverityKind
 from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.model import MESSAGE_NAMES, CallKind, Trace
 
 if TYPE_CHECKING:
-    from agentguard.enforcement.approval import Approver
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.enforcement.flight import ProposedCall
 
@@ -37,6 +40,14 @@ DecisionListener = Callable[[Decision], None]
 
 
 AgentT = TypeVar("AgentT")
+
+
+class GuardOptions(FirewallOptions, total=False):
+    """What ``guard()`` and the session-based adapters accept: the Firewall's options plus
+    the session's own (a factory for the firewall, a listener for each decision)."""
+
+    firewall_factory: FirewallFactory | None
+    on_decision: DecisionListener | None
 
 
 class UnsupportedAgentError(AgentGuardError, TypeError):
@@ -57,33 +68,24 @@ SUPPORTED = (
 )
 
 
-def guard(
-    agent: AgentT,
-    spec: Any,
-    *,
-    mode: str = "enforce",
-    approver: Approver | None = None,
-    **firewall_kwargs: Any,
-) -> AgentT:
+def guard(agent: AgentT, spec: SpecLike, **options: Unpack[GuardOptions]) -> AgentT:
     """Guard ``agent`` with ``spec`` (a Spec or a path to a ``.ltl`` file); returns the agent.
 
+    ``options`` are the Firewall's keyword options (:class:`FirewallOptions`) and the
+    session's (``firewall_factory``, ``on_decision``), checked by mypy at this call:
     ``mode="shadow"`` decides and logs every call as enforcement would but refuses none
     (docs/firewall.md, "Shadow mode"); ``approver`` answers for calls that would violate
     an ``ASK`` constraint ("Human approval"). The guard state is reachable afterwards as
     ``agent.agentguard``.
     """
-    if mode != "enforce":
-        firewall_kwargs["mode"] = mode
-    if approver is not None:
-        firewall_kwargs["approver"] = approver
     module = type(agent).__module__
     if module.startswith("smolagents"):
         adapter = importlib.import_module("agentguard.integrations.smolagents")
-        guarded: AgentT = adapter.guard_smolagents(agent, spec, **firewall_kwargs)
+        guarded: AgentT = adapter.guard_smolagents(agent, spec, **options)
         return guarded
     if module == "agents" or module.startswith("agents."):  # the OpenAI Agents SDK
         adapter = importlib.import_module("agentguard.integrations.openai_agents")
-        openai_agent: AgentT = adapter.guard_openai_agent(agent, spec, **firewall_kwargs)
+        openai_agent: AgentT = adapter.guard_openai_agent(agent, spec, **options)
         return openai_agent
     if module.startswith(("langchain", "langgraph")):
         raise UnsupportedAgentError(
@@ -141,14 +143,14 @@ class GuardSession:
 
     def __init__(
         self,
-        spec: Any,
+        spec: SpecLike,
         *,
         firewall_factory: FirewallFactory | None = None,
         on_decision: DecisionListener | None = None,
-        **firewall_kwargs: Any,
+        **firewall_kwargs: Unpack[FirewallOptions],
     ) -> None:
         self.spec = spec
-        self.firewall_kwargs = dict(firewall_kwargs)
+        self.firewall_kwargs: FirewallOptions = firewall_kwargs.copy()
         self._factory = firewall_factory
         self._on_decision = on_decision
         self._lock = threading.RLock()

@@ -57,16 +57,16 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
-from typing_extensions import NotRequired
+from typing_extensions import NotRequired, Unpack
 
 from agentguard.enforcement.agent_tools import warn_tool_mismatches
 from agentguard.enforcement.approval import Approval, ApprovalRequest
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.errors import MissingExtraError
-from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
+from agentguard.guard import FINAL_TOOL, GuardOptions, GuardSession, blocked_text
+from agentguard.scoring.inputs import SpecLike
 
 try:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -283,7 +283,12 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     state_schema = AgentGuardState
 
     def __init__(
-        self, spec: Any, *, resume: bool = True, keep_threads: int = 1024, **firewall_kwargs: Any
+        self,
+        spec: SpecLike,
+        *,
+        resume: bool = True,
+        keep_threads: int = 1024,
+        **firewall_kwargs: Unpack[GuardOptions],
     ) -> None:
         super().__init__()
         self.spec = _loaded(spec, firewall_kwargs.get("registry"))
@@ -542,12 +547,10 @@ def _thread_of(runtime: Any) -> str | None:
 
 
 def _loaded(spec: Any, registry: Any) -> Any:
-    """Parse a spec path once, not once per invocation."""
-    if isinstance(spec, (str, Path)):
-        from agentguard.language import load_spec
+    """Parse the spec once, not once per invocation (the one rule: scoring/inputs.py)."""
+    from agentguard.scoring.inputs import coerce_spec
 
-        return load_spec(spec, registry=registry)
-    return spec
+    return coerce_spec(spec, registry)
 
 
 class ToolNodeGuard:
@@ -557,7 +560,7 @@ class ToolNodeGuard:
     a run; call :meth:`finish` for the report, which also readies the next run.
     """
 
-    def __init__(self, spec: Any, **firewall_kwargs: Any) -> None:
+    def __init__(self, spec: SpecLike, **firewall_kwargs: Unpack[GuardOptions]) -> None:
         self.agentguard = GuardSession(spec, **firewall_kwargs)
         self._gate = _ToolGate(lambda _request: self.agentguard)
 
@@ -586,7 +589,7 @@ class ToolNodeGuard:
         return {"wrap_tool_call": self, "awrap_tool_call": self.awrap}
 
 
-def guard_tool_node(spec: Any, **firewall_kwargs: Any) -> ToolNodeGuard:
+def guard_tool_node(spec: SpecLike, **firewall_kwargs: Unpack[GuardOptions]) -> ToolNodeGuard:
     """A guard for ``ToolNode(tools, wrap_tool_call=guard)``; see :class:`ToolNodeGuard`."""
     return ToolNodeGuard(spec, **firewall_kwargs)
 

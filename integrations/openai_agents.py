@@ -42,12 +42,16 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
+from typing_extensions import Unpack
+
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.options import FirewallOptions
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
 from agentguard.guard import FINAL_TOOL, AlreadyGuardedError, UnsupportedAgentError, blocked_text
 from agentguard.language import ast as A
+from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.trace.model import Trace
 
 from ._json_schema import declaration, with_declarations
@@ -157,12 +161,14 @@ def _after_finish(name: str, args: dict[str, Any]) -> Decision:
 class OpenAIAgentsGuard:
     """The guard state shared by a guarded agent and the agents it hands off to."""
 
-    def __init__(self, spec: Any, *, schema_checks: bool = True, **firewall_kwargs: Any) -> None:
-        if not isinstance(spec, A.Spec):
-            from agentguard.language import load_spec
-
-            spec = load_spec(spec, registry=firewall_kwargs.get("registry"))
-        self.spec: A.Spec = spec
+    def __init__(
+        self,
+        spec: SpecLike,
+        *,
+        schema_checks: bool = True,
+        **firewall_kwargs: Unpack[FirewallOptions],
+    ) -> None:
+        self.spec: A.Spec = coerce_spec(spec, firewall_kwargs.get("registry"))
         self.schema_checks = schema_checks
         self.firewall_kwargs = firewall_kwargs
         self.reports: list[FirewallReport] = []
@@ -365,7 +371,9 @@ class _Hooks(AgentHooks[Any]):
 
 
 # ---------------------------------------------------------------- installing
-def guard_openai_agent(agent: Any, spec: Any, **firewall_kwargs: Any) -> Any:
+def guard_openai_agent(
+    agent: Any, spec: SpecLike, **firewall_kwargs: Unpack[FirewallOptions]
+) -> Any:
     """Guard ``agent`` (and the agents it hands off to) in place; returns it."""
     if not isinstance(agent, Agent):
         raise UnsupportedAgentError(f"expected an agents.Agent, got {type(agent).__qualname__}")

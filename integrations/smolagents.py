@@ -46,15 +46,19 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
+from typing_extensions import Unpack
+
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.errors import AgentGuardError, MissingExtraError
 from agentguard.guard import (
     FINAL_TOOL,
     AlreadyGuardedError,
+    GuardOptions,
     GuardSession,
     UnsupportedAgentError,
     blocked_text,
 )
+from agentguard.scoring.inputs import SpecLike
 
 ATTRIBUTE = "agentguard"
 """The attribute of a guarded agent holding its :class:`GuardSession`."""
@@ -94,8 +98,8 @@ def _smolagents() -> Any:
 
 def guard_smolagents(
     agent: Any,
-    spec: Any,
-    **firewall_kwargs: Any,
+    spec: SpecLike,
+    **firewall_kwargs: Unpack[GuardOptions],
 ) -> Any:
     """Guard a smolagents agent in place and return it (see the module docstring)."""
     smolagents = _smolagents()

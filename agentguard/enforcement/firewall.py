@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from typing_extensions import Unpack
+
 from agentguard._recursion import allow_deep
 from agentguard.enforcement import hooks
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
@@ -46,6 +48,7 @@ from agentguard.enforcement.log import (
     Redactor,
 )
 from agentguard.enforcement.messages import compose
+from agentguard.enforcement.options import FirewallOptions
 from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.policy import Counts, Limits, judge
@@ -58,6 +61,7 @@ from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification
+from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.semantics.registry import Registry
 from agentguard.severity import Severity, SeverityKind
 from agentguard.tools.checker import ToolChecker, ToolProblem
@@ -105,7 +109,7 @@ class Firewall:
     @allow_deep
     def __init__(
         self,
-        spec: A.Spec | str | Path,
+        spec: SpecLike,
         *,
         run_id: str | None = None,
         log_path: str | Path | None = None,
@@ -162,10 +166,7 @@ class Firewall:
                 ) from None
         if ask_fallback.kind is SeverityKind.ASK:
             raise FirewallConfigError("ask_fallback must be a severity other than ASK")
-        if not isinstance(spec, A.Spec):
-            from agentguard.language import load_spec
-
-            spec = load_spec(spec, registry=registry)
+        spec = coerce_spec(spec, registry)  # one rule for every entry: scoring/inputs.py
         self.spec = spec
         self.registry = registry
         self.run_id = run_id or uuid.uuid4().hex[:12]
@@ -979,11 +980,11 @@ class Firewall:
     @classmethod
     def restore(
         cls,
-        spec: A.Spec | str | Path,
+        spec: SpecLike,
         state: Mapping[str, Any],
         *,
         key: Key | None = None,
-        **kwargs: Any,
+        **kwargs: Unpack[FirewallOptions],
     ) -> Firewall:
         """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
         from agentguard.enforcement.state import load

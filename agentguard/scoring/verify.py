@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from agentguard._recursion import allow_deep
@@ -12,22 +11,17 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.dialogue import judged, spec_mentions_dialogue
 from agentguard.scoring.explain import explain
+from agentguard.scoring.inputs import coerce_spec, coerce_trace
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.tool_use import check_tool_use
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
-from agentguard.trace.loaders import trace_from_json
 from agentguard.trace.model import Trace
 
 ALL_SATISFIED = "All constraints satisfied."
 
 
-def as_trace(value: Trace | Mapping[str, Any] | Sequence[Any]) -> Trace:
-    """A Trace from a Trace, a metrics record, records, or chat messages (dialogue events
-    kept: the spec judging it decides whether it sees them)."""
-    if isinstance(value, Trace):
-        return value
-    return trace_from_json(value, source="<input>", messages=True)
+as_trace = coerce_trace  # the older name, kept for its importers
 
 
 @allow_deep
@@ -105,13 +99,7 @@ def assemble_report(
 
 
 def _spec_from(spec: str | os.PathLike[str], registry: Registry | None) -> A.Spec:
-    from agentguard.language import load_spec, parse_spec
-
-    if isinstance(spec, os.PathLike) or (
-        "\n" not in spec and spec.strip().endswith(".ltl") and Path(spec).is_file()
-    ):
-        return load_spec(Path(spec), registry=registry)
-    return parse_spec(spec, registry=registry)
+    return coerce_spec(spec, registry)
 
 
 def missing_tool_candidates(constraints: Sequence[A.Constraint]) -> tuple[str, ...]:
