@@ -47,6 +47,7 @@ from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import AgentGuardError, MissingExtraError
 from agentguard.guard import blocked_text
 from agentguard.language import ast as A
+from agentguard.scoring.inputs import coerce_spec
 from agentguard.trace.mcp_content import unwrap_call_tool_result
 
 from ._json_schema import declarations, with_declarations
@@ -140,6 +141,8 @@ class McpGateway:
     reports: list[FirewallReport] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
+        # a path or spec text is read by the one rule of agentguard.scoring.inputs
+        self.spec = coerce_spec(self.spec, self.firewall_kwargs.get("registry"))
         if not self.command:
             raise GatewayError("no MCP server command given (agentguard mcp-proxy SPEC -- COMMAND)")
         self._upstream: ClientSession | None = None

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from agentguard.language.ast import Spec
 from agentguard.scoring.batch import verify_traces
+from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.scoring.report import ComplianceReport
 from agentguard.trace.model import Trace
 
@@ -65,17 +66,13 @@ def _chunks(items: list[T], count: int) -> list[list[T]]:
 _state: dict[str, Any] = {}
 
 
-def _init_scoring(spec: Spec | str, plugins: Sequence[str]) -> None:
+def _init_scoring(spec: SpecLike, plugins: Sequence[str]) -> None:
     """Worker initializer: import the plugin modules, then load (or adopt) the spec."""
     import importlib
 
     for name in plugins:
         importlib.import_module(name)
-    if isinstance(spec, str):
-        from agentguard.language import load_spec
-
-        spec = load_spec(spec)
-    _state["spec"] = spec
+    _state["spec"] = coerce_spec(spec)  # the one rule: scoring/inputs.py
 
 
 def _score_chunk(traces: list[Trace]) -> list[ComplianceReport]:
@@ -95,7 +92,7 @@ def verify_traces_parallel(
     (after importing ``plugins``, the modules that register predicates and extractors),
     which is what a spec using registered predicates needs.
     """
-    source: Spec | str = spec if isinstance(spec, Spec) else os.fspath(spec)
+    source: SpecLike = spec  # a Path stays a Path: each worker applies the same rule
     return map_chunks(
         _score_chunk, traces, jobs, initializer=_init_scoring, initargs=(source, tuple(plugins))
     )
