@@ -20,14 +20,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Union
 
 from agentguard.errors import AgentGuardError, MissingExtraError
-from agentguard.testing.script import (
-    Reaction,
-    ScriptedCall,
-    ScriptExhaustedError,
-    ScriptPlayer,
-    call,
-    if_observed,
-)
+
+# re-exported, so that one import gives a model and the words of its script
+from agentguard.testing import ScriptExhaustedError, call, call_with_id, if_observed
+from agentguard.testing.script import Reaction, ScriptedCall, ScriptPlayer
 
 try:
     from agents import Model, ModelResponse, Usage
@@ -115,5 +111,6 @@ __all__ = [
     "ScriptedCall",
     "StreamingNotScriptedError",
     "call",
+    "call_with_id",
     "if_observed",
 ]

@@ -17,16 +17,10 @@ from collections.abc import Sequence
 from typing import Any, Union
 
 from agentguard.errors import MissingExtraError
-from agentguard.testing.script import (
-    Reaction,
-    ScriptedCall,
-    ScriptExhaustedError,
-    ScriptPlayer,
-    call,
-    call_with_id,
-    content_text,
-    if_observed,
-)
+
+# re-exported, so that one import gives a model and the words of its script
+from agentguard.testing import ScriptExhaustedError, call, call_with_id, if_observed
+from agentguard.testing.script import Reaction, ScriptedCall, ScriptPlayer, content_text
 
 try:
     from smolagents.models import (

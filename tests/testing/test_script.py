@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentguard.testing.script import (
-    ScriptedCall,
-    ScriptExhaustedError,
-    ScriptPlayer,
-    call,
-    call_with_id,
-    content_text,
-    if_observed,
-)
+from agentguard.testing import ScriptedCall, ScriptExhaustedError, call, call_with_id, if_observed
+from agentguard.testing.script import ScriptPlayer, content_text
 
 
 def test_steps_play_in_order_and_the_observations_are_kept() -> None:
