@@ -32,7 +32,7 @@ def main(out_dir: Path | None = None) -> int:
     out_dir = out_dir or Path(tempfile.mkdtemp(prefix="agentguard-example-"))
     log = out_dir / "decisions.jsonl"
     tools = [tool(f) for f in RefundDesk().tools()]  # verify_identity, issue_refund
-    model = ScriptedChatModel(refund_before_verifying("Refunded 129.90 EUR."))
+    model = ScriptedChatModel(refund_before_verifying("Refunded 129.90 EUR."))  # errs once
     guard = AgentGuardMiddleware(agentguard.load_spec(SPEC), log_path=log)
     agent = create_agent(model, tools, middleware=[guard])
 

@@ -32,7 +32,7 @@ def main(out_dir: Path | None = None) -> int:
     out_dir = out_dir or Path(tempfile.mkdtemp(prefix="agentguard-example-"))
     log = out_dir / "decisions.jsonl"
     tools = [tool(f) for f in RefundDesk().tools()]  # verify_identity, issue_refund
-    model = ScriptedModel(
+    model = ScriptedModel(  # refunds first, is blocked, verifies, refunds
         refund_before_verifying(call("final_answer", answer="Refunded 129.90 EUR."))
     )
     agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=0)
