@@ -402,7 +402,11 @@ Formula: TypeAlias = (
 # ----------------------------------------------------------------------- spec items
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A typed tool parameter: ``name[?]: type [from domain] [op bound]``."""
+    """A typed tool parameter: ``name[?]: type [from domain] [op bound]``.
+
+    ``enum`` (the values the argument may take) and ``items`` (the element type of a
+    ``list``) have no spec syntax; loaders of JSON Schema tool definitions fill them.
+    """
 
     name: str
     type: str = "any"
@@ -411,17 +415,28 @@ class Param:
     bound: tuple[str, Any] | None = field(default=None, compare=False)
     span: Span | None = _span()
     bound_identity: Any = _identity()
+    enum: tuple[Any, ...] | None = field(default=None, compare=False)
+    items: str | None = None
+    enum_identity: Any = _identity()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bound_identity", literal_identity(self.bound))
+        object.__setattr__(self, "enum_identity", literal_identity(self.enum))
 
 
 @dataclass(frozen=True, slots=True)
 class ToolDecl:
+    """A ``tool`` declaration: its parameters and its past-time precondition.
+
+    ``allow_extra`` (arguments beyond the declared ones are accepted) has no spec syntax;
+    a JSON Schema loader sets it from ``additionalProperties``.
+    """
+
     name: str
     params: tuple[Param, ...] = ()
     requires: Formula | None = None
     span: Span | None = _span()
+    allow_extra: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from agentguard.semantics.values import compare
+from agentguard.semantics.values import compare, values_equal
 from agentguard.trace.model import decode_result
 
 TYPE_NAMES: Final = ("str", "number", "int", "bool", "list", "dict", "any")
@@ -37,11 +37,20 @@ def fits_type(value: Any, type_name: str) -> bool:
 
 
 def within_bound(value: Any, op: str, limit: Any) -> bool:
-    """``value op limit`` with AgentLTL's comparison (mismatched types fail the bound)."""
+    """``value op limit`` with AgentLTL's comparison (mismatched types fail the bound).
+
+    ``=`` and ``in`` use AgentLTL equality, so a bool never meets a numeric bound:
+    ``True`` breaks ``= 1`` (Python's ``True == 1`` does not decide it)."""
     try:
         return compare(value, op, limit)
     except (TypeError, ValueError):
         return False
+
+
+def one_of(value: Any, choices: Sequence[Any]) -> bool:
+    """``value`` equals one of an enum's ``choices`` by AgentLTL equality (``1 == 1.0``,
+    but a bool is no number: ``True`` is not one of ``(1, 2)``)."""
+    return any(values_equal(value, choice) for choice in choices)
 
 
 def occurs_in(value: Any, data: Any) -> bool:
@@ -118,6 +127,7 @@ __all__ = [
     "fits_type",
     "leaves",
     "occurs_in",
+    "one_of",
     "value_key",
     "within_bound",
 ]
