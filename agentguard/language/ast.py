@@ -400,6 +400,27 @@ Formula: TypeAlias = (
 
 
 # ----------------------------------------------------------------------- spec items
+PARAM_TYPES: tuple[str, ...] = ("str", "number", "int", "bool", "list", "dict", "any")
+"""The types a tool parameter may have (:attr:`Param.type`)."""
+
+PARAM_TYPE_ALIASES: Mapping[str, str] = {
+    "str": "str",
+    "string": "str",
+    "number": "number",
+    "float": "number",
+    "int": "int",
+    "integer": "int",
+    "bool": "bool",
+    "boolean": "bool",
+    "list": "list",
+    "array": "list",
+    "dict": "dict",
+    "object": "dict",
+    "any": "any",
+}
+"""Every spelling of a parameter type (AgentLTL's, JSON Schema's) -> one of :data:`PARAM_TYPES`."""
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """A typed tool parameter: ``name[?]: type [from domain] [op bound]``.

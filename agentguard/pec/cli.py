@@ -361,19 +361,19 @@ def _single_oracle(args: argparse.Namespace) -> Oracle | None:
     if args.recorded:
         return Oracle.build()
     if args.tools:
-        from agentguard.pec.schema import schemas_from_json_schema
+        from agentguard.pec.declarations import declarations_from_json_schema
 
         path = Path(args.tools)
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise AgentGuardError(f"{path}: cannot read tool definitions ({exc})") from None
-        return Oracle.build(tools=schemas_from_json_schema(doc))
+        return Oracle.build(tools=declarations_from_json_schema(doc))
     if args.spec:
         from agentguard.language import load_spec
-        from agentguard.pec.schema import schemas_from_spec
+        from agentguard.pec.declarations import declarations_from_spec
 
-        return Oracle.build(tools=schemas_from_spec(load_spec(args.spec)))
+        return Oracle.build(tools=declarations_from_spec(load_spec(args.spec)))
     return None
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
+
+from typing_extensions import assert_never
 
 from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
@@ -32,7 +34,9 @@ from agentguard.tools.values import (
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace
 
-KINDS: Final = ("schema", "dependency", "requires")
+Kind = Literal["schema", "dependency", "requires"]
+"""What a tool problem is about: the arguments, a ``from`` source, the precondition."""
+KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 _ARTICLE: Final = {"int": "an int", "any": "any value"}
 _FITS: Final = object()  # no list element breaks the item type
 
@@ -200,6 +204,35 @@ class ToolChecker:
             if decl.requires is not None:
                 problems.extend(self._precondition(decl, args, history, inflight))
         return problems
+
+    def check_kind(
+        self,
+        kind: Kind,
+        name: str,
+        args: Mapping[str, Any],
+        history: Sequence[Call],
+        inflight: Sequence[Call] = (),
+    ) -> list[ToolProblem]:
+        """The problems of one ``kind`` (one of :data:`KINDS`) of ``name(args)``.
+
+        For a caller that runs the kinds as separate stages (the PEC oracle: schema, then
+        dependency, then precondition); unlike :meth:`check`, a dependency or precondition
+        is checked whatever the schema stage found, as the caller decides the order.
+        """
+        if not self.tools or (not args and name in self._trivial):
+            return []
+        decl = self.tools.get(name)
+        if decl is None:
+            return self.check(name, args, history, inflight) if kind == "schema" else []
+        if kind == "schema":
+            return self._schema(decl, args)
+        if kind == "dependency":
+            return self._dependencies(decl, args, inflight)
+        if kind == "requires":
+            if decl.requires is None:
+                return []
+            return self._precondition(decl, args, history, inflight)
+        assert_never(kind)
 
     # ------------------------------------------------------------------ schema
     def _schema(self, decl: A.ToolDecl, args: Mapping[str, Any]) -> list[ToolProblem]:

@@ -1,8 +1,9 @@
 """Value and path helpers of the tool checks: types, bounds, paths into results, occurrence.
 
-A leaf of the tool layer (it imports only AgentLTL's comparison and the result decoder), so the
-firewall's checker, the PEC oracle and the trace-side code share one definition of "this value
-has type int", "this value meets its bound" and "this value occurs in that result".
+A leaf of the tool layer (it imports only the parameter types, AgentLTL's comparison and the
+result decoder), so the firewall's checker, the PEC oracle and the trace-side code share one
+definition of "this value has type int", "this value meets its bound" and "this value occurs
+in that result".
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from agentguard.language.ast import PARAM_TYPES
 from agentguard.semantics.values import compare, values_equal
 from agentguard.trace.model import decode_result
 
-TYPE_NAMES: Final = ("str", "number", "int", "bool", "list", "dict", "any")
+TYPE_NAMES: Final = PARAM_TYPES
 """The parameter types a ``tool`` declaration may name."""
 
 
