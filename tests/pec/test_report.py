@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from agentguard.pec.cli import _replay
+from agentguard.pec.cli_replay import replay_serial
 from agentguard.pec.declarations import declarations_from_params
 from agentguard.pec.episode import Episode, Scored, episode_from_trace
 from agentguard.pec.errors import PecError
@@ -62,7 +62,7 @@ def test_progress_bar_on_long_replays() -> None:
     oracle = Oracle.build(tools=declarations_from_params({"a": []}))
     pending = [(f"f:{i}", Episode(str(i), (Call("a"),), True)) for i in range(60)]
     errors: list[Exception] = []
-    out: list[tuple[Scored, str]] = _replay(oracle, pending, console, errors, quiet=False)
+    out: list[tuple[Scored, str]] = replay_serial(oracle, pending, console, errors, quiet=False)
     assert len(out) == 60
     assert all(s.executable for s, _ in out)
     assert [where for _, where in out] == [where for where, _ in pending]
