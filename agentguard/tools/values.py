@@ -56,19 +56,12 @@ def one_of(value: Any, choices: Sequence[Any]) -> bool:
 
 
 def occurs_in(value: Any, data: Any) -> bool:
-    """``value`` equals a leaf or an object key somewhere in ``data`` (JSON text decoded)."""
-    stack = [decode_result(data)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            if any(_same(value, k) for k in node):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-        elif _same(value, node) or _same(value, decode_result(node)):
-            return True
-    return False
+    """``value`` equals a leaf or an object key somewhere in ``data`` (JSON text decoded,
+    also inside the result: ``{"body": "{\\"id\\": \\"A1\\"}"}`` holds ``"A1"``), with the
+    equality of :func:`value_key` (a bool never equals a number). One definition with the
+    checker's index of earlier values (:func:`leaves`), so a value an in-flight call
+    passed and one an executed call returned are found alike."""
+    return any(_same(value, leaf) for leaf in leaves(data))
 
 
 def at_path(data: Any, path: Sequence[str | int]) -> Any:

@@ -87,3 +87,32 @@ def test_enum_membership_is_agentltl_equality(value: Any, choices: list[Any]) ->
     decl = A.ToolDecl("t", (A.Param("v", "any", enum=tuple(choices)),))
     expected = any(values_equal(value, c) for c in choices)
     assert (details(decl, {"v": value}) == []) is expected
+
+
+JSON_VALUES = st.recursive(
+    SCALARS | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abk"), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(value=SCALARS, data=JSON_VALUES, as_text=st.booleans())
+def test_occurs_in_agrees_with_the_index_of_leaves(value: Any, data: Any, as_text: bool) -> None:
+    """A value occurs in data exactly when its key is among the keys of the data's leaves."""
+    import json
+
+    from agentguard.tools.values import leaves, occurs_in, value_key
+
+    doc = {"body": json.dumps(data)} if as_text else data
+    keys = {value_key(leaf) for leaf in leaves(doc)}
+    assert occurs_in(value, doc) is (value_key(value) in keys)
+
+
+def test_occurs_in_decodes_json_text_inside_a_result() -> None:
+    """A value inside JSON text nested in a result occurs in it (the checker's index agrees)."""
+    from agentguard.tools.values import occurs_in
+
+    assert occurs_in("A1", {"body": '{"id": "A1"}'})
+    assert not occurs_in("A2", {"body": '{"id": "A1"}'})
