@@ -21,15 +21,13 @@ from typing_extensions import assert_never
 from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
+from agentguard.tools.arguments import article, signature, value_problem
 from agentguard.tools.precondition import PastFormula, past_formula
 from agentguard.tools.values import (
     at_path,
-    fits_type,
     leaves,
     occurs_in,
-    one_of,
     value_key,
-    within_bound,
 )
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace
@@ -37,8 +35,6 @@ from agentguard.trace.model import Call, Trace
 Kind = Literal["schema", "dependency", "requires"]
 """What a tool problem is about: the arguments, a ``from`` source, the precondition."""
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
-_ARTICLE: Final = {"int": "an int", "any": "any value"}
-_FITS: Final = object()  # no list element breaks the item type
 
 RequiresCheck = Callable[[A.Formula, Trace], bool]
 """``(requires formula, prefix ending with the proposed call) -> holds at the last call``."""
@@ -64,39 +60,6 @@ class ToolProblem:
 def is_tool_check(constraint: str) -> bool:
     """Is this a synthetic ``tool:<name>:<kind>`` constraint rather than a spec's own?"""
     return constraint.startswith("tool:") and constraint.rsplit(":", 1)[-1] in KINDS
-
-
-def _a(type_name: str) -> str:
-    return _ARTICLE.get(type_name, f"a {type_name}")
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    for name in ("bool", "int", "number", "str", "list", "dict"):
-        if fits_type(value, name):
-            return name
-    return type(value).__name__
-
-
-def signature(decl: A.ToolDecl) -> str:
-    """``issue_refund(order_id: str, amount: number >= 0, note?: str)``.
-
-    A list's element type reads ``tags: list[str]``, an enum ``mode: str in ['a', 'b']``
-    and a tool accepting undeclared arguments ends with ``...``."""
-    parts = []
-    for p in decl.params:
-        text = f"{p.name}{'?' if p.optional else ''}: {p.type}"
-        if p.items is not None:
-            text += f"[{p.items}]"
-        if p.enum is not None:
-            text += f" in {list(p.enum)!r}"
-        if p.bound is not None:
-            text += f" {p.bound[0]} {p.bound[1]!r}"
-        parts.append(text)
-    if decl.allow_extra:
-        parts.append("...")
-    return f"{decl.name}({', '.join(parts)})"
 
 
 class ToolChecker:
@@ -244,8 +207,8 @@ class ToolChecker:
                     ToolProblem(
                         decl.name,
                         "schema",
-                        f"missing required argument {required.name!r} ({_a(required.type)})",
-                        f"pass {required.name} ({_a(required.type)}): {signature(decl)}",
+                        f"missing required argument {required.name!r} ({article(required.type)})",
+                        f"pass {required.name} ({article(required.type)}): {signature(decl)}",
                         required.name,
                     )
                 )
@@ -266,9 +229,9 @@ class ToolChecker:
                 continue
             if value is None and p.optional:
                 continue
-            problem = _value_problem(decl, p, value)
+            problem = value_problem(p, value)
             if problem is not None:
-                out.append(problem)
+                out.append(ToolProblem(decl.name, "schema", *problem, key))
         return out
 
     # ------------------------------------------------------------------ dependencies
@@ -351,49 +314,6 @@ class ToolChecker:
                 requires_hint(decl, trace) or f"make `{text}` hold before calling {decl.name}",
             )
         ]
-
-
-def _value_problem(decl: A.ToolDecl, p: A.Param, value: Any) -> ToolProblem | None:
-    """The first way ``value`` breaks ``p``: its type, a list element's type, the enum, the
-    bound (in that order). Enum and ``=`` / ``in`` bounds use AgentLTL equality, so a bool
-    is never a number there (``True`` is not ``= 1`` and not one of ``(1, 2)``)."""
-    key = p.name
-    if not fits_type(value, p.type):
-        return ToolProblem(
-            decl.name,
-            "schema",
-            f"argument {key!r} must be {_a(p.type)}, got {_kind_of(value)} {value!r:.60}",
-            f"pass {key} as {_a(p.type)}",
-            key,
-        )
-    if p.items is not None and isinstance(value, (list, tuple)):
-        bad = next((v for v in value if not fits_type(v, p.items)), _FITS)
-        if bad is not _FITS:
-            return ToolProblem(
-                decl.name,
-                "schema",
-                f"argument {key!r} holds {_kind_of(bad)} {bad!r:.60}, not {_a(p.items)}",
-                f"pass {key} as a list of {p.items} values",
-                key,
-            )
-    if p.enum is not None and not one_of(value, p.enum):
-        return ToolProblem(
-            decl.name,
-            "schema",
-            f"argument {key!r} = {value!r:.60} is not one of {list(p.enum)!r:.120}",
-            f"pass {key} as one of {list(p.enum)!r:.120}",
-            key,
-        )
-    if p.bound is not None and not within_bound(value, *p.bound):
-        op, limit = p.bound
-        return ToolProblem(
-            decl.name,
-            "schema",
-            f"argument {key!r} = {value!r:.60} breaks its bound {key} {op} {limit!r}",
-            f"pass {key} {op} {limit!r}",
-            key,
-        )
-    return None
 
 
 def _holds_at_last(registry: Registry | None) -> RequiresCheck:

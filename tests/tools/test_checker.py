@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from agentguard.language import ast as A
 from agentguard.semantics.values import values_equal
-from agentguard.tools.checker import ToolChecker, signature
+from agentguard.tools.arguments import signature
+from agentguard.tools.checker import ToolChecker
 
 SEARCH = A.ToolDecl(
     "search",
