@@ -400,9 +400,34 @@ Formula: TypeAlias = (
 
 
 # ----------------------------------------------------------------------- spec items
+PARAM_TYPES: tuple[str, ...] = ("str", "number", "int", "bool", "list", "dict", "any")
+"""The types a tool parameter may have (:attr:`Param.type`)."""
+
+PARAM_TYPE_ALIASES: Mapping[str, str] = {
+    "str": "str",
+    "string": "str",
+    "number": "number",
+    "float": "number",
+    "int": "int",
+    "integer": "int",
+    "bool": "bool",
+    "boolean": "bool",
+    "list": "list",
+    "array": "list",
+    "dict": "dict",
+    "object": "dict",
+    "any": "any",
+}
+"""Every spelling of a parameter type (AgentLTL's, JSON Schema's) -> one of :data:`PARAM_TYPES`."""
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A typed tool parameter: ``name[?]: type [from domain] [op bound]``."""
+    """A typed tool parameter: ``name[?]: type [from domain] [op bound]``.
+
+    ``enum`` (the values the argument may take) and ``items`` (the element type of a
+    ``list``) have no spec syntax; loaders of JSON Schema tool definitions fill them.
+    """
 
     name: str
     type: str = "any"
@@ -411,17 +436,28 @@ class Param:
     bound: tuple[str, Any] | None = field(default=None, compare=False)
     span: Span | None = _span()
     bound_identity: Any = _identity()
+    enum: tuple[Any, ...] | None = field(default=None, compare=False)
+    items: str | None = None
+    enum_identity: Any = _identity()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bound_identity", literal_identity(self.bound))
+        object.__setattr__(self, "enum_identity", literal_identity(self.enum))
 
 
 @dataclass(frozen=True, slots=True)
 class ToolDecl:
+    """A ``tool`` declaration: its parameters and its past-time precondition.
+
+    ``allow_extra`` (arguments beyond the declared ones are accepted) has no spec syntax;
+    a JSON Schema loader sets it from ``additionalProperties``.
+    """
+
     name: str
     params: tuple[Param, ...] = ()
     requires: Formula | None = None
     span: Span | None = _span()
+    allow_extra: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 Episodes (:mod:`.episode`, :mod:`.loaders`) are judged call by call by an
 :class:`~agentguard.pec.oracle.Oracle` (schema -> dependency -> precondition ->
-state-consistency -> information), giving FED and one primary failure label per
+state-consistency -> information; the first three by the firewall's tool checker over
+the language's tool declarations, loaded by :mod:`.declarations`), giving FED and one primary failure label per
 episode; :mod:`.metrics` computes PEC(k), n_k, PEC_elig(k), TER, AUC-PEC, mean FED,
 RR and the Eq. 12 decomposition; :mod:`.stats` the paired task bootstrap and
 Wilson intervals; :mod:`.report` and :mod:`.cli` the tables, :mod:`.export` the
@@ -13,6 +14,12 @@ result files are read by :mod:`.tau_files`; the plot is :mod:`agentguard.pec.plo
 (extra ``[plot]``).
 """
 
+from agentguard.pec.declarations import (
+    ToolDecls,
+    declarations_from_json_schema,
+    declarations_from_params,
+    declarations_from_spec,
+)
 from agentguard.pec.environment import Environment, Execution, is_error_result
 from agentguard.pec.episode import NO_TOOL, Episode, Scored, episode_from_trace
 from agentguard.pec.errors import PecError, ReplayError
@@ -21,13 +28,6 @@ from agentguard.pec.loaders import LoadedEpisode, episode_from_json, load_episod
 from agentguard.pec.metrics import EpisodeArrays, Summary, summarize
 from agentguard.pec.oracle import CallContext, Check, Oracle, Replay
 from agentguard.pec.report import Report, build_report
-from agentguard.pec.schema import (
-    ParamSchema,
-    ToolSchema,
-    schemas_from_json_schema,
-    schemas_from_params,
-    schemas_from_spec,
-)
 from agentguard.pec.stats import Interval, paired_bootstrap, wilson
 
 __all__ = [
@@ -44,23 +44,22 @@ __all__ = [
     "Interval",
     "LoadedEpisode",
     "Oracle",
-    "ParamSchema",
     "PecError",
     "Replay",
     "ReplayError",
     "Report",
     "Scored",
     "Summary",
-    "ToolSchema",
+    "ToolDecls",
     "build_report",
+    "declarations_from_json_schema",
+    "declarations_from_params",
+    "declarations_from_spec",
     "episode_from_json",
     "episode_from_trace",
     "is_error_result",
     "load_episodes",
     "paired_bootstrap",
-    "schemas_from_json_schema",
-    "schemas_from_params",
-    "schemas_from_spec",
     "summarize",
     "wilson",
 ]

@@ -38,11 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import MissingExtraError
+from agentguard.language.ast import ToolDecl
+from agentguard.pec.declarations import declarations_from_json_schema
 from agentguard.pec.environment import ErrorRule, Execution, default_error_rule
 from agentguard.pec.episode import Episode
 from agentguard.pec.errors import PecError, ReplayError
 from agentguard.pec.oracle import CallContext, Oracle
-from agentguard.pec.schema import ToolSchema, schemas_from_json_schema
 from agentguard.trace.model import Call
 
 CATEGORIES = (
@@ -162,10 +163,10 @@ def _class_docs(class_name: str) -> tuple[dict[str, Any], ...]:
     return tuple(_read_jsonl(path))
 
 
-def tool_schemas(entry: BfclEntry) -> dict[str, ToolSchema]:
-    """Schemas of every function of the entry's classes (held-out ones included)."""
+def tool_schemas(entry: BfclEntry) -> dict[str, ToolDecl]:
+    """Declarations of every function of the entry's classes (held-out ones included)."""
     docs = [doc for name in entry.involved_classes for doc in _class_docs(name)]
-    return schemas_from_json_schema(docs)
+    return declarations_from_json_schema(docs)
 
 
 def held_out(entry: BfclEntry) -> dict[str, int]:
@@ -289,7 +290,7 @@ def bfcl_oracle(
     The information stage is off: the backend's error signals are already rejections.
     """
     offered = offered_tools(entries)
-    union: dict[str, ToolSchema] = {}
+    union: dict[str, ToolDecl] = {}
     for entry in entries.values():
         union.update(tool_schemas(entry))
     return Oracle.build(

@@ -2,15 +2,18 @@
 
 Stages, in tie-break order (:data:`agentguard.pec.labels.LABEL_ORDER`):
 
-1. **schema** - the tool is known and offered at that point; arguments fit its schema;
-2. **dependency** - values declared ``from results(tool)`` appeared in an earlier result;
+1. **schema** - the tool is known and offered at that point; arguments fit its declaration;
+2. **dependency** - values declared ``from results(tool)`` (``from args(tool)``) appeared in
+   an earlier result (call);
 3. **precondition** - the tool's ``requires`` formula holds on the prefix (a hook);
 4. **state-consistency** - the environment, replaying from the task's initial state,
    accepts the call (only when an environment is given);
 5. **information** - the call's outcome is an error rather than information.
 
-Each stage is a list of :data:`Check` callables; extra checks can be appended to any
-stage. Replay stops at the first failing call, whose stage is its one primary label.
+Stages 1-3 ask the firewall's own tool checker (:class:`ToolChecks` over
+:class:`agentguard.tools.ToolChecker`) about the language's tool declarations (loaded by
+:mod:`agentguard.pec.declarations`). Each stage is a list of :data:`Check` callables; extra
+checks can be appended to any stage. Replay stops at the first failing call, whose stage is its one primary label.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.errors import EvaluationError
+from agentguard.language.ast import ToolDecl
+from agentguard.pec.declarations import ToolDecls
 from agentguard.pec.environment import Environment, UserEnvironment, is_error_result
 from agentguard.pec.episode import NO_TOOL, Episode, Scored
 from agentguard.pec.labels import LABEL_ORDER, Failure, FailureLabel
-from agentguard.pec.schema import ToolSchema, ToolSchemas, argument_problem
 from agentguard.semantics.evaluator import holds
-from agentguard.tools.values import at_path, occurs_in
+from agentguard.tools.checker import Kind, ToolChecker, ToolProblem
 from agentguard.trace.model import UNKNOWN, Call, Trace
 
 
@@ -34,7 +39,9 @@ class CallContext:
 
     ``prefix`` holds the earlier calls with the results the replay observed (the
     environment's when there is one, else the recorded ones). ``outcome`` is the
-    result of this call; it is known only to the information stage.
+    result of this call; it is known only to the information stage. ``replay`` is
+    state a check keeps across the calls of one replay (one dict per replay, so an
+    oracle reused across episodes or threads carries none of it over).
     """
 
     episode: Episode
@@ -42,6 +49,7 @@ class CallContext:
     call: Call
     prefix: Trace
     outcome: Any = UNKNOWN
+    replay: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def depth(self) -> int:
@@ -59,84 +67,117 @@ Check = Callable[[CallContext], "Failure | str | None"]
 OfferedTools = Callable[[CallContext], "Collection[str] | None"]
 """Tools offered at a call (None = every known tool); e.g. BFCL's held-out functions."""
 
-PreconditionHook = Callable[[ToolSchema, Trace], bool]
+PreconditionHook = Callable[[ToolDecl, Trace], bool]
 """``(declaration, prefix ending with the proposed call) -> requires holds``."""
 
 
 # ------------------------------------------------------------------ stage checks
-def schema_check(tools: ToolSchemas | None, offered: OfferedTools | None = None) -> Check:
-    """Tool known and offered; arguments fit (skipped for tools when ``tools`` is None)."""
+def offered_check(offered: OfferedTools, tools: ToolDecls | None = None) -> Check:
+    """The tool is offered at this call (``tools``, the known ones, word the reason)."""
 
     def check(ctx: CallContext) -> str | None:
         name = ctx.call.name
+        allowed = offered(ctx) if name != NO_TOOL else None
+        if allowed is None or name in allowed:
+            return None
+        known = tools is not None and name in tools
+        return f"tool {name!r} is {'not offered yet' if known else 'not offered'}"
+
+    return check
+
+
+class ToolChecks:
+    """The schema, dependency and precondition stages of declared tools.
+
+    All three ask the one tool checker (:class:`agentguard.tools.ToolChecker`, the
+    firewall's and offline scoring's), so a call fits here exactly when it fits there.
+    Each replay gets its own checker, fed the accepted calls with the results the replay
+    observed: ``from`` sources and past-time ``requires`` formulas follow the prefix
+    incrementally. ``precondition`` replaces the checker's evaluation of ``requires``
+    (default: the AgentLTL core at the proposed call). A precondition that cannot be
+    evaluated (a user predicate raised or is not registered) raises
+    :class:`~agentguard.errors.EvaluationError` rather than labelling the call.
+    """
+
+    def __init__(self, tools: ToolDecls, precondition: PreconditionHook | None = None) -> None:
+        self.tools: dict[str, ToolDecl] = dict(tools)
+        self.precondition = precondition
+
+    def schema(self, ctx: CallContext) -> str | None:
+        """The tool is declared and its arguments fit the declaration."""
+        name = ctx.call.name
         if name == NO_TOOL:
             return None
-        allowed = offered(ctx) if offered is not None else None
-        if allowed is not None and name not in allowed:
-            known = tools is not None and name in tools
-            return f"tool {name!r} is {'not offered yet' if known else 'not offered'}"
-        if tools is None:
-            return None
-        schema = tools.get(name)
-        if schema is None:
+        if name not in self.tools:
             return f"unknown tool {name!r}"
-        return argument_problem(schema, ctx.call.args)
+        return self._reason("schema", ctx)
 
-    return check
+    def dependency(self, ctx: CallContext) -> str | None:
+        """Every ``from results(...)`` / ``from args(...)`` value appeared earlier."""
+        return self._reason("dependency", ctx)
 
+    def requires(self, ctx: CallContext) -> str | None:
+        """The tool's ``requires`` holds on the prefix plus the proposed call."""
+        problem = self._problem("requires", ctx)
+        if problem is not None and problem.error:
+            raise EvaluationError(f"call {ctx.depth} {ctx.call.name!r}: {problem.detail}")
+        return None if problem is None else problem.detail
 
-def dependency_check(tools: ToolSchemas) -> Check:
-    """Every ``from results(tool)`` argument value occurs in an earlier result of ``tool``."""
+    def _reason(self, kind: Kind, ctx: CallContext) -> str | None:
+        problem = self._problem(kind, ctx)
+        return None if problem is None else problem.detail
 
-    def check(ctx: CallContext) -> str | None:
-        schema = tools.get(ctx.call.name)
-        if schema is None:
+    def _problem(self, kind: Kind, ctx: CallContext) -> ToolProblem | None:
+        if ctx.call.name not in self.tools:
             return None
-        for p in schema.params:
-            if p.source is None or p.name not in ctx.call.args:
-                continue
-            value = ctx.call.args[p.name]
-            earlier = [c.result for c in ctx.prefix if c.name == p.source and c.has_result]
-            values = value if isinstance(value, (list, tuple)) else [value]
-            for v in values:
-                if not any(occurs_in(v, at_path(r, p.source_path)) for r in earlier):
-                    return (
-                        f"argument {p.name!r} = {v!r} does not occur in any earlier result "
-                        f"of {p.source!r}"
-                    )
-        return None
+        found = self._checker(ctx).check_kind(kind, ctx.call.name, ctx.call.args, ctx.prefix.calls)
+        return found[0] if found else None
 
-    return check
+    def _checker(self, ctx: CallContext) -> ToolChecker:
+        """This replay's checker, fed every accepted call of ``ctx.prefix``."""
+        fed: _FedChecker | None = ctx.replay.get(self)
+        if fed is None or fed.count > len(ctx.prefix):
+            fed = _FedChecker(self._new_checker())
+            ctx.replay[self] = fed
+        for call in ctx.prefix.calls[fed.count :]:
+            fed.checker.observe(call)
+        fed.count = len(ctx.prefix)
+        return fed.checker
+
+    def _new_checker(self) -> ToolChecker:
+        hook = self.precondition
+        if hook is None:
+            return ToolChecker(self.tools.values(), implicit=())
+        tools = self.tools
+
+        def requires(_formula: Any, trace: Trace) -> bool:
+            return hook(tools[trace.calls[-1].name], trace)
+
+        return ToolChecker(tools.values(), implicit=(), requires=requires)
 
 
-def holds_at_last(decl: ToolSchema, prefix: Trace) -> bool:
-    """Default precondition hook: ``decl.requires`` at the last position (the proposed call).
+@dataclass(slots=True)
+class _FedChecker:
+    checker: ToolChecker
+    count: int = 0  # calls of the prefix observed so far
 
-    Evaluated by the AgentLTL core (``agentguard.holds``); ``requires`` formulas are
-    past-time, so only the prefix matters.
+
+def holds_at_last(decl: ToolDecl, prefix: Trace) -> bool:
+    """A precondition hook: ``decl.requires`` at the last position (the proposed call).
+
+    Evaluated by the AgentLTL core (``agentguard.holds``) on the whole prefix; the
+    default (no hook) gives the same verdicts incrementally.
     """
     if decl.requires is None:
         return True
     return bool(holds(decl.requires, prefix, position=len(prefix) - 1))
 
 
-def precondition_check(tools: ToolSchemas, hook: PreconditionHook = holds_at_last) -> Check:
-    """``requires`` holds on prefix + proposed call; a no-tool end: the task allows it."""
-
-    def check(ctx: CallContext) -> str | None:
-        if ctx.call.name == NO_TOOL:
-            if ctx.episode.no_tool_allowed:
-                return None
-            return "the task needs a tool call but the agent finished without one"
-        schema = tools.get(ctx.call.name)
-        if schema is None or schema.requires is None:
-            return None
-        proposed = ctx.prefix.append(Call(ctx.call.name, ctx.call.args))
-        if hook(schema, proposed):
-            return None
-        return f"precondition of {ctx.call.name!r} does not hold on the prefix"
-
-    return check
+def no_tool_check(ctx: CallContext) -> str | None:
+    """An episode that ends without any tool call is executable only if its task allows it."""
+    if ctx.call.name != NO_TOOL or ctx.episode.no_tool_allowed:
+        return None
+    return "the task needs a tool call but the agent finished without one"
 
 
 def information_check(is_error: Callable[[Any], bool] = is_error_result) -> Check:
@@ -177,19 +218,26 @@ class Oracle:
     def build(
         cls,
         *,
-        tools: ToolSchemas | None = None,
+        tools: ToolDecls | None = None,
         offered: OfferedTools | None = None,
-        precondition: PreconditionHook = holds_at_last,
+        precondition: PreconditionHook | None = None,
         environment: Environment | None = None,
         is_error: Callable[[Any], bool] | None = is_error_result,
         extra: Mapping[FailureLabel, Iterable[Check]] | None = None,
     ) -> Oracle:
-        """The standard five-stage pipeline; ``is_error=None`` turns the information stage off."""
-        known = tools or {}
+        """The standard five-stage pipeline; ``is_error=None`` turns the information stage off.
+
+        ``tools=None`` checks no tool (only ``offered``); an empty mapping knows no tool.
+        """
         stages: dict[FailureLabel, list[Check]] = {label: [] for label in LABEL_ORDER}
-        stages[FailureLabel.SCHEMA].append(schema_check(tools, offered))
-        stages[FailureLabel.DEPENDENCY].append(dependency_check(known))
-        stages[FailureLabel.PRECONDITION].append(precondition_check(known, precondition))
+        if offered is not None:
+            stages[FailureLabel.SCHEMA].append(offered_check(offered, tools))
+        stages[FailureLabel.PRECONDITION].append(no_tool_check)
+        if tools is not None:
+            declared = ToolChecks(tools, precondition)
+            stages[FailureLabel.SCHEMA].append(declared.schema)
+            stages[FailureLabel.DEPENDENCY].append(declared.dependency)
+            stages[FailureLabel.PRECONDITION].append(declared.requires)
         if is_error is not None:
             stages[FailureLabel.INFORMATION].append(information_check(is_error))
         for label, checks in (extra or {}).items():
@@ -212,10 +260,11 @@ class Oracle:
 
     def _replay(self, episode: Episode, env: Environment | None) -> Replay:
         prefix = Trace()
+        state: dict[object, Any] = {}  # the checks' state for this replay
         for index, call in enumerate(episode.actions):
             if env is not None:
                 _replay_user_calls(env, episode.user_calls_before(index))
-            ctx = CallContext(episode, index, call, prefix)
+            ctx = CallContext(episode, index, call, prefix, replay=state)
             failure = self._run(ctx, LABEL_ORDER[:3])
             outcome = call.result
             if failure is None and env is not None and call.name != NO_TOOL:
@@ -226,7 +275,7 @@ class Oracle:
                     )
             if failure is None:
                 failure = self._run(
-                    CallContext(episode, index, call, prefix, outcome), LABEL_ORDER[3:]
+                    CallContext(episode, index, call, prefix, outcome, state), LABEL_ORDER[3:]
                 )
             if failure is not None:
                 where = f"call {index + 1} {call.name!r}: "
@@ -261,10 +310,9 @@ __all__ = [
     "Oracle",
     "PreconditionHook",
     "Replay",
-    "dependency_check",
+    "ToolChecks",
     "holds_at_last",
     "information_check",
-    "occurs_in",
-    "precondition_check",
-    "schema_check",
+    "no_tool_check",
+    "offered_check",
 ]

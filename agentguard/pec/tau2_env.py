@@ -24,11 +24,12 @@ from functools import cache
 from typing import Any, Final
 
 from agentguard.errors import MissingExtraError
+from agentguard.language.ast import ToolDecl
+from agentguard.pec.declarations import declarations_from_json_schema
 from agentguard.pec.environment import ErrorRule, Execution, raised_only_rule
 from agentguard.pec.episode import Episode
 from agentguard.pec.errors import ReplayError
 from agentguard.pec.oracle import Oracle
-from agentguard.pec.schema import ToolSchema, schemas_from_json_schema
 from agentguard.trace.model import Call, decode_result
 
 DOMAINS: Final = ("airline", "retail", "telecom")
@@ -78,10 +79,10 @@ def load_tasks(domain: str) -> Mapping[str, Any]:
     return {str(t.id): t for t in tasks}
 
 
-def tool_schemas(domain: str) -> dict[str, ToolSchema]:
+def tool_schemas(domain: str) -> dict[str, ToolDecl]:
     """The assistant's tools of a domain, from tau2's own OpenAI function schemas."""
     env = environment_constructor(domain)()
-    return schemas_from_json_schema([tool.openai_schema for tool in env.get_tools()])
+    return declarations_from_json_schema([tool.openai_schema for tool in env.get_tools()])
 
 
 def ground_truth_episode(domain: str, task_id: str) -> Episode:

@@ -14,25 +14,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
+
+from typing_extensions import assert_never
 
 from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
+from agentguard.tools.arguments import article, signature, value_problem
 from agentguard.tools.precondition import PastFormula, past_formula
 from agentguard.tools.values import (
     at_path,
-    fits_type,
     leaves,
     occurs_in,
     value_key,
-    within_bound,
 )
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call, Trace
 
-KINDS: Final = ("schema", "dependency", "requires")
-_ARTICLE: Final = {"int": "an int", "any": "any value"}
+Kind = Literal["schema", "dependency", "requires"]
+"""What a tool problem is about: the arguments, a ``from`` source, the precondition."""
+KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 
 RequiresCheck = Callable[[A.Formula, Trace], bool]
 """``(requires formula, prefix ending with the proposed call) -> holds at the last call``."""
@@ -58,30 +60,6 @@ class ToolProblem:
 def is_tool_check(constraint: str) -> bool:
     """Is this a synthetic ``tool:<name>:<kind>`` constraint rather than a spec's own?"""
     return constraint.startswith("tool:") and constraint.rsplit(":", 1)[-1] in KINDS
-
-
-def _a(type_name: str) -> str:
-    return _ARTICLE.get(type_name, f"a {type_name}")
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    for name in ("bool", "int", "number", "str", "list", "dict"):
-        if fits_type(value, name):
-            return name
-    return type(value).__name__
-
-
-def signature(decl: A.ToolDecl) -> str:
-    """``issue_refund(order_id: str, amount: number >= 0, note?: str)``."""
-    parts = []
-    for p in decl.params:
-        text = f"{p.name}{'?' if p.optional else ''}: {p.type}"
-        if p.bound is not None:
-            text += f" {p.bound[0]} {p.bound[1]!r}"
-        parts.append(text)
-    return f"{decl.name}({', '.join(parts)})"
 
 
 class ToolChecker:
@@ -190,6 +168,35 @@ class ToolChecker:
                 problems.extend(self._precondition(decl, args, history, inflight))
         return problems
 
+    def check_kind(
+        self,
+        kind: Kind,
+        name: str,
+        args: Mapping[str, Any],
+        history: Sequence[Call],
+        inflight: Sequence[Call] = (),
+    ) -> list[ToolProblem]:
+        """The problems of one ``kind`` (one of :data:`KINDS`) of ``name(args)``.
+
+        For a caller that runs the kinds as separate stages (the PEC oracle: schema, then
+        dependency, then precondition); unlike :meth:`check`, a dependency or precondition
+        is checked whatever the schema stage found, as the caller decides the order.
+        """
+        if not self.tools or (not args and name in self._trivial):
+            return []
+        decl = self.tools.get(name)
+        if decl is None:
+            return self.check(name, args, history, inflight) if kind == "schema" else []
+        if kind == "schema":
+            return self._schema(decl, args)
+        if kind == "dependency":
+            return self._dependencies(decl, args, inflight)
+        if kind == "requires":
+            if decl.requires is None:
+                return []
+            return self._precondition(decl, args, history, inflight)
+        assert_never(kind)
+
     # ------------------------------------------------------------------ schema
     def _schema(self, decl: A.ToolDecl, args: Mapping[str, Any]) -> list[ToolProblem]:
         out = []
@@ -200,14 +207,16 @@ class ToolChecker:
                     ToolProblem(
                         decl.name,
                         "schema",
-                        f"missing required argument {required.name!r} ({_a(required.type)})",
-                        f"pass {required.name} ({_a(required.type)}): {signature(decl)}",
+                        f"missing required argument {required.name!r} ({article(required.type)})",
+                        f"pass {required.name} ({article(required.type)}): {signature(decl)}",
                         required.name,
                     )
                 )
         for key, value in args.items():
             p = params.get(key)
             if p is None:
+                if decl.allow_extra:
+                    continue
                 out.append(
                     ToolProblem(
                         decl.name,
@@ -220,27 +229,9 @@ class ToolChecker:
                 continue
             if value is None and p.optional:
                 continue
-            if not fits_type(value, p.type):
-                out.append(
-                    ToolProblem(
-                        decl.name,
-                        "schema",
-                        f"argument {key!r} must be {_a(p.type)}, got {_kind_of(value)} {value!r:.60}",
-                        f"pass {key} as {_a(p.type)}",
-                        key,
-                    )
-                )
-            elif p.bound is not None and not within_bound(value, *p.bound):
-                op, limit = p.bound
-                out.append(
-                    ToolProblem(
-                        decl.name,
-                        "schema",
-                        f"argument {key!r} = {value!r:.60} breaks its bound {key} {op} {limit!r}",
-                        f"pass {key} {op} {limit!r}",
-                        key,
-                    )
-                )
+            problem = value_problem(p, value)
+            if problem is not None:
+                out.append(ToolProblem(decl.name, "schema", *problem, key))
         return out
 
     # ------------------------------------------------------------------ dependencies

@@ -13,15 +13,20 @@ are evaluated by the offline evaluator on the prefix instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from typing_extensions import assert_never
 
 from agentguard.language import ast as A
+from agentguard.language.walk import children
 from agentguard.monitor.atoms import EventAtom, Unsupported, eval_event, term_value
 from agentguard.semantics.predicates import values_match
 from agentguard.trace.model import Call
+
+Step = Callable[[list[bool], Call, int, list[Any], bool], bool]
+"""One node's truth at position ``n``: ``(its children's values, call, n, state, pending)``;
+a temporal node also moves its own slot of ``state`` to position ``n``."""
 
 
 class PastFormula:
@@ -29,44 +34,18 @@ class PastFormula:
 
     def __init__(self, formula: A.Formula) -> None:
         self.formula = formula
-        self._nodes: list[A.Formula] = []
-        self._kids: list[tuple[int, ...]] = []
-        self._events: dict[int, EventAtom] = {}
+        self._steps: list[Step] = []
         self._build(formula)
         self.position = 0
-        self._state: list[Any] = [None] * len(self._nodes)
+        self._state: list[Any] = [None] * len(self._steps)
 
     def _build(self, f: A.Formula) -> int:
-        kids: tuple[int, ...] = ()
-        if isinstance(f, A.Event):
-            for t in f.tests:
-                term_value(t.value, {})  # raises Unsupported for variables, metrics, domains
-            self._events[len(self._nodes)] = EventAtom(f.tool, f.tests, outcome=f.outcome)
-        elif isinstance(f, A.Const):
-            pass
-        elif isinstance(f, A.Not | A.Yesterday | A.Once | A.Historically):
-            kids = (self._build(f.operand),)
-        elif isinstance(f, A.And | A.Or | A.Implies | A.Iff | A.Since):
-            kids = (self._build(f.left), self._build(f.right))
-        elif isinstance(
-            f,
-            A.Compare
-            | A.Next
-            | A.Eventually
-            | A.Always
-            | A.Until
-            | A.WeakUntil
-            | A.Release
-            | A.Quantified
-            | A.TracePredicate
-            | A.UserPredicate,
-        ):
-            raise Unsupported(f"{type(f).__name__} in a precondition")
-        else:
-            assert_never(f)
-        self._nodes.append(f)
-        self._kids.append(kids)
-        return len(self._nodes) - 1
+        """Number the subformulas children first; each gets the one step that evaluates it
+        (the only dispatch over formula types: evaluation just runs the steps)."""
+        kids = tuple(self._build(c) for c in children(f))
+        i = len(self._steps)
+        self._steps.append(_step(f, i, kids))
+        return i
 
     def _eval(self, call: Call, n: int, state: list[Any], *, pending: bool = False) -> bool:
         """Truth at position ``n`` (the call); ``state`` moves to position ``n``.
@@ -74,64 +53,9 @@ class PastFormula:
         A ``pending`` call (proposed, not run) has no outcome yet: ``.ok`` / ``.error``
         on it are not true."""
         vals: list[bool] = []
-        for i, f in enumerate(self._nodes):
-            k = self._kids[i]
-            if isinstance(f, A.Const):
-                v = f.value
-            elif isinstance(f, A.Event):
-                v = eval_event(self._events[i], call, {}, values_match, pending=pending) is True
-            elif isinstance(f, A.Not):
-                v = not vals[k[0]]
-            elif isinstance(f, A.And):
-                v = vals[k[0]] and vals[k[1]]
-            elif isinstance(f, A.Or):
-                v = vals[k[0]] or vals[k[1]]
-            elif isinstance(f, A.Implies):
-                v = (not vals[k[0]]) or vals[k[1]]
-            elif isinstance(f, A.Iff):
-                v = vals[k[0]] == vals[k[1]]
-            elif isinstance(f, A.Yesterday):
-                v = bool(state[i]) if n > 0 else not f.strong
-                state[i] = vals[k[0]]
-            elif isinstance(f, A.Since):
-                v = vals[k[1]] or (vals[k[0]] and n > 0 and bool(state[i]))
-                state[i] = v
-            elif isinstance(f, A.Once | A.Historically):
-                v = self._once_or_historically(f, vals[k[0]], n, state, i)
-            elif isinstance(
-                f,
-                A.Compare
-                | A.Next
-                | A.Eventually
-                | A.Always
-                | A.Until
-                | A.WeakUntil
-                | A.Release
-                | A.Quantified
-                | A.TracePredicate
-                | A.UserPredicate,
-            ):  # pragma: no cover - _build admits none of these
-                raise Unsupported(type(f).__name__)
-            else:
-                assert_never(f)
-            vals.append(v)
+        for step in self._steps:
+            vals.append(step(vals, call, n, state, pending))
         return vals[-1]
-
-    @staticmethod
-    def _once_or_historically(
-        f: A.Once | A.Historically, operand: bool, n: int, state: list[Any], i: int
-    ) -> bool:
-        once = isinstance(f, A.Once)
-        if f.bound is None:
-            prev = bool(state[i]) if n > 0 else not once
-            v = (operand or prev) if once else (operand and prev)
-            state[i] = v
-            return v
-        # the last position where the operand was true (O) / false (H)
-        last = n if operand == once else state[i]
-        state[i] = last
-        within = last is not None and n - last <= max(f.bound, 0)
-        return within if once else not within
 
     def advance(self, call: Call) -> None:
         """Commit a call (it becomes the previous position)."""
@@ -147,6 +71,83 @@ class PastFormula:
             value = self._eval(call, n, state, pending=True)
             n += 1
         return value
+
+
+def _once_or_historically(
+    f: A.Once | A.Historically, operand: bool, n: int, state: list[Any], i: int
+) -> bool:
+    once = isinstance(f, A.Once)
+    if f.bound is None:
+        prev = bool(state[i]) if n > 0 else not once
+        v = (operand or prev) if once else (operand and prev)
+        state[i] = v
+        return v
+    # the last position where the operand was true (O) / false (H)
+    last = n if operand == once else state[i]
+    state[i] = last
+    within = last is not None and n - last <= max(f.bound, 0)
+    return within if once else not within
+
+
+def _step(f: A.Formula, i: int, k: tuple[int, ...]) -> Step:
+    """The step of node ``i`` (children at ``k``); raises Unsupported outside the fragment."""
+    if isinstance(f, A.Const):
+        value = f.value
+        return lambda _vals, _call, _n, _state, _pending: value
+    if isinstance(f, A.Event):
+        for t in f.tests:
+            term_value(t.value, {})  # raises Unsupported for variables, metrics, domains
+        atom = EventAtom(f.tool, f.tests, outcome=f.outcome)
+        return lambda _vals, call, _n, _state, pending: (
+            eval_event(atom, call, {}, values_match, pending=pending) is True
+        )
+    if isinstance(f, A.Not):
+        return lambda vals, _call, _n, _state, _pending: not vals[k[0]]
+    if isinstance(f, A.And):
+        return lambda vals, _call, _n, _state, _pending: vals[k[0]] and vals[k[1]]
+    if isinstance(f, A.Or):
+        return lambda vals, _call, _n, _state, _pending: vals[k[0]] or vals[k[1]]
+    if isinstance(f, A.Implies):
+        return lambda vals, _call, _n, _state, _pending: (not vals[k[0]]) or vals[k[1]]
+    if isinstance(f, A.Iff):
+        return lambda vals, _call, _n, _state, _pending: vals[k[0]] == vals[k[1]]
+    if isinstance(f, A.Yesterday):
+        strong = f.strong
+
+        def yesterday(vals: list[bool], _call: Call, n: int, state: list[Any], _p: bool) -> bool:
+            v = bool(state[i]) if n > 0 else not strong
+            state[i] = vals[k[0]]
+            return v
+
+        return yesterday
+    if isinstance(f, A.Since):
+
+        def since(vals: list[bool], _call: Call, n: int, state: list[Any], _p: bool) -> bool:
+            v = vals[k[1]] or (vals[k[0]] and n > 0 and bool(state[i]))
+            state[i] = v
+            return v
+
+        return since
+    if isinstance(f, A.Once | A.Historically):
+        g = f
+        return lambda vals, _call, n, state, _pending: _once_or_historically(
+            g, vals[k[0]], n, state, i
+        )
+    if isinstance(
+        f,
+        A.Compare
+        | A.Next
+        | A.Eventually
+        | A.Always
+        | A.Until
+        | A.WeakUntil
+        | A.Release
+        | A.Quantified
+        | A.TracePredicate
+        | A.UserPredicate,
+    ):
+        raise Unsupported(f"{type(f).__name__} in a precondition")
+    assert_never(f)
 
 
 def past_formula(formula: A.Formula) -> PastFormula | None:

@@ -1,8 +1,9 @@
 """Value and path helpers of the tool checks: types, bounds, paths into results, occurrence.
 
-A leaf of the tool layer (it imports only AgentLTL's comparison and the result decoder), so the
-firewall's checker, the PEC oracle and the trace-side code share one definition of "this value
-has type int", "this value meets its bound" and "this value occurs in that result".
+A leaf of the tool layer (it imports only the parameter types, AgentLTL's comparison and the
+result decoder), so the firewall's checker, the PEC oracle and the trace-side code share one
+definition of "this value has type int", "this value meets its bound" and "this value occurs
+in that result".
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from agentguard.semantics.values import compare
+from agentguard.language.ast import PARAM_TYPES
+from agentguard.semantics.values import compare, values_equal
 from agentguard.trace.model import decode_result
 
-TYPE_NAMES: Final = ("str", "number", "int", "bool", "list", "dict", "any")
+TYPE_NAMES: Final = PARAM_TYPES
 """The parameter types a ``tool`` declaration may name."""
 
 
@@ -37,27 +39,29 @@ def fits_type(value: Any, type_name: str) -> bool:
 
 
 def within_bound(value: Any, op: str, limit: Any) -> bool:
-    """``value op limit`` with AgentLTL's comparison (mismatched types fail the bound)."""
+    """``value op limit`` with AgentLTL's comparison (mismatched types fail the bound).
+
+    ``=`` and ``in`` use AgentLTL equality, so a bool never meets a numeric bound:
+    ``True`` breaks ``= 1`` (Python's ``True == 1`` does not decide it)."""
     try:
         return compare(value, op, limit)
     except (TypeError, ValueError):
         return False
 
 
+def one_of(value: Any, choices: Sequence[Any]) -> bool:
+    """``value`` equals one of an enum's ``choices`` by AgentLTL equality (``1 == 1.0``,
+    but a bool is no number: ``True`` is not one of ``(1, 2)``)."""
+    return any(values_equal(value, choice) for choice in choices)
+
+
 def occurs_in(value: Any, data: Any) -> bool:
-    """``value`` equals a leaf or an object key somewhere in ``data`` (JSON text decoded)."""
-    stack = [decode_result(data)]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            if any(_same(value, k) for k in node):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-        elif _same(value, node) or _same(value, decode_result(node)):
-            return True
-    return False
+    """``value`` equals a leaf or an object key somewhere in ``data`` (JSON text decoded,
+    also inside the result: ``{"body": "{\\"id\\": \\"A1\\"}"}`` holds ``"A1"``), with the
+    equality of :func:`value_key` (a bool never equals a number). One definition with the
+    checker's index of earlier values (:func:`leaves`), so a value an in-flight call
+    passed and one an executed call returned are found alike."""
+    return any(_same(value, leaf) for leaf in leaves(data))
 
 
 def at_path(data: Any, path: Sequence[str | int]) -> Any:
@@ -118,6 +122,7 @@ __all__ = [
     "fits_type",
     "leaves",
     "occurs_in",
+    "one_of",
     "value_key",
     "within_bound",
 ]

@@ -6,7 +6,8 @@ from agentguard.integrations._json_schema import declaration, with_declarations
 
 from agentguard.language import ast as A
 from agentguard.language import parse_spec
-from agentguard.tools.checker import ToolChecker, signature
+from agentguard.tools.arguments import signature
+from agentguard.tools.checker import ToolChecker
 
 REFUND = {
     "type": "object",

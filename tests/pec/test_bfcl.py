@@ -96,7 +96,7 @@ def test_injected_wrong_type(depth: int) -> None:
     assert scored.fed == depth
     assert scored.failure
     assert scored.failure.label is FailureLabel.SCHEMA
-    assert "expected str" in scored.failure.reason
+    assert "must be a str, got int 12345" in scored.failure.reason
 
 
 def test_injected_held_out_tool_too_early() -> None:

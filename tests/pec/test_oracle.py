@@ -6,23 +6,20 @@ from typing import Any
 
 import pytest
 
-from agentguard.language.ast import Domain, Param, Spec, ToolDecl
+from agentguard.language.ast import Domain, Event, Once, Param, Spec, ToolDecl
+from agentguard.pec.declarations import (
+    declarations_from_json_schema,
+    declarations_from_params,
+    declarations_from_spec,
+)
 from agentguard.pec.environment import Execution, is_error_result
 from agentguard.pec.episode import Episode
 from agentguard.pec.labels import FailureLabel
-from agentguard.pec.oracle import CallContext, Oracle, occurs_in
-from agentguard.pec.schema import (
-    ToolSchema,
-    argument_problem,
-    schema_from_decl,
-    schemas_from_json_schema,
-    schemas_from_params,
-    schemas_from_spec,
-)
-from agentguard.tools.checker import ToolChecker
+from agentguard.pec.oracle import CallContext, Oracle
+from agentguard.tools.values import occurs_in
 from agentguard.trace.model import Call, Trace
 
-TOOLS = schemas_from_json_schema(
+TOOLS = declarations_from_json_schema(
     [
         {
             "name": "lookup_order",
@@ -73,7 +70,7 @@ def ep(*calls: Call, success: bool = True) -> Episode:
     return Episode("task", calls, success, {"method": "m"})
 
 
-def with_source(tools: dict[str, ToolSchema]) -> dict[str, ToolSchema]:
+def with_source(tools: dict[str, ToolDecl]) -> dict[str, ToolDecl]:
     """`refund.order_id from results(lookup_order)` via an .ltl tool declaration."""
     decl = ToolDecl(
         "refund",
@@ -82,7 +79,7 @@ def with_source(tools: dict[str, ToolSchema]) -> dict[str, ToolSchema]:
             Param("amount", "number", bound=(">=", 0)),
         ),
     )
-    return {**tools, **schemas_from_spec(Spec("shop", tools=(decl,)))}
+    return {**tools, **declarations_from_spec(Spec("shop", tools=(decl,)))}
 
 
 LOOKUP = Call("lookup_order", {"customer": "c"}, {"orders": [{"id": "A1"}]})
@@ -103,8 +100,8 @@ def test_fully_executable_episode() -> None:
     [
         (Call("refnud", {}), "unknown tool"),
         (Call("refund", {"order_id": "A1"}), "missing required argument 'amount'"),
-        (Call("refund", {"order_id": 7, "amount": 1}), "expected str"),
-        (Call("refund", {"order_id": "A1", "amount": True}), "expected number"),
+        (Call("refund", {"order_id": 7, "amount": 1}), "'order_id' must be a str, got int 7"),
+        (Call("refund", {"order_id": "A1", "amount": True}), "must be a number, got bool"),
         (Call("refund", {"order_id": "A1", "amount": 1, "why": "x"}), "unexpected argument"),
     ],
 )
@@ -145,11 +142,12 @@ def test_precondition_hook_sees_prefix_with_proposed_call() -> None:
     """The hook gets the declaration and the prefix ending with the proposed call."""
     seen: list[tuple[str, ...]] = []
 
-    def verified_first(decl: ToolSchema, prefix: Trace) -> bool:
+    def verified_first(decl: ToolDecl, prefix: Trace) -> bool:
         seen.append(prefix.names)
         return "lookup_order" in prefix.names[:-1]
 
-    tools = {**TOOLS, "refund": ToolSchema("refund", TOOLS["refund"].params, requires="O lookup")}
+    requires = Once(Event("lookup_order"))
+    tools = {**TOOLS, "refund": ToolDecl("refund", TOOLS["refund"].params, requires)}
     oracle = Oracle.build(tools=tools, precondition=verified_first)
     bad = oracle.score(ep(Call("refund", {"order_id": "A1", "amount": 1})))
     assert bad.failure
@@ -171,7 +169,7 @@ def test_ltl_spec_default_precondition_and_dependency() -> None:
     """With a parsed .ltl spec the default hook evaluates `requires` by the AgentLTL core."""
     from agentguard import parse_spec
 
-    oracle = Oracle.build(tools=schemas_from_spec(parse_spec(SHOP_SPEC)))
+    oracle = Oracle.build(tools=declarations_from_spec(parse_spec(SHOP_SPEC)))
     lookup = Call("lookup_order", {"customer": "c"}, {"orders": [{"id": "A1"}]})
     verify = Call("verify_identity", {"customer": "c"}, "ok")
     refund = Call("issue_refund", {"order_id": "A1", "amount": 5})
@@ -263,9 +261,9 @@ def test_offered_tools_and_extra_checks() -> None:
     assert big.failure.label is FailureLabel.PRECONDITION
 
 
-def test_schemas_from_params_mapping() -> None:
+def test_declarations_from_params_mapping() -> None:
     """A plain mapping gives required/optional parameters of any or named type."""
-    tools = schemas_from_params({"a": ["x", "y?"], "b": {"n": "integer"}})
+    tools = declarations_from_params({"a": ["x", "y?"], "b": {"n": "integer"}})
     oracle = Oracle.build(tools=tools)
     assert oracle.score(ep(Call("a", {"x": 1}))).executable
     assert not oracle.score(ep(Call("a", {"y": 1}))).executable
@@ -311,23 +309,96 @@ def test_recorded_tool_error_flag_is_information_failure() -> None:
     assert check(CallContext(episode, 0, clean, Trace(), clean.result)) is None
 
 
-def test_bound_agrees_with_the_firewall_checker() -> None:
-    """A bound ``= 1`` rejects True in the PEC oracle exactly as the firewall's checker does."""
+def test_bound_ignores_python_bool_int_equality() -> None:
+    """A bound ``= 1`` rejects True in the oracle: a bool is not a number for bounds."""
     decl = ToolDecl("flag", (Param("level", "any", bound=("=", 1)),))
-    checker = ToolChecker((decl,))
-    schema = schema_from_decl(decl)
+    oracle = Oracle.build(tools={"flag": decl})
     for value, fits in [(1, True), (1.0, True), (True, False), ("1", False)]:
-        online = not checker.check("flag", {"level": value}, ())
-        offline = argument_problem(schema, {"level": value}) is None
-        assert online is offline is fits, value
+        assert oracle.score(ep(Call("flag", {"level": value}))).executable is fits, value
 
 
-def test_regex_bound_agrees_with_the_firewall_checker() -> None:
-    """A ``~`` bound matches the same strings in the PEC oracle and the firewall's checker."""
+def test_regex_bound_is_a_schema_check() -> None:
+    """A ``~`` bound accepts the strings its pattern matches and fails the rest as schema."""
     decl = ToolDecl("find", (Param("q", "str", bound=("~", "^ab")),))
-    checker = ToolChecker((decl,))
-    schema = schema_from_decl(decl)
-    for value, fits in [("abc", True), ("xab", False)]:
-        online = not checker.check("find", {"q": value}, ())
-        offline = argument_problem(schema, {"q": value}) is None
-        assert online is offline is fits, value
+    oracle = Oracle.build(tools={"find": decl})
+    assert oracle.score(ep(Call("find", {"q": "abc"}))).executable
+    scored = oracle.score(ep(Call("find", {"q": "xab"})))
+    assert scored.failure is not None
+    assert scored.failure.label is FailureLabel.SCHEMA
+
+
+@pytest.mark.parametrize("op", ["!~", "in", "contains"])
+def test_every_bound_operator_is_enforced(op: str) -> None:
+    """Bounds with ``!~``, ``in`` and ``contains`` are enforced, not skipped."""
+    limit: Any = {"!~": "^x", "in": ("a", "b"), "contains": "a"}[op]
+    decl = ToolDecl("t", (Param("v", "str", bound=(op, limit)),))
+    scored = Oracle.build(tools={"t": decl}).score(ep(Call("t", {"v": "xyz"})))
+    assert scored.failure is not None
+    assert scored.failure.label is FailureLabel.SCHEMA
+
+
+JSON_TOOLS = declarations_from_json_schema(
+    {
+        "search": {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["fast", "deep"]},
+                "level": {"type": "integer", "enum": [0, 1]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "additionalProperties": True,
+        }
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "fits"),
+    [
+        ({"mode": "deep", "tags": ["a"], "other": 1}, True),
+        ({"mode": "slow"}, False),
+        ({"level": 1}, True),
+        ({"level": False}, False),
+        ({"tags": ["a", 2]}, False),
+    ],
+)
+def test_json_schema_enum_items_and_extra(args: dict[str, Any], fits: bool) -> None:
+    """A JSON Schema's enum, array items and additionalProperties are checked."""
+    assert Oracle.build(tools=JSON_TOOLS).score(ep(Call("search", args))).executable is fits
+
+
+def test_dependency_from_args_is_checked() -> None:
+    """A ``from args(tool.path)`` source is a dependency too: the value must have been passed."""
+    decl = ToolDecl("pay", (Param("to", "str", source=Domain("args", "open", ("id",))),))
+    tools = {"pay": decl, "open": ToolDecl("open", (Param("id", "str"),))}
+    oracle = Oracle.build(tools=tools)
+    assert oracle.score(ep(Call("open", {"id": "A"}), Call("pay", {"to": "A"}))).executable
+    scored = oracle.score(ep(Call("open", {"id": "A"}), Call("pay", {"to": "B"})))
+    assert scored.failure is not None
+    assert scored.failure.label is FailureLabel.DEPENDENCY
+
+
+def test_a_failing_predicate_is_an_error_not_a_label() -> None:
+    """A ``requires`` whose user predicate is not registered raises instead of labelling."""
+    from agentguard import parse_spec
+    from agentguard.errors import EvaluationError
+
+    spec = parse_spec('predicate ok(v)\ntool t(x: str) requires ok("a")')
+    oracle = Oracle.build(tools=declarations_from_spec(spec))
+    with pytest.raises(EvaluationError, match="call 1 't'"):
+        oracle.score(ep(Call("t", {"x": "a"})))
+
+
+def test_empty_declarations_know_no_tool() -> None:
+    """An empty mapping of declarations fails every tool call as unknown."""
+    scored = Oracle.build(tools={}).score(ep(Call("a", {})))
+    assert scored.failure is not None
+    assert "unknown tool 'a'" in scored.failure.reason
+
+
+def test_unknown_parameter_type_is_refused() -> None:
+    """A ``{tool: {param: type}}`` mapping with an unknown type name is a PecError."""
+    from agentguard.pec.errors import PecError
+
+    with pytest.raises(PecError, match="unknown type 'decimal'"):
+        declarations_from_params({"a": {"n": "decimal"}})

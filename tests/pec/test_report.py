@@ -7,12 +7,12 @@ import io
 import pytest
 from rich.console import Console
 
-from agentguard.pec.cli import _replay
+from agentguard.pec.cli_replay import replay_serial
+from agentguard.pec.declarations import declarations_from_params
 from agentguard.pec.episode import Episode, Scored, episode_from_trace
 from agentguard.pec.errors import PecError
 from agentguard.pec.oracle import Oracle
 from agentguard.pec.report import build_report
-from agentguard.pec.schema import schemas_from_params
 from agentguard.trace.model import Call, Trace
 from tests.pec.helpers import scored
 
@@ -59,10 +59,10 @@ def test_progress_bar_on_long_replays() -> None:
     """Replaying 60 episodes on a terminal shows a progress bar and scores them all."""
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=80)
-    oracle = Oracle.build(tools=schemas_from_params({"a": []}))
+    oracle = Oracle.build(tools=declarations_from_params({"a": []}))
     pending = [(f"f:{i}", Episode(str(i), (Call("a"),), True)) for i in range(60)]
     errors: list[Exception] = []
-    out: list[tuple[Scored, str]] = _replay(oracle, pending, console, errors, quiet=False)
+    out: list[tuple[Scored, str]] = replay_serial(oracle, pending, console, errors, quiet=False)
     assert len(out) == 60
     assert all(s.executable for s, _ in out)
     assert [where for _, where in out] == [where for where, _ in pending]

@@ -16,15 +16,9 @@ from typing import Literal
 
 from agentguard.bench.errors import BadParameterError, InstanceTooLongError, UnknownTemplateError
 from agentguard.bench.instance import Instance
-from agentguard.bench.simplified.templates import (
-    ANSWER_FORMAT,
-    SIMPLIFIED_TEMPLATES,
-    TRAINING_TEMPLATES,
-    Say,
-    VocabRecorder,
-    params_for,
-)
+from agentguard.bench.simplified.templates import SIMPLIFIED_TEMPLATES, TRAINING_TEMPLATES
 from agentguard.bench.simplified.vocab import IDENTITY, Vocab
+from agentguard.bench.simplified.writing import ANSWER_FORMAT, Say, VocabRecorder, params_for
 from agentguard.bench.synthesis import render_spec, synthesize
 from agentguard.bench.tools import Toolbox
 
