@@ -22,22 +22,6 @@ from agentguard.language.transformer import parse_file
 from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 from agentguard.trace.model import DIALOGUE_NAMES
 
-PARAM_TYPES = {
-    "str": "str",
-    "string": "str",
-    "number": "number",
-    "float": "number",
-    "int": "int",
-    "integer": "int",
-    "bool": "bool",
-    "boolean": "bool",
-    "list": "list",
-    "array": "list",
-    "dict": "dict",
-    "object": "dict",
-    "any": "any",
-}
-
 
 class DeclarationPass:
     """Declarations of one spec and the files it imports, into one scope."""
@@ -157,11 +141,11 @@ class DeclarationPass:
             self.scope.tools[item.name] = A.ToolDecl(item.name, tuple(params), requires, item.span)
 
     def _param(self, decl: S.ParamDecl, source: str) -> A.Param | None:
-        ptype = PARAM_TYPES.get(decl.type_name)
+        ptype = A.PARAM_TYPE_ALIASES.get(decl.type_name)
         if ptype is None:
             self.scope.problem(
                 f"unknown parameter type {decl.type_name!r} "
-                f"(use one of: {', '.join(sorted(set(PARAM_TYPES)))})",
+                f"(use one of: {', '.join(sorted(A.PARAM_TYPE_ALIASES))})",
                 decl.type_span,
                 source,
             )
