@@ -53,9 +53,7 @@ KNOWN_UPWARD: frozenset[str] = frozenset(
         "agentguard.language.resolver -> agentguard.semantics.values",
     }
 )
-KNOWN_CYCLES: frozenset[str] = frozenset(
-    {"agentguard.trace.mcp_content <-> agentguard.trace.model"}  # a lazy hook in model.py
-)
+KNOWN_CYCLES: frozenset[str] = frozenset()
 
 
 def _module_name(path: Path) -> str:

@@ -65,7 +65,7 @@ def verify_traces(
     constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
     dialogue = spec_mentions_dialogue(spec)  # as verify_trace: messages only if named
     loaded = [judged(as_trace(t), dialogue) for t in traces]
-    names = [tuple(map(_NAME, t.calls)) for t in loaded]  # Trace.names, without a genexpr
+    names = [t.names for t in loaded]  # read from the columns: no Call is built for this
     bulk = _Bulk(loaded, names)
     fallback: dict[int, Evaluator] = {}
 
