@@ -1,0 +1,139 @@
+"""Where each tool is called in a corpus laid end to end, and the DECLARE shapes answered
+from those positions alone.
+
+The bulk scorer (:mod:`agentguard.scoring.bulk`) asks, per trace, for the first position
+where a constraint's body fails (``G φ``) or holds (``F φ``). For the shapes a DECLARE
+model is made of, the answer follows from the sorted positions of one or two tools
+and each trace's first and last call of them, in time proportional to those calls
+(``searchsorted`` over the traces), with no vector over every position of the corpus:
+
+    φ = a                   first a
+    φ = a -> F b   (fails)  first a after the trace's last b             (response)
+    φ = b -> O a   (fails)  first b, when it comes before the first a    (precedence)
+    φ = a -> X b   (fails)  first a not directly followed by b           (chain response)
+    φ = a -> N b   (fails)  the same, an a at the very end being fine
+
+``a`` and ``b`` are plain event atoms (a tool name; no tests, no outcome). Any other
+``φ`` is left to the vector evaluator (:func:`first_position` returns None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agentguard.language import ast as A
+from agentguard.semantics.segmented import Index, Segments
+
+Codes = npt.NDArray[np.signedinteger[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """The calls of one tool: sorted global positions, and per trace (segment) the
+    range of them in ``positions`` and its first and last position (-1: none)."""
+
+    positions: Index
+    lo: Index
+    hi: Index
+    first: Index
+    last: Index
+
+
+class ToolPositions:
+    """Per tool code, its :class:`Calls` over the corpus (computed once per code)."""
+
+    def __init__(self, codes: Codes, seg: Segments) -> None:
+        self.codes = codes
+        self.seg = seg
+        self._calls: dict[int, Calls] = {}
+
+    def of(self, code: int | None) -> Calls:
+        """The calls of the tool with this code (None: a tool never called)."""
+        key = -1 if code is None else code
+        hit = self._calls.get(key)
+        if hit is None:
+            found = np.flatnonzero(self.codes == code) if code is not None else np.empty(0, int)
+            hit = self._calls[key] = self._index(found.astype(self.seg.index_type))
+        return hit
+
+    def _index(self, positions: Index) -> Calls:
+        seg = self.seg
+        lo = np.searchsorted(positions, seg.starts).astype(seg.index_type)
+        hi = np.searchsorted(positions, seg.ends).astype(seg.index_type)
+        some = hi > lo
+        padded = np.append(positions, -1)  # lo == len(positions) reads the -1
+        first = np.where(some, padded[lo], -1)
+        last = np.where(some, padded[hi - 1], -1)
+        return Calls(positions, lo, hi, first, last)
+
+
+def plain_tool(f: A.Formula) -> str | None:
+    """The tool of a plain event atom (a name, no tests, no outcome), else None."""
+    if isinstance(f, A.Event) and f.tool is not None and not f.tests and f.outcome is None:
+        return f.tool
+    return None
+
+
+def first_position(
+    f: A.Formula, negated: bool, tools: ToolPositions, code_of: dict[str, int]
+) -> Index | None:
+    """Per trace, the global position of the first call where ``f`` holds (``negated``:
+    fails), or -1; None when ``f`` is not one of the shapes above."""
+    if not negated:
+        tool = plain_tool(f)
+        return None if tool is None else tools.of(code_of.get(tool)).first
+    if not isinstance(f, A.Implies):
+        return None
+    trigger, body = plain_tool(f.left), f.right
+    if trigger is None or not isinstance(body, (A.Eventually, A.Once, A.Next)):
+        return None
+    target = plain_tool(body.operand)
+    if target is None:
+        return None
+    triggers = tools.of(code_of.get(trigger))
+    if isinstance(body, A.Eventually) and body.bound is None:
+        return _response(triggers, tools.of(code_of.get(target)), tools.seg)
+    if isinstance(body, A.Once) and body.bound is None:
+        return _precedence(triggers, tools.of(code_of.get(target)))
+    if isinstance(body, A.Next):
+        return _chain_response(triggers, code_of.get(target), body.strong, tools)
+    return None  # a bounded F or O
+
+
+def _response(a: Calls, b: Calls, seg: Segments) -> Index:
+    """First ``a`` after the last ``b`` of its trace (every ``a`` when there is no ``b``)."""
+    after = np.where(b.last >= 0, b.last + 1, seg.starts)
+    k = np.searchsorted(a.positions, after)  # the first a at or after `after`
+    padded = np.append(a.positions, -1)
+    out: Index = np.where(k < a.hi, padded[k], -1)
+    return out
+
+
+def _precedence(b: Calls, a: Calls) -> Index:
+    """The first ``b`` of a trace when no ``a`` comes at or before it."""
+    alone = (b.first >= 0) & ((a.first < 0) | (b.first < a.first))
+    out: Index = np.where(alone, b.first, -1)
+    return out
+
+
+def _chain_response(a: Calls, b: int | None, strong: bool, tools: ToolPositions) -> Index:
+    """The first ``a`` whose next call (in its trace) is not ``b``."""
+    seg = tools.seg
+    at = a.positions
+    if not at.size:
+        return np.full(len(seg.lengths), -1, dtype=seg.index_type)
+    ends = seg.ends[np.searchsorted(seg.ends, at, side="right")]  # each a's trace end
+    inside = at + 1 < ends
+    following = tools.codes[np.minimum(at + 1, seg.n - 1)]
+    good = inside & (following == b) if b is not None else np.zeros(at.size, dtype=bool)
+    if not strong:
+        good |= ~inside
+    bad = at[~good]
+    lo = np.searchsorted(bad, seg.starts)
+    hi = np.searchsorted(bad, seg.ends)
+    out: Index = np.where(hi > lo, np.append(bad, -1)[lo], -1)
+    return out
