@@ -22,7 +22,7 @@ from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
 from agentguard.language.dialogue import judged, spec_mentions_dialogue
 from agentguard.scoring.bulk import Bulk
-from agentguard.scoring.report import ComplianceReport, ConstraintResult, score_of
+from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.verify import (
     _spec_from,
     as_trace,
@@ -101,14 +101,20 @@ def _reports(
     rows: list[tuple[ConstraintResult, ...]] = (
         list(zip(*columns, strict=True)) if columns else [()] * len(traces)
     )
-    summaries: dict[tuple[bool, ...], tuple[float, str]] = {}
+    if candidates or (isinstance(spec, A.Spec) and spec.tools):  # per-trace details/checks
+        return [
+            assemble_report(row, spec, traces[t], names[t], candidates)
+            for t, row in enumerate(rows)
+        ]
+    # what assemble_report builds, with its per-trace parts shared between traces
+    spec_name = spec.name if isinstance(spec, A.Spec) else None
+    summaries: dict[tuple[bool, ...], tuple[float, str, str]] = {}
     out = []
-    for t, row in enumerate(rows):
-        summary = None
-        if not candidates:
-            key = tuple(map(_PASSED, row))
-            summary = summaries.get(key)
-            if summary is None:
-                summary = summaries[key] = (score_of(row), details_of(row, (), names[t]))
-        out.append(assemble_report(row, spec, traces[t], names[t], candidates, summary))
+    for row, sequence in zip(rows, names, strict=True):
+        key = tuple(map(_PASSED, row))
+        summary = summaries.get(key)
+        if summary is None:
+            score = score_of(row)
+            summary = summaries[key] = (score, label_of(score), details_of(row, (), sequence))
+        out.append(ComplianceReport(*summary, sequence, row, spec_name, ()))
     return out

@@ -13,7 +13,8 @@ trace alone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain, count
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -41,13 +42,20 @@ class Bulk:
         self.rows = [t for t, n in enumerate(names) if n]
         self.seg = S.Segments([len(names[t]) for t in self.rows])
         self.names = names
-        # a code per tool name (its first position: unique, not dense), in one pass
-        codes: dict[str, int] = {}
+        # one code per tool name over the whole corpus: each trace's own coding
+        # (Trace.tool_codes) is mapped through a table, with no Python step per call
+        coded = [traces[t].tool_codes for t in self.rows]
+        vocab = list(chain.from_iterable(c.vocab for c in coded))
+        codes: dict[str, int] = dict.fromkeys(vocab, 0)
+        for code, name in enumerate(codes):
+            codes[name] = code
         self.codes = codes
-        self.code_vec = np.fromiter(
-            map(codes.setdefault, chain.from_iterable(names), count()),
-            dtype=np.int64,
-            count=self.seg.n,
+        table = np.fromiter(map(codes.__getitem__, vocab), dtype=np.int32, count=len(vocab))
+        offsets = np.cumsum([0, *(len(c.vocab) for c in coded[:-1])], dtype=np.int32)
+        self.code_vec: S.Index = (
+            table[np.concatenate([c.codes for c in coded]) + self.seg.spread(offsets)]
+            if coded
+            else np.zeros(0, dtype=np.int32)
         )
         self.tools = ToolPositions(self.code_vec, self.seg)
         self._calls: list[Call] | None = None
@@ -67,17 +75,22 @@ class Bulk:
             details = self._explain(c.formula, np.arange(len(self.rows)), passed)
         except Exception:  # noqa: BLE001 - the per-trace path reproduces the error exactly
             return None
+        # one result per distinct (passed, detail), shared by its traces (results are
+        # immutable); a text is given to traces of one verdict, so a text is an outcome
+        verdicts = np.zeros(len(details.table), dtype=bool)
+        verdicts[details.index] = passed
+        index = details.index
+        table = details.table
+        if not np.array_equal(verdicts[index], passed):  # not so: one entry per outcome
+            _, first, index = np.unique(index * 2 + passed, return_index=True, return_inverse=True)
+            verdicts, table = passed[first], [details.table[details.index[k]] for k in first]
         severity = str(c.severity)
-        shared: dict[tuple[bool, str], ConstraintResult] = {}  # results are immutable
-        out = []
-        for outcome in zip(passed.tolist(), details, strict=True):
-            result = shared.get(outcome)
-            if result is None:
-                ok, detail = outcome
-                result = shared[outcome] = ConstraintResult(
-                    c.name, c.layer, c.weight, ok, detail, severity, c.message, None
-                )
-            out.append(result)
+        results = np.empty(len(table), dtype=object)
+        results[:] = [
+            ConstraintResult(c.name, c.layer, c.weight, ok, text, severity, c.message, None)
+            for ok, text in zip(verdicts.tolist(), table, strict=True)
+        ]
+        out: list[ConstraintResult] = results[index.reshape(-1)].tolist()
         return out
 
     def start(self, f: A.Formula) -> BoolVec:
@@ -185,7 +198,7 @@ class Bulk:
         return self._calls
 
     # ---------------------------------------------------------------- explanations
-    def _explain(self, f: A.Formula, group: Rows, passed: BoolVec) -> list[str]:
+    def _explain(self, f: A.Formula, group: Rows, passed: BoolVec) -> Texts:
         """``explain(f, ev, passed)`` for the traces ``group`` (row numbers), in order.
 
         The same branches as :func:`agentguard.scoring.explain.explain`, restricted to
@@ -206,7 +219,8 @@ class Bulk:
                         if always
                         else f"Never satisfied in {n} call(s): {inner}."
                     )
-                call = self._call(int(group[k]), int(local[k]))
+                at_k = int(local[k])
+                call = f'call #{at_k + 1} ("{self.names[self.rows[int(group[k])]][at_k]}")'
                 return (
                     f"Violated at {call}: {inner} does not hold there."
                     if always
@@ -214,10 +228,11 @@ class Bulk:
                 )
 
             # the text depends on the length (when held / never satisfied), else on the
-            # position and its tool: one key per text, built once
-            where = np.where(passed == always, -1, local)
-            tool = np.where(passed == always, lengths, self.code_vec[np.maximum(at, 0)])
-            return _shared(where * (self.seg.n + 1) + tool, text)
+            # position and its tool: one key per text, each text built once
+            plain = passed == always
+            where = np.where(plain, -1, local)
+            tool = np.where(plain, lengths, self.code_vec[np.maximum(at, 0)])
+            return Texts.of(where * (self.seg.n + 1) + tool, text)
         if isinstance(f, A.And):  # a failed conjunction is explained by its first failed part
             out = self._generic(f, passed, lengths)
             left = self.start(f.left)[group]
@@ -225,34 +240,27 @@ class Bulk:
             for part, pick in ((f.left, ~passed & ~left), (f.right, ~passed & left & ~right)):
                 chosen = np.flatnonzero(pick)
                 if chosen.size:
-                    sub = self._explain(part, group[chosen], np.zeros(chosen.size, dtype=bool))
-                    for k, detail in zip(chosen.tolist(), sub, strict=True):
-                        out[k] = detail
+                    failed = np.zeros(chosen.size, dtype=bool)
+                    out = out.overlay(chosen, self._explain(part, group[chosen], failed))
             return out
         if isinstance(f, A.Implies):
             left = self.start(f.left)[group]
             vacuous = f"Vacuously true: {self._show(f.left)} does not hold."
-            out = [vacuous] * len(lengths)
+            out = Texts(np.zeros(group.size, dtype=np.int64), [vacuous])
             chosen = np.flatnonzero(left)
             if chosen.size:
-                sub = self._explain(f.right, group[chosen], passed[chosen])
-                for k, detail in zip(chosen.tolist(), sub, strict=True):
-                    out[k] = detail
+                out = out.overlay(chosen, self._explain(f.right, group[chosen], passed[chosen]))
             return out
         return self._generic(f, passed, lengths)
 
-    def _generic(self, f: A.Formula, passed: BoolVec, lengths: Rows) -> list[str]:
+    def _generic(self, f: A.Formula, passed: BoolVec, lengths: Rows) -> Texts:
         shown = self._show(f)
 
         def text(k: int) -> str:
             verdict = "holds" if passed[k] else "does not hold"
             return f"{shown} {verdict} on the {int(lengths[k])}-call trace."
 
-        return _shared(lengths * 2 + passed, text)
-
-    def _call(self, row: int, local: int) -> str:
-        """``call #k ("name")`` for position ``local`` of row ``row``'s trace."""
-        return f'call #{local + 1} ("{self.names[self.rows[row]][local]}")'
+        return Texts.of(lengths * 2 + passed, text)
 
     def _show(self, f: A.Formula) -> str:
         text = self._shown.get(id(f))
@@ -262,16 +270,27 @@ class Bulk:
         return text
 
 
-def _shared(keys: Rows, text: Callable[[int], str]) -> list[str]:
-    """``[text(k) for k in range(len(keys))]``, where rows with equal keys have equal
-    texts: each text is built once, for the first row with its key, and shared."""
-    if not keys.size:
-        return []
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    texts = np.empty(first.size, dtype=object)
-    texts[:] = [text(int(k)) for k in first]
-    out: list[str] = texts[inverse.reshape(-1)].tolist()
-    return out
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """One text per row, as an index into a table of the distinct texts."""
+
+    index: Rows
+    table: list[str]
+
+    @classmethod
+    def of(cls, keys: Rows, text: Callable[[int], str]) -> Texts:
+        """``text(k)`` for each row ``k``, where rows with equal keys have equal texts:
+        each text is built once, for the first row with its key."""
+        if not keys.size:
+            return cls(np.zeros(0, dtype=np.int64), [])
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return cls(inverse.reshape(-1), [text(k) for k in first.tolist()])
+
+    def overlay(self, rows: Rows, other: Texts) -> Texts:
+        """These texts, with ``other``'s (one per row of ``rows``) in those rows."""
+        index = self.index.copy()
+        index[rows] = other.index + len(self.table)
+        return Texts(index, [*self.table, *other.table])
 
 
 def _operand(test: A.Test) -> Any:

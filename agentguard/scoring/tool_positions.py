@@ -19,7 +19,7 @@ and each trace's first and last call of them, in time proportional to those call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,44 +31,64 @@ from agentguard.semantics.segmented import Index, Segments
 Codes = npt.NDArray[np.signedinteger[Any]]
 
 
-@dataclass(frozen=True, slots=True)
 class Calls:
     """The calls of one tool: sorted global positions, and per trace (segment) the
-    range of them in ``positions`` and its first and last position (-1: none)."""
+    range ``lo:hi`` of them in ``positions`` and its first and last one (-1: none)."""
 
-    positions: Index
-    lo: Index
-    hi: Index
-    first: Index
-    last: Index
+    def __init__(self, positions: Index, seg: Segments) -> None:
+        self.positions = positions
+        self.lo: Index = np.searchsorted(positions, seg.starts)
+        # a trace's calls end where the next trace's begin
+        self.hi: Index = np.append(self.lo[1:], positions.size)
+        self._padded = np.append(positions, -1)  # index positions.size reads -1
+
+    @cached_property
+    def first(self) -> Index:
+        out: Index = np.where(self.hi > self.lo, self._padded[self.lo], -1)
+        return out
+
+    @cached_property
+    def last(self) -> Index:
+        out: Index = np.where(self.hi > self.lo, self._padded[self.hi - 1], -1)
+        return out
 
 
 class ToolPositions:
-    """Per tool code, its :class:`Calls` over the corpus (computed once per code)."""
+    """Per tool code, its :class:`Calls` over the corpus.
+
+    All tools' positions come from one stable sort of the codes (a radix sort while the
+    codes fit 16 bits): sorting by tool keeps each tool's positions in order.
+    """
 
     def __init__(self, codes: Codes, seg: Segments) -> None:
         self.codes = codes
         self.seg = seg
-        self._calls: dict[int, Calls] = {}
+        self._calls: dict[int | None, Calls] = {}
+        self._sorted: tuple[Index, Index] | None = None
 
     def of(self, code: int | None) -> Calls:
         """The calls of the tool with this code (None: a tool never called)."""
-        key = -1 if code is None else code
-        hit = self._calls.get(key)
+        hit = self._calls.get(code)
         if hit is None:
-            found = np.flatnonzero(self.codes == code) if code is not None else np.empty(0, int)
-            hit = self._calls[key] = self._index(found.astype(self.seg.index_type))
+            if code is None:
+                positions: Index = np.zeros(0, dtype=np.int64)
+            else:
+                order, bounds = self._by_tool()
+                positions = order[bounds[code] : bounds[code + 1]]
+            hit = self._calls[code] = Calls(positions, self.seg)
         return hit
 
-    def _index(self, positions: Index) -> Calls:
-        seg = self.seg
-        lo = np.searchsorted(positions, seg.starts).astype(seg.index_type)
-        hi = np.searchsorted(positions, seg.ends).astype(seg.index_type)
-        some = hi > lo
-        padded = np.append(positions, -1)  # lo == len(positions) reads the -1
-        first = np.where(some, padded[lo], -1)
-        last = np.where(some, padded[hi - 1], -1)
-        return Calls(positions, lo, hi, first, last)
+    def _by_tool(self) -> tuple[Index, Index]:
+        """Positions sorted by tool, and where each tool's run starts."""
+        if self._sorted is None:
+            top = int(self.codes.max()) if self.codes.size else 0
+            narrow = self.codes.astype(
+                np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else self.codes.dtype
+            )
+            order: Index = np.argsort(narrow, kind="stable")
+            bounds: Index = np.concatenate(([0], np.cumsum(np.bincount(self.codes))))
+            self._sorted = order, bounds
+        return self._sorted
 
 
 def plain_tool(f: A.Formula) -> str | None:
@@ -108,8 +128,7 @@ def _response(a: Calls, b: Calls, seg: Segments) -> Index:
     """First ``a`` after the last ``b`` of its trace (every ``a`` when there is no ``b``)."""
     after = np.where(b.last >= 0, b.last + 1, seg.starts)
     k = np.searchsorted(a.positions, after)  # the first a at or after `after`
-    padded = np.append(a.positions, -1)
-    out: Index = np.where(k < a.hi, padded[k], -1)
+    out: Index = np.where(k < a.hi, a._padded[k], -1)
     return out
 
 
@@ -124,16 +143,10 @@ def _chain_response(a: Calls, b: int | None, strong: bool, tools: ToolPositions)
     """The first ``a`` whose next call (in its trace) is not ``b``."""
     seg = tools.seg
     at = a.positions
-    if not at.size:
-        return np.full(len(seg.lengths), -1, dtype=seg.index_type)
     ends = seg.ends[np.searchsorted(seg.ends, at, side="right")]  # each a's trace end
     inside = at + 1 < ends
     following = tools.codes[np.minimum(at + 1, seg.n - 1)]
     good = inside & (following == b) if b is not None else np.zeros(at.size, dtype=bool)
     if not strong:
         good |= ~inside
-    bad = at[~good]
-    lo = np.searchsorted(bad, seg.starts)
-    hi = np.searchsorted(bad, seg.ends)
-    out: Index = np.where(hi > lo, np.append(bad, -1)[lo], -1)
-    return out
+    return Calls(at[~good], seg).first

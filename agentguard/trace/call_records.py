@@ -32,6 +32,7 @@ from agentguard.trace.call_fields import (
 )
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.mcp_content import mcp_result
+from agentguard.trace.tool_codes import ToolCodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class CallColumns:
     names: tuple[str, ...]
     args: list[Mapping[str, Any] | None]
     results: list[Any]
+    tools: ToolCodes
+    """The tool sequence, dictionary-coded (for bulk scoring)."""
     errors: list[bool] | None = None
     """None when no call is a tool error."""
     kinds: list[CallKind] | None = None
@@ -93,7 +96,7 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
     """The columns when every record has the plain shape, else None (read them one by one)."""
     n = len(rows)
     if not n:
-        return CallColumns((), [], [])
+        return CallColumns((), [], [], ToolCodes.of(()))
     if set(map(type, rows)) != {dict}:
         return None
     keys: set[str] = set().union(*rows)
@@ -102,8 +105,8 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
     names: list[Any] = list(map(dict.get, rows, repeat("tool_name")))
     if set(map(type, names)) != {str}:
         return None  # a missing or non-string name: the per-record path names the record
-    distinct = set(names)
-    if "" in distinct or not distinct.isdisjoint(DIALOGUE_NAMES):
+    distinct = dict.fromkeys(names)  # the tool vocabulary, in order of first call
+    if "" in distinct or not DIALOGUE_NAMES.isdisjoint(distinct):
         return None
     args: list[Mapping[str, Any] | None] = (
         list(map(dict.get, rows, repeat("arguments"))) if "arguments" in keys else [None] * n
@@ -128,7 +131,7 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
                     errors[i] = True
     if errors is not None and True not in errors:
         errors = None
-    return CallColumns(tuple(names), args, results, errors)
+    return CallColumns(tuple(names), args, results, ToolCodes.from_lookup(names, distinct), errors)
 
 
 def _read_each(rows: list[Any], source: str) -> CallColumns:
@@ -140,6 +143,7 @@ def _read_each(rows: list[Any], source: str) -> CallColumns:
         names,
         [f[1] for f in fields],
         [f[2] for f in fields],
+        ToolCodes.of(names),
         errors if True in errors else None,
         kinds if any(k != "tool" for k in kinds) else None,
     )

@@ -28,6 +28,7 @@ from agentguard.trace.call_fields import Unknown as Unknown
 from agentguard.trace.call_fields import decode_args as decode_args
 from agentguard.trace.call_fields import decode_result as decode_result
 from agentguard.trace.call_records import CallColumns, read_call_records
+from agentguard.trace.tool_codes import ToolCodes
 
 DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
@@ -127,13 +128,14 @@ class Trace(Sequence[Call]):
     tool names, and most of a loader's time was spent building calls nobody looked at.
     """
 
-    __slots__ = ("_calls", "_columns", "_dialogue", "_names", "metrics")
+    __slots__ = ("_calls", "_columns", "_dialogue", "_names", "_tools", "metrics")
 
     metrics: Mapping[str, Any]
     _calls: tuple[Call, ...] | None
     _columns: CallColumns | None
     _names: tuple[str, ...] | None
     _dialogue: bool | None
+    _tools: ToolCodes | None
 
     def __init__(
         self, calls: Iterable[Call] = (), metrics: Mapping[str, Any] | None = None
@@ -143,6 +145,7 @@ class Trace(Sequence[Call]):
         _set(self, "_columns", None)
         _set(self, "_names", None)
         _set(self, "_dialogue", None)
+        _set(self, "_tools", None)
         _set(self, "metrics", {} if metrics is None else metrics)
 
     @classmethod
@@ -153,6 +156,7 @@ class Trace(Sequence[Call]):
         _set(out, "_columns", columns)
         _set(out, "_names", columns.names)
         _set(out, "_dialogue", columns.kinds is not None)
+        _set(out, "_tools", columns.tools)
         _set(out, "metrics", metrics)
         return out
 
@@ -218,6 +222,12 @@ class Trace(Sequence[Call]):
             names = tuple(c.name for c in self.calls)
             _set(self, "_names", names)
         return names
+
+    @property
+    def tool_codes(self) -> ToolCodes:
+        """The tool sequence, dictionary-coded: coded when read from call records, else
+        coded here (each time: a trace built from calls keeps no copy)."""
+        return self._tools if self._tools is not None else ToolCodes.of(self.names)
 
     def append(self, call: Call) -> Trace:
         return Trace((*self.calls, call.at(len(self.calls))), self.metrics)
