@@ -18,9 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
 from agentguard.language.dialogue import judged, spec_mentions_dialogue
+from agentguard.scoring.builders import compliance_report
 from agentguard.scoring.bulk import Bulk
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.verify import (
@@ -106,15 +109,20 @@ def _reports(
             assemble_report(row, spec, traces[t], names[t], candidates)
             for t, row in enumerate(rows)
         ]
-    # what assemble_report builds, with its per-trace parts shared between traces
+    # what assemble_report builds, its score and details computed once per outcome: the
+    # passed flags of each trace, as bits of one integer, pick the outcome
     spec_name = spec.name if isinstance(spec, A.Spec) else None
-    summaries: dict[tuple[bool, ...], tuple[float, str, str]] = {}
+    n = len(traces)
+    key = np.zeros(n, dtype=object if len(columns) > 62 else np.int64)
+    for bit, column in enumerate(columns):
+        key += np.fromiter(map(_PASSED, column), dtype=bool, count=n).astype(key.dtype) << bit
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    summaries: list[tuple[float, str, str]] = []
+    for t in first.tolist():
+        score = score_of(rows[t])
+        summaries.append((score, label_of(score), details_of(rows[t], (), names[t])))
     out = []
-    for row, sequence in zip(rows, names, strict=True):
-        key = tuple(map(_PASSED, row))
-        summary = summaries.get(key)
-        if summary is None:
-            score = score_of(row)
-            summary = summaries[key] = (score, label_of(score), details_of(row, (), sequence))
-        out.append(ComplianceReport(*summary, sequence, row, spec_name, ()))
+    for k, sequence, row in zip(inverse.tolist(), names, rows, strict=True):
+        score, label, details = summaries[k]
+        out.append(compliance_report(score, label, details, sequence, row, spec_name, ()))
     return out

@@ -21,6 +21,7 @@ import numpy as np
 
 from agentguard.language import ast as A
 from agentguard.language.printer import formula as show
+from agentguard.scoring.builders import constraint_result
 from agentguard.scoring.report import ConstraintResult
 from agentguard.scoring.tool_positions import ToolPositions, first_position
 from agentguard.semantics import segmented as S
@@ -28,6 +29,7 @@ from agentguard.semantics.evaluator import _run_test
 from agentguard.semantics.values import call_field, compile_regex, outcome_is
 from agentguard.semantics.vectors import BINARY, UNARY, BoolVec, Value, connective
 from agentguard.trace.model import Call, Trace
+from agentguard.trace.tool_codes import tool_code
 
 Rows = np.ndarray[Any, Any]
 """Row numbers (indices into ``Bulk.rows``)."""
@@ -42,21 +44,24 @@ class Bulk:
         self.rows = [t for t, n in enumerate(names) if n]
         self.seg = S.Segments([len(names[t]) for t in self.rows])
         self.names = names
-        # one code per tool name over the whole corpus: each trace's own coding
-        # (Trace.tool_codes) is mapped through a table, with no Python step per call
+        # the tool sequence as integers: each trace's codes (Trace.tool_codes) laid end to
+        # end, unless a trace names a tool past the code table (then coded here, per call)
         coded = [traces[t].tool_codes for t in self.rows]
-        vocab = list(chain.from_iterable(c.vocab for c in coded))
-        codes: dict[str, int] = dict.fromkeys(vocab, 0)
-        for code, name in enumerate(codes):
-            codes[name] = code
-        self.codes = codes
-        table = np.fromiter(map(codes.__getitem__, vocab), dtype=np.int32, count=len(vocab))
-        offsets = np.cumsum([0, *(len(c.vocab) for c in coded[:-1])], dtype=np.int32)
-        self.code_vec: S.Index = (
-            table[np.concatenate([c.codes for c in coded]) + self.seg.spread(offsets)]
-            if coded
-            else np.zeros(0, dtype=np.int32)
-        )
+        self.code_of: Callable[[str], int | None] = tool_code
+        self.code_vec: S.Index
+        if not coded:
+            self.code_vec = np.zeros(0, dtype=np.int32)
+        elif all(c is not None for c in coded):
+            self.code_vec = np.concatenate([c.codes for c in coded if c is not None])
+        else:
+            local: dict[str, int] = {}
+            self.code_of = local.get
+            flat = chain.from_iterable(names[t] for t in self.rows)
+            self.code_vec = np.fromiter(
+                (local.setdefault(n, len(local)) for n in flat), dtype=np.int32, count=self.seg.n
+            )
+        # a key (position, code) of an explanation: codes and lengths are below the base
+        self._base = max(int(self.code_vec.max(initial=0)) + 1, self.seg.n + 1)
         self.tools = ToolPositions(self.code_vec, self.seg)
         self._calls: list[Call] | None = None
         self._values: dict[int, Value] = {}
@@ -87,7 +92,7 @@ class Bulk:
         severity = str(c.severity)
         results = np.empty(len(table), dtype=object)
         results[:] = [
-            ConstraintResult(c.name, c.layer, c.weight, ok, text, severity, c.message, None)
+            constraint_result(c.name, c.layer, c.weight, ok, text, severity, c.message, None)
             for ok, text in zip(verdicts.tolist(), table, strict=True)
         ]
         out: list[ConstraintResult] = results[index.reshape(-1)].tolist()
@@ -132,7 +137,7 @@ class Bulk:
         key = (id(f), negated)
         hit = self._firsts.get(key)
         if hit is None:
-            hit = first_position(f, negated, self.tools, self.codes)
+            hit = first_position(f, negated, self.tools, self.code_of)
             if hit is None:
                 vec = self._vec(self.value(f))
                 hit = S.first_true(~vec if negated else vec, self.seg)
@@ -178,7 +183,7 @@ class Bulk:
         if f.tool is None:
             mask = np.ones(self.seg.n, dtype=bool)
         else:
-            code = self.codes.get(f.tool)
+            code = self.code_of(f.tool)
             mask = np.zeros(self.seg.n, dtype=bool) if code is None else self.code_vec == code
         if not f.tests and f.outcome is None:
             return mask
@@ -232,7 +237,7 @@ class Bulk:
             plain = passed == always
             where = np.where(plain, -1, local)
             tool = np.where(plain, lengths, self.code_vec[np.maximum(at, 0)])
-            return Texts.of(where * (self.seg.n + 1) + tool, text)
+            return Texts.of(where * self._base + tool, text)
         if isinstance(f, A.And):  # a failed conjunction is explained by its first failed part
             out = self._generic(f, passed, lengths)
             left = self.start(f.left)[group]

@@ -19,6 +19,7 @@ and each trace's first and last call of them, in time proportional to those call
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -70,10 +71,10 @@ class ToolPositions:
         """The calls of the tool with this code (None: a tool never called)."""
         hit = self._calls.get(code)
         if hit is None:
-            if code is None:
+            order, bounds = self._by_tool()
+            if code is None or code + 1 >= bounds.size:  # a tool these traces never call
                 positions: Index = np.zeros(0, dtype=np.int64)
             else:
-                order, bounds = self._by_tool()
                 positions = order[bounds[code] : bounds[code + 1]]
             hit = self._calls[code] = Calls(positions, self.seg)
         return hit
@@ -99,13 +100,13 @@ def plain_tool(f: A.Formula) -> str | None:
 
 
 def first_position(
-    f: A.Formula, negated: bool, tools: ToolPositions, code_of: dict[str, int]
+    f: A.Formula, negated: bool, tools: ToolPositions, code_of: Callable[[str], int | None]
 ) -> Index | None:
     """Per trace, the global position of the first call where ``f`` holds (``negated``:
     fails), or -1; None when ``f`` is not one of the shapes above."""
     if not negated:
         tool = plain_tool(f)
-        return None if tool is None else tools.of(code_of.get(tool)).first
+        return None if tool is None else tools.of(code_of(tool)).first
     if not isinstance(f, A.Implies):
         return None
     trigger, body = plain_tool(f.left), f.right
@@ -114,13 +115,13 @@ def first_position(
     target = plain_tool(body.operand)
     if target is None:
         return None
-    triggers = tools.of(code_of.get(trigger))
+    triggers = tools.of(code_of(trigger))
     if isinstance(body, A.Eventually) and body.bound is None:
-        return _response(triggers, tools.of(code_of.get(target)), tools.seg)
+        return _response(triggers, tools.of(code_of(target)), tools.seg)
     if isinstance(body, A.Once) and body.bound is None:
-        return _precedence(triggers, tools.of(code_of.get(target)))
+        return _precedence(triggers, tools.of(code_of(target)))
     if isinstance(body, A.Next):
-        return _chain_response(triggers, code_of.get(target), body.strong, tools)
+        return _chain_response(triggers, code_of(target), body.strong, tools)
     return None  # a bounded F or O
 
 

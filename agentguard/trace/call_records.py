@@ -48,8 +48,8 @@ class CallColumns:
     names: tuple[str, ...]
     args: list[Mapping[str, Any] | None]
     results: list[Any]
-    tools: ToolCodes
-    """The tool sequence, dictionary-coded (for bulk scoring)."""
+    tools: ToolCodes | None
+    """The tool sequence as integers, for bulk scoring (None: a name past the table)."""
     errors: list[bool] | None = None
     """None when no call is a tool error."""
     kinds: list[CallKind] | None = None
@@ -131,7 +131,8 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
                     errors[i] = True
     if errors is not None and True not in errors:
         errors = None
-    return CallColumns(tuple(names), args, results, ToolCodes.from_lookup(names, distinct), errors)
+    sequence = tuple(names)
+    return CallColumns(sequence, args, results, ToolCodes.of(sequence, distinct), errors)
 
 
 def _read_each(rows: list[Any], source: str) -> CallColumns:

@@ -224,9 +224,10 @@ class Trace(Sequence[Call]):
         return names
 
     @property
-    def tool_codes(self) -> ToolCodes:
-        """The tool sequence, dictionary-coded: coded when read from call records, else
-        coded here (each time: a trace built from calls keeps no copy)."""
+    def tool_codes(self) -> ToolCodes | None:
+        """The tool sequence as integers (:mod:`agentguard.trace.tool_codes`): coded when
+        read from call records, else here, each time (a trace built from calls keeps no
+        copy); None when a tool name is past the code table."""
         return self._tools if self._tools is not None else ToolCodes.of(self.names)
 
     def append(self, call: Call) -> Trace:

@@ -1,5 +1,4 @@
-"""A trace's tool sequence, dictionary-coded: its distinct tool names and, per position,
-the number of its name.
+"""A trace's tool sequence as integers: one process-wide code per tool name.
 
 Bulk scoring needs every trace's tool sequence as integers; coding it is one dict
 lookup per call, the one step of scoring a corpus that Python cannot vectorise. A trace
@@ -7,41 +6,64 @@ read from call records is coded once, when it is read (the reader already walks 
 names to check them), so scoring the same traces again, or under several specs, does
 not repeat it; :attr:`agentguard.trace.model.Trace.tool_codes` codes any other trace
 on demand.
+
+Codes come from one table per process (as ``sys.intern`` does for strings), so traces
+coded apart can be laid end to end without re-coding. The table is bounded
+(:data:`MAX_TOOLS` names): a trace naming a tool past that is left uncoded (None) and the
+scorer codes it itself. Codes mean nothing in another process: a pickled
+:class:`ToolCodes` carries the names and is coded again where it is loaded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 Codes = npt.NDArray[np.int32]
 
+MAX_TOOLS: Final = 2**16
+"""At most this many tool names get a code (so a hostile file cannot grow the table)."""
+
+_CODES: dict[str, int] = {}
+_LOCK = threading.Lock()
+
+
+def tool_code(name: str) -> int | None:
+    """The code of ``name``, None when no trace calling it was coded."""
+    return _CODES.get(name)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCodes:
-    """``vocab[codes[i]]`` is the tool called at position ``i``; ``vocab`` lists each
-    name once, in the order of its first call."""
+    """``codes[i]`` is the code of ``names[i]``, the tool called at position ``i``."""
 
-    vocab: tuple[str, ...]
+    names: tuple[str, ...]
     codes: Codes
 
     @classmethod
-    def of(cls, names: Sequence[str]) -> ToolCodes:
-        lookup: dict[str, int] = {n: i for i, n in enumerate(dict.fromkeys(names))}
-        return cls.from_lookup(names, lookup)
+    def of(cls, names: Sequence[str], distinct: Iterable[str] | None = None) -> ToolCodes | None:
+        """The codes of ``names`` (``distinct``: its distinct names, when known), or None
+        when the table is full and a name has no code."""
+        new = [
+            n for n in (dict.fromkeys(names) if distinct is None else distinct) if n not in _CODES
+        ]
+        if new:
+            with _LOCK:
+                for name in new:
+                    if name not in _CODES:
+                        if len(_CODES) >= MAX_TOOLS:
+                            return None
+                        _CODES[name] = len(_CODES)
+        codes = np.fromiter(map(_CODES.__getitem__, names), dtype=np.int32, count=len(names))
+        return cls(tuple(names), codes)
 
-    @classmethod
-    def from_lookup(cls, names: Sequence[str], lookup: dict[str, Any]) -> ToolCodes:
-        """The codes of ``names`` given ``lookup``, a dict of their distinct names in
-        order of first call (its values are replaced by the codes)."""
-        for code, name in enumerate(lookup):
-            lookup[name] = code
-        codes = np.fromiter(map(lookup.__getitem__, names), dtype=np.int32, count=len(names))
-        return cls(tuple(lookup), codes)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ToolCodes.of, (self.names,))
 
 
-__all__ = ["ToolCodes"]
+__all__ = ["MAX_TOOLS", "ToolCodes", "tool_code"]

@@ -107,7 +107,7 @@ def test_tool_positions_equal_the_vector_scan(f: A.Formula, corpus: list[Trace])
     if not bulk.rows:
         return
     for body, negated in _bodies(f):
-        fast = first_position(body, negated, bulk.tools, bulk.codes)
+        fast = first_position(body, negated, bulk.tools, bulk.code_of)
         assert fast is not None, body
         vec = bulk._vec(bulk.value(body))
         assert np.array_equal(fast, S.first_true(~vec if negated else vec, bulk.seg))
@@ -119,7 +119,7 @@ def test_shapes_outside_the_table_take_the_vector_path() -> None:
     for text in ("a -> F[<=2] b", "a -> O[<=1] b", "a(k > 1) -> F b", "a.error", "a | b"):
         body = parse_spec(f"constraint c := G({text})").constraints[0].formula
         assert isinstance(body, A.Always)
-        assert first_position(body.operand, True, bulk.tools, bulk.codes) is None
+        assert first_position(body.operand, True, bulk.tools, bulk.code_of) is None
 
 
 def test_outcome_atoms_read_the_error_flag() -> None:
@@ -140,3 +140,25 @@ def test_scoring_event_constraints_builds_no_calls() -> None:
     verify_traces(corpus, "constraint r := G(a -> F b)\nconstraint e := F c -> F d")
     assert all(t._calls is None for t in corpus)
     assert corpus[0].calls[2] == Call("a", {}, position=2)
+
+
+def test_traces_past_the_code_table_are_coded_by_the_scorer(monkeypatch: Any) -> None:
+    """When the tool-code table is full, new names stay uncoded and scores are unchanged."""
+    from agentguard.trace import tool_codes
+
+    monkeypatch.setattr(tool_codes, "MAX_TOOLS", len(tool_codes._CODES))
+    fresh = Trace.from_records([{"tool_name": "never_seen_before_x"}, {"tool_name": "a"}])
+    assert fresh.tool_codes is None
+    spec = "constraint r := G(never_seen_before_x -> F a)\nconstraint e := F a"
+    corpus = [fresh, Trace.of("a", "b")]
+    assert verify_traces(corpus, spec) == [verify_trace(t, spec) for t in corpus]
+
+
+def test_pickled_traces_are_coded_again() -> None:
+    """Codes are per process: a pickled trace carries names and is coded where loaded."""
+    import pickle
+
+    trace = Trace.from_records([{"tool_name": "a"}, {"tool_name": "b"}])
+    back = pickle.loads(pickle.dumps(trace))
+    assert back == trace and back.tool_codes is not None
+    assert back.tool_codes.names == ("a", "b")
