@@ -103,24 +103,26 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
     if not keys <= _PLAIN_KEYS or "tool_name" not in keys:
         return None
     names: list[Any] = list(map(dict.get, rows, repeat("tool_name")))
-    if set(map(type, names)) != {str}:
-        return None  # a missing or non-string name: the per-record path names the record
-    distinct = dict.fromkeys(names)  # the tool vocabulary, in order of first call
-    if "" in distinct or not DIALOGUE_NAMES.isdisjoint(distinct):
+    try:
+        distinct = dict.fromkeys(names)  # the tool vocabulary, in order of first call
+    except TypeError:  # an unhashable name
         return None
-    args: list[Mapping[str, Any] | None] = (
-        list(map(dict.get, rows, repeat("arguments"))) if "arguments" in keys else [None] * n
-    )
-    if not set(map(type, args)) <= _PLAIN_ARGS:
-        return None  # JSON text (decoded record by record), or not an object (an error)
-    results = (
-        list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
-        if "tool_result" in keys
-        else [UNKNOWN] * n
-    )
-    result_types = set(map(type, results))
-    if not result_types <= _PLAIN_RESULTS:
+    if not all(type(name) is str and name for name in distinct):
+        return None  # a missing, empty or non-string name: the per-record path names it
+    if not DIALOGUE_NAMES.isdisjoint(distinct):
         return None
+    args: list[Mapping[str, Any] | None] = [None] * n
+    if "arguments" in keys:
+        args = list(map(dict.get, rows, repeat("arguments")))
+        if not set(map(type, args)) <= _PLAIN_ARGS:
+            return None  # JSON text (decoded record by record), or not an object (an error)
+    results: list[Any] = [UNKNOWN] * n
+    result_types: set[type] = {Unknown}
+    if "tool_result" in keys:
+        results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
+        result_types = set(map(type, results))
+        if not result_types <= _PLAIN_RESULTS:
+            return None
     errors = [r.get("is_error") is True for r in rows] if "is_error" in keys else None
     if dict in result_types:
         for i, result in enumerate(results):
