@@ -9,7 +9,6 @@ a :class:`Trace` or the :class:`TraceRecordError` that names its file and line
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -20,6 +19,7 @@ from typing import Any
 from agentguard.errors import TraceError, TraceRecordError
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
 from agentguard.trace.formats.agentguard_logs import events_trace, is_event
+from agentguard.trace.json_text import collector_paused, json_reader
 from agentguard.trace.model import Trace
 
 _OBJECT_FORMAT_NAMES = frozenset(f.name for f in OBJECT_FORMATS)
@@ -103,32 +103,32 @@ def iter_trace_file(
     p = Path(path)
     source = str(p)
     text = _read(p, source)
+    with collector_paused():  # JSON trees hold no cycles (agentguard/trace/json_text.py)
+        records = _file_records(text, p, source, format, final_answer)
+    yield from records
+
+
+def _file_records(
+    text: str, p: Path, source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
     suffix = Path(p.stem).suffix if p.suffix == ".gz" else p.suffix
     if suffix == ".jsonl" or (suffix != ".json" and _looks_like_jsonl(text)):
-        yield from _jsonl(text, source, format, final_answer)
-        return
+        return _jsonl(text, source, format, final_answer)
     try:
-        value = json.loads(text)
+        value = json_reader(text)(text)
     except RecursionError:
-        yield LoadedTrace(source, 1, None, _too_deep(source, 1))
-        return
+        return [LoadedTrace(source, 1, None, _too_deep(source, 1))]
     except ValueError as exc:
         if _looks_like_jsonl(text):  # JSON lines saved under a .json name
-            yield from _jsonl(text, source, format, final_answer)
-            return
+            return _jsonl(text, source, format, final_answer)
         err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=1)
-        yield LoadedTrace(source, 1, None, err)
-        return
+        return [LoadedTrace(source, 1, None, err)]
     samples = _samples(value)
     if samples is not None:
-        for index, item in enumerate(samples, start=1):
-            yield _load(item, source, index, format, final_answer)
-        return
+        return [_load(item, source, i, format, final_answer) for i, item in enumerate(samples, 1)]
     if _is_collection(value, format):
-        for index, item in enumerate(value, start=1):
-            yield _load(item, source, index, format, final_answer)
-        return
-    yield _load(value, source, 1, format, final_answer)
+        return [_load(item, source, i, format, final_answer) for i, item in enumerate(value, 1)]
+    return [_load(value, source, 1, format, final_answer)]
 
 
 def _read(path: Path, source: str) -> str:
@@ -179,28 +179,28 @@ def _is_collection(value: Any, format: str | None) -> bool:
     return any(detect_format(v) is not None for v in value)
 
 
-def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> Iterator[LoadedTrace]:
+def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> list[LoadedTrace]:
     lines: list[tuple[int, Any]] = []
-    bad: list[LoadedTrace] = []
+    bad: dict[int, LoadedTrace] = {}
+    loads = json_reader(text)
     for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
-            lines.append((lineno, json.loads(line)))
+            lines.append((lineno, loads(line)))
         except (ValueError, RecursionError) as exc:
             err = (
                 _too_deep(source, lineno)
                 if isinstance(exc, RecursionError)
                 else TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
             )
-            bad.append(LoadedTrace(source, lineno, None, err))
+            bad[lineno] = LoadedTrace(source, lineno, None, err)
             lines.append((lineno, _BAD))
     good = [(n, v) for n, v in lines if v is not _BAD]
     if format == "agentguard-log" or (
         format is None and good and all(is_event(v) for _, v in good)
     ):
-        yield from _sorted([*bad, *_decision_log(good, source)])
-        return
+        return _sorted([*bad.values(), *_decision_log(good, source)])
     values = [v for _, v in good]
     if (
         format is None
@@ -208,13 +208,11 @@ def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> It
         and all(isinstance(v, Mapping) and detect_format(v) is None for v in values)
         and detect_format(values) is not None
     ):
-        yield from _sorted([*bad, _load(values, source, good[0][0], None, final_answer)])
-        return
-    for lineno, value in lines:
-        if value is _BAD:
-            yield next(b for b in bad if b.record == lineno)
-        else:
-            yield _load(value, source, lineno, format, final_answer)
+        return _sorted([*bad.values(), _load(values, source, good[0][0], None, final_answer)])
+    return [
+        bad[lineno] if value is _BAD else _load(value, source, lineno, format, final_answer)
+        for lineno, value in lines
+    ]
 
 
 _BAD = object()

@@ -13,7 +13,8 @@ A spec tests the value the model reads, so ``result.verified`` must find ``true`
 The text is preferred over ``structuredContent`` because it is what the model reads
 (servers built with the SDK wrap a scalar return value as ``{"result": ...}`` in the
 structured copy only). Used by the MCP proxy online and by the trace loaders offline,
-so both see the same value. Depends only on the trace model's JSON decoding.
+so both see the same value. Depends only on the JSON decoding of
+:mod:`agentguard.trace.call_fields`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentguard.trace.model import decode_result
+from agentguard.trace.call_fields import decode_result
 
 
 def is_call_tool_result(value: Any) -> bool:

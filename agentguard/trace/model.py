@@ -12,69 +12,26 @@ two names are reserved: no tool may be called that (docs/traces.md, "Dialogue ev
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from dataclasses import FrozenInstanceError, dataclass, field
+from itertools import repeat
+from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.final_tool import count_tool_calls
+from agentguard.trace.call_fields import ASSISTANT_MESSAGE as ASSISTANT_MESSAGE
+from agentguard.trace.call_fields import DIALOGUE_NAMES as DIALOGUE_NAMES
+from agentguard.trace.call_fields import MESSAGE_NAMES as MESSAGE_NAMES
+from agentguard.trace.call_fields import UNKNOWN as UNKNOWN
+from agentguard.trace.call_fields import USER_MESSAGE as USER_MESSAGE
+from agentguard.trace.call_fields import CallKind as CallKind
+from agentguard.trace.call_fields import Unknown as Unknown
+from agentguard.trace.call_fields import decode_args as decode_args
+from agentguard.trace.call_fields import decode_result as decode_result
+from agentguard.trace.call_records import CallColumns, read_call_records
+from agentguard.trace.tool_codes import ToolCodes
 
-CallKind = Literal["tool", "user", "assistant"]
-"""What a position of the trace is: a tool call, or a message of the user / assistant."""
-
-USER_MESSAGE: Final = "user_message"
-"""The name of a user message event (``args={"text": ...}``)."""
-ASSISTANT_MESSAGE: Final = "assistant_message"
-"""The name of an assistant message event (``args={"text": ..., "tool_calls": n}``)."""
-MESSAGE_NAMES: Final[Mapping[str, str]] = {"user": USER_MESSAGE, "assistant": ASSISTANT_MESSAGE}
-"""Event name of each dialogue kind."""
-DIALOGUE_NAMES: Final = frozenset(MESSAGE_NAMES.values())
-"""The reserved names: a tool called so would be indistinguishable from a message."""
 DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
-
-
-class Unknown:
-    """Type of :data:`UNKNOWN`: the result of a call that has not run yet."""
-
-    _instance: Unknown | None = None
-
-    def __new__(cls) -> Unknown:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "UNKNOWN"
-
-
-UNKNOWN: Final = Unknown()
-
-
-def decode_result(value: Any) -> Any:
-    """Decode a JSON-encoded tool result (the paper's records store results as JSON text).
-
-    Text that is not JSON, or JSON that is a bare string, stays the original text.
-    """
-    if isinstance(value, str):
-        text = value.strip()
-        if text[:1] in ("{", "[") or text in ("true", "false", "null") or _looks_numeric(text):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return value
-    return value
-
-
-def _looks_numeric(text: str) -> bool:
-    return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,20 +119,94 @@ class Call:
         return out
 
 
-@dataclass(frozen=True, slots=True)
 class Trace(Sequence[Call]):
-    """A finite sequence of calls plus the metrics record ``μ`` that rides along."""
+    """A finite sequence of calls plus the metrics record ``μ`` that rides along.
 
-    calls: tuple[Call, ...] = ()
-    metrics: Mapping[str, Any] = field(default_factory=dict)
+    Immutable. A trace read from call records keeps them as columns
+    (:class:`~agentguard.trace.call_records.CallColumns`) and builds its :class:`Call`
+    objects the first time one is asked for: scoring a corpus in bulk reads only the
+    tool names, and most of a loader's time was spent building calls nobody looked at.
+    """
 
-    def __post_init__(self) -> None:
-        fixed = tuple(c if c.position == i else c.at(i) for i, c in enumerate(self.calls))
-        object.__setattr__(self, "calls", fixed)
+    __slots__ = ("_calls", "_columns", "_dialogue", "_names", "_tools", "metrics")
+
+    metrics: Mapping[str, Any]
+    _calls: tuple[Call, ...] | None
+    _columns: CallColumns | None
+    _names: tuple[str, ...] | None
+    _dialogue: bool | None
+    _tools: ToolCodes | None
+
+    def __init__(
+        self, calls: Iterable[Call] = (), metrics: Mapping[str, Any] | None = None
+    ) -> None:
+        fixed = tuple(c if c.position == i else c.at(i) for i, c in enumerate(calls))
+        _set(self, "_calls", fixed)
+        _set(self, "_columns", None)
+        _set(self, "_names", None)
+        _set(self, "_dialogue", None)
+        _set(self, "_tools", None)
+        _set(self, "metrics", {} if metrics is None else metrics)
+
+    @classmethod
+    def from_columns(cls, columns: CallColumns, metrics: Mapping[str, Any]) -> Trace:
+        """A trace over ``columns`` (their calls are built when first asked for)."""
+        out = cls.__new__(cls)
+        _set(out, "_calls", None)
+        _set(out, "_columns", columns)
+        _set(out, "_names", columns.names)
+        _set(out, "_dialogue", columns.kinds is not None)
+        _set(out, "_tools", columns.tools)
+        _set(out, "metrics", metrics)
+        return out
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        """The calls, in order (``calls[i].position == i``)."""
+        calls = self._calls
+        if calls is None:
+            cols = self._columns
+            assert cols is not None  # one of the two is always set
+            calls = tuple(
+                map(
+                    Call,
+                    cols.names,
+                    map(_own_args, cols.args),
+                    cols.results,
+                    range(len(cols.names)),
+                    repeat(False) if cols.errors is None else cols.errors,
+                    repeat("tool") if cols.kinds is None else cols.kinds,
+                )
+            )
+            _set(self, "_calls", calls)
+            _set(self, "_columns", None)
+        return calls
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trace) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.calls, self.metrics) == (other.calls, other.metrics)
+
+    def __hash__(self) -> int:
+        return hash((self.calls, self.metrics))
+
+    def __repr__(self) -> str:
+        return f"Trace(calls={self.calls!r}, metrics={self.metrics!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._columns is not None:  # pickled as columns: unpickling builds no calls
+            return (Trace.from_columns, (self._columns, self.metrics))
+        return (Trace, (self.calls, self.metrics))
 
     # Sequence protocol -------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.calls)
+        return len(self.names)
 
     def __getitem__(self, index: Any) -> Any:
         return self.calls[index]
@@ -186,7 +217,18 @@ class Trace(Sequence[Call]):
     @property
     def names(self) -> tuple[str, ...]:
         """The tool sequence ``⟨c_0.name, …⟩``."""
-        return tuple(c.name for c in self.calls)
+        names = self._names
+        if names is None:
+            names = tuple(c.name for c in self.calls)
+            _set(self, "_names", names)
+        return names
+
+    @property
+    def tool_codes(self) -> ToolCodes | None:
+        """The tool sequence as integers (:mod:`agentguard.trace.tool_codes`): coded when
+        read from call records, else here, each time (a trace built from calls keeps no
+        copy); None when a tool name is past the code table."""
+        return self._tools if self._tools is not None else ToolCodes.of(self.names)
 
     def append(self, call: Call) -> Trace:
         return Trace((*self.calls, call.at(len(self.calls))), self.metrics)
@@ -216,20 +258,18 @@ class Trace(Sequence[Call]):
         number of tool calls that are not ``final_answer``
         (:func:`agentguard.trace.final_tool.count_tool_calls`, as the firewall counts).
         A record named ``user_message`` / ``assistant_message`` (``Call.to_record`` also
-        writes its ``"kind"``) is a dialogue event.
+        writes its ``"kind"``) is a dialogue event. The records are read by
+        :mod:`agentguard.trace.call_records`.
         """
-        calls = []
-        errors = []
-        for index, record in enumerate(records):
-            calls.append(_call_from_record(record, index, source))
-            if calls[-1].error:  # is_error, status "error", or an MCP result's isError
-                errors.append(index)
+        columns = read_call_records(records, source)
         out = dict(metrics or {})
+        errors = columns.error_positions()
         if errors:
             out["tool_errors"] = errors
         # a record without a count gets the firewall's: tool calls, final answers excluded
-        out.setdefault("num_tool_calls", count_tool_calls(calls))
-        return cls(tuple(calls), out)
+        if "num_tool_calls" not in out:
+            out["num_tool_calls"] = columns.tool_call_count()
+        return cls.from_columns(columns, out)
 
     @classmethod
     def from_metrics(cls, record: Mapping[str, Any], *, source: str = "<metrics>") -> Trace:
@@ -249,10 +289,20 @@ class Trace(Sequence[Call]):
         metrics = dict(record)
         return cls.from_records(tool_calls, metrics=metrics, source=source)
 
+    def with_metrics(self, metrics: Mapping[str, Any]) -> Trace:
+        """The same calls with other metrics (calls not yet built stay unbuilt)."""
+        if self._columns is not None:
+            return Trace.from_columns(self._columns, metrics)
+        return Trace(self.calls, metrics)
+
     @property
     def has_messages(self) -> bool:
         """Whether some position is a dialogue event."""
-        return any(c.kind != "tool" for c in self.calls)
+        dialogue = self._dialogue
+        if dialogue is None:
+            dialogue = any(c.kind != "tool" for c in self.calls)
+            _set(self, "_dialogue", dialogue)
+        return dialogue
 
     def without_messages(self) -> Trace:
         """The tool calls only, renumbered; position lists in the metrics
@@ -281,76 +331,13 @@ class Trace(Sequence[Call]):
         return frozenset(i for i in raw if isinstance(i, int) and not isinstance(i, bool))
 
 
+_set = object.__setattr__  # Trace is immutable: its own slots are set past __setattr__
+
+
+def _own_args(args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A call's own copy of a record's arguments (None, for no arguments, is ``{}``)."""
+    return {} if args is None else dict(args)
+
+
 _POSITION_KEYS: Final = ("tool_errors", "user_tool_calls")
 """Metrics fields that list positions of the trace (renumbered by ``without_messages``)."""
-
-
-def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
-    """Arguments as a dict: JSON text is decoded, None is ``{}``, anything else is an error.
-
-    The one decoder of every loader (records here, the trace formats in ``formats``);
-    ``where`` names the record in the error (e.g. ``"record 3"``).
-    """
-    if raw is None:
-        return {}
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
-            raise TraceRecordError(
-                f"{where or 'a tool call'}: arguments are not valid JSON ({exc})", source=source
-            ) from None
-    if not isinstance(raw, Mapping):
-        raise TraceRecordError(
-            f"{where or 'a tool call'}: arguments must be an object, got {type(raw).__name__}",
-            source=source,
-        )
-    return dict(raw)
-
-
-_NAME_KEYS = ("tool_name", "name", "tool")
-_ARG_KEYS = ("arguments", "args", "input", "tool_input")
-_RESULT_KEYS = ("tool_result", "result", "output", "observation")
-
-
-def _call_from_record(record: Any, index: int, source: str) -> Call:
-    if not isinstance(record, Mapping):
-        raise TraceRecordError(
-            f"tool call {index} must be an object, got {type(record).__name__}", source=source
-        )
-    name = next((record[k] for k in _NAME_KEYS if k in record), None)
-    if not isinstance(name, str) or not name:
-        raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
-    raw_args: Any = next((record[k] for k in _ARG_KEYS if k in record), {})
-    args = decode_args(raw_args, f"record {index}", source)
-    result: Any = UNKNOWN
-    for key in _RESULT_KEYS:
-        if key in record:
-            result = record[key]  # Call decodes JSON text
-            break
-    error = record.get("is_error") is True or record.get("status") == "error"
-    kind = _kind_of(record, name, index, source)
-    if kind != "tool":
-        return Call(name, args, result, index, error, kind)
-    if isinstance(result, Mapping) and "content" in result:  # an MCP CallToolResult?
-        from agentguard.trace.mcp_content import mcp_result  # imports this module
-
-        result, mcp_error = mcp_result(result)
-        error = error or mcp_error is True
-    return Call(name, args, result, index, error)
-
-
-def _kind_of(record: Mapping[str, Any], name: str, index: int, source: str) -> CallKind:
-    """A record's kind: its ``"kind"``, or a dialogue event's from its reserved name."""
-    kind = record.get("kind")
-    if kind is None:
-        kind = next((k for k, n in MESSAGE_NAMES.items() if n == name), "tool")
-    if kind == "tool" and name not in DIALOGUE_NAMES:
-        return "tool"
-    if kind in MESSAGE_NAMES and MESSAGE_NAMES[kind] == name:
-        return "user" if kind == "user" else "assistant"
-    raise TraceRecordError(
-        f"tool call {index}: kind {kind!r} does not fit the name {name!r} "
-        f"(dialogue events are {', '.join(sorted(DIALOGUE_NAMES))})",
-        source=source,
-    )

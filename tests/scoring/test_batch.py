@@ -55,10 +55,10 @@ def test_data_and_quantified_reports_equal_verify_trace(
 @given(propositional(), st.lists(traces(max_size=6), min_size=1, max_size=5))
 def test_segmented_vector_equals_each_trace_alone(f: A.Formula, corpus: list[Trace]) -> None:
     """A formula's vector over traces laid end to end is each trace's own vector, joined."""
-    from agentguard.scoring.batch import _Bulk
+    from agentguard.scoring.bulk import Bulk
 
     names = [t.names for t in corpus]
-    bulk = _Bulk(corpus, names)
+    bulk = Bulk(corpus, names)
     if not bulk.rows:
         return
     joined = bulk._vec(bulk.value(f))
@@ -131,13 +131,13 @@ def test_empty_batch() -> None:
 
 def test_fragment_constraints_take_the_bulk_path() -> None:
     """Event/temporal constraints are scored in bulk, not silently per trace."""
-    from agentguard.scoring.batch import _Bulk
+    from agentguard.scoring.bulk import Bulk
 
     spec = parse_spec(
         "constraint a := G(t1 -> F t2)\nconstraint b := F t0 -> F t3\n"
         "constraint c := G(t8 -> X t9) & !F t10\nconstraint d := (t1 U t2) | H(t1(x > 2))"
     )
     corpus = [Trace.of("t1", "t2", "t8", "t9"), Trace.of("t0", "t8"), Trace.of("t2")]
-    bulk = _Bulk(corpus, [t.names for t in corpus])
+    bulk = Bulk(corpus, [t.names for t in corpus])
     assert all(bulk.score(c) is not None for c in spec.constraints)
     assert bulk.score(parse_spec("constraint q := Called(t1)").constraints[0]) is None

@@ -1,0 +1,106 @@
+"""What the fields of a call may hold: its kind and the reserved dialogue names, the
+:data:`UNKNOWN` result of a call that has not run, and the JSON decoding of arguments
+and results.
+
+A leaf (it imports only the errors): the trace model, the MCP result unwrapping and the
+call-record reader all build on this vocabulary, so none of them imports another to get
+it and the imports never loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from agentguard.errors import TraceRecordError
+
+CallKind = Literal["tool", "user", "assistant"]
+"""What a position of the trace is: a tool call, or a message of the user / assistant."""
+
+USER_MESSAGE: Final = "user_message"
+"""The name of a user message event (``args={"text": ...}``)."""
+ASSISTANT_MESSAGE: Final = "assistant_message"
+"""The name of an assistant message event (``args={"text": ..., "tool_calls": n}``)."""
+MESSAGE_NAMES: Final[Mapping[str, str]] = {"user": USER_MESSAGE, "assistant": ASSISTANT_MESSAGE}
+"""Event name of each dialogue kind."""
+DIALOGUE_NAMES: Final = frozenset(MESSAGE_NAMES.values())
+"""The reserved names: a tool called so would be indistinguishable from a message."""
+
+
+class Unknown:
+    """Type of :data:`UNKNOWN`: the result of a call that has not run yet."""
+
+    _instance: Unknown | None = None
+
+    def __new__(cls) -> Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Final = Unknown()
+
+
+def decode_result(value: Any) -> Any:
+    """Decode a JSON-encoded tool result (the paper's records store results as JSON text).
+
+    Text that is not JSON, or JSON that is a bare string, stays the original text.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "[") or text in ("true", "false", "null") or _looks_numeric(text):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return value
+    return value
+
+
+def _looks_numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or (text[0] == "-" and text[1:2].isdigit()))
+
+
+def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
+    """Arguments as a dict: JSON text is decoded, None is ``{}``, anything else is an error.
+
+    The one decoder of every loader (call records, the trace formats in ``formats``);
+    ``where`` names the record in the error (e.g. ``"record 3"``).
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            raise TraceRecordError(
+                f"{where or 'a tool call'}: arguments are not valid JSON ({exc})", source=source
+            ) from None
+    if not isinstance(raw, Mapping):
+        raise TraceRecordError(
+            f"{where or 'a tool call'}: arguments must be an object, got {type(raw).__name__}",
+            source=source,
+        )
+    return dict(raw)
+
+
+__all__ = [
+    "ASSISTANT_MESSAGE",
+    "DIALOGUE_NAMES",
+    "MESSAGE_NAMES",
+    "UNKNOWN",
+    "USER_MESSAGE",
+    "CallKind",
+    "Unknown",
+    "decode_args",
+    "decode_result",
+]

@@ -1,0 +1,190 @@
+"""Call records (Appendix A.1.2, ``{tool_name, arguments, tool_result}``) read into
+columns: one list per field, position ``i`` of each being call ``i``.
+
+Reading a corpus spends its time per record, so records are read a column at a time.
+A trace whose records are all plain JSON objects with the canonical keys (the shape
+every agentguard writer and the paper use) takes the *plain* path: each field is pulled
+out of every record by one C-level ``map``, and checked by the set of types it holds,
+not record by record. Any other trace (other spellings, ``kind``, ``status``, arguments
+as JSON text, a record that is not an object, a bad name) is read record by record, and
+that path gives every error its record number. Both paths give the same columns; a
+property test holds them to it.
+
+The columns do not import the trace model (which builds on them): the model turns them
+into :class:`~agentguard.trace.model.Call` objects only when a call is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any, Final
+
+from agentguard.errors import TraceRecordError
+from agentguard.trace.call_fields import (
+    DIALOGUE_NAMES,
+    MESSAGE_NAMES,
+    UNKNOWN,
+    CallKind,
+    Unknown,
+    decode_args,
+)
+from agentguard.trace.final_tool import FINAL_TOOLS
+from agentguard.trace.mcp_content import mcp_result
+from agentguard.trace.tool_codes import ToolCodes
+
+
+@dataclass(frozen=True, slots=True)
+class CallColumns:
+    """The fields of a trace's calls, a list per field.
+
+    Values are as the records hold them: an argument object is copied (and None made
+    ``{}``) when its call is built, and a result given as JSON text is decoded then, by
+    the call itself as wherever a call is built. So a record's objects must not be
+    changed while the trace is in use (loaders own what they parse).
+    """
+
+    names: tuple[str, ...]
+    args: list[Mapping[str, Any] | None]
+    results: list[Any]
+    tools: ToolCodes | None
+    """The tool sequence as integers, for bulk scoring (None: a name past the table)."""
+    errors: list[bool] | None = None
+    """None when no call is a tool error."""
+    kinds: list[CallKind] | None = None
+    """None when every position is a tool call (no dialogue event)."""
+
+    def error_positions(self) -> list[int]:
+        """Positions of the calls recorded as tool errors."""
+        return [] if self.errors is None else [i for i, e in enumerate(self.errors) if e]
+
+    def tool_call_count(self, final_tools: Iterable[str] = FINAL_TOOLS) -> int:
+        """``num_tool_calls``: tool calls that are not final answers (as
+        :func:`agentguard.trace.final_tool.count_tool_calls` counts calls)."""
+        final = frozenset(final_tools)
+        if self.kinds is None:
+            return len(self.names) - sum(self.names.count(f) for f in final)
+        return sum(
+            1 for n, k in zip(self.names, self.kinds, strict=True) if k == "tool" and n not in final
+        )
+
+
+NAME_KEYS: Final = ("tool_name", "name", "tool")
+"""Spellings of the tool's name, first found wins."""
+ARG_KEYS: Final = ("arguments", "args", "input", "tool_input")
+RESULT_KEYS: Final = ("tool_result", "result", "output", "observation")
+
+_PLAIN_KEYS: Final = frozenset({"tool_name", "arguments", "tool_result", "is_error"})
+"""The keys of a record the plain path reads (``Call.to_record`` writes no others for a
+tool call)."""
+_PLAIN_RESULTS: Final = frozenset(
+    {str, int, float, bool, type(None), list, dict, Unknown}
+)  # the types JSON gives (and UNKNOWN for a record without a result)
+_PLAIN_ARGS: Final = frozenset({dict, type(None)})
+
+
+def read_call_records(records: Iterable[Any], source: str) -> CallColumns:
+    """The columns of ``records``; a record that cannot be read raises
+    :class:`TraceRecordError` naming it (``tool call 3 ...``, 0-based)."""
+    rows = records if type(records) is list else list(records)
+    plain = _read_plain(rows)
+    return plain if plain is not None else _read_each(rows, source)
+
+
+def _read_plain(rows: list[Any]) -> CallColumns | None:
+    """The columns when every record has the plain shape, else None (read them one by one)."""
+    n = len(rows)
+    if not n:
+        return CallColumns((), [], [], ToolCodes.of(()))
+    if set(map(type, rows)) != {dict}:
+        return None
+    keys: set[str] = set().union(*rows)
+    if not keys <= _PLAIN_KEYS or "tool_name" not in keys:
+        return None
+    names: list[Any] = list(map(dict.get, rows, repeat("tool_name")))
+    try:
+        distinct = dict.fromkeys(names)  # the tool vocabulary, in order of first call
+    except TypeError:  # an unhashable name
+        return None
+    if not all(type(name) is str and name for name in distinct):
+        return None  # a missing, empty or non-string name: the per-record path names it
+    if not DIALOGUE_NAMES.isdisjoint(distinct):
+        return None
+    args: list[Mapping[str, Any] | None] = [None] * n
+    if "arguments" in keys:
+        args = list(map(dict.get, rows, repeat("arguments")))
+        if not set(map(type, args)) <= _PLAIN_ARGS:
+            return None  # JSON text (decoded record by record), or not an object (an error)
+    results: list[Any] = [UNKNOWN] * n
+    result_types: set[type] = {Unknown}
+    if "tool_result" in keys:
+        results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
+        result_types = set(map(type, results))
+        if not result_types <= _PLAIN_RESULTS:
+            return None
+    errors = [r.get("is_error") is True for r in rows] if "is_error" in keys else None
+    if dict in result_types:
+        for i, result in enumerate(results):
+            if type(result) is dict and "content" in result:  # an MCP CallToolResult?
+                results[i], mcp_error = mcp_result(result)
+                if mcp_error is True:
+                    errors = errors if errors is not None else [False] * n
+                    errors[i] = True
+    if errors is not None and True not in errors:
+        errors = None
+    sequence = tuple(names)
+    return CallColumns(sequence, args, results, ToolCodes.of(sequence, distinct), errors)
+
+
+def _read_each(rows: list[Any], source: str) -> CallColumns:
+    fields = [_read_one(record, index, source) for index, record in enumerate(rows)]
+    names = tuple(f[0] for f in fields)
+    errors = [f[3] for f in fields]
+    kinds: list[CallKind] = [f[4] for f in fields]
+    return CallColumns(
+        names,
+        [f[1] for f in fields],
+        [f[2] for f in fields],
+        ToolCodes.of(names),
+        errors if True in errors else None,
+        kinds if any(k != "tool" for k in kinds) else None,
+    )
+
+
+def _read_one(
+    record: Any, index: int, source: str
+) -> tuple[str, dict[str, Any], Any, bool, CallKind]:
+    """``(name, args, result, error, kind)`` of one record."""
+    if not isinstance(record, Mapping):
+        raise TraceRecordError(
+            f"tool call {index} must be an object, got {type(record).__name__}", source=source
+        )
+    name = next((record[k] for k in NAME_KEYS if k in record), None)
+    if not isinstance(name, str) or not name:
+        raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
+    raw_args: Any = next((record[k] for k in ARG_KEYS if k in record), {})
+    args = decode_args(raw_args, f"record {index}", source)
+    result: Any = next((record[k] for k in RESULT_KEYS if k in record), UNKNOWN)
+    error = record.get("is_error") is True or record.get("status") == "error"
+    kind = _kind_of(record, name, index, source)
+    if kind == "tool" and isinstance(result, Mapping) and "content" in result:  # MCP?
+        result, mcp_error = mcp_result(result)
+        error = error or mcp_error is True
+    return name, args, result, error, kind
+
+
+def _kind_of(record: Mapping[str, Any], name: str, index: int, source: str) -> CallKind:
+    """A record's kind: its ``"kind"``, or a dialogue event's from its reserved name."""
+    kind = record.get("kind")
+    if kind is None:
+        kind = next((k for k, n in MESSAGE_NAMES.items() if n == name), "tool")
+    if kind == "tool" and name not in DIALOGUE_NAMES:
+        return "tool"
+    if kind in MESSAGE_NAMES and MESSAGE_NAMES[kind] == name:
+        return "user" if kind == "user" else "assistant"
+    raise TraceRecordError(
+        f"tool call {index}: kind {kind!r} does not fit the name {name!r} "
+        f"(dialogue events are {', '.join(sorted(DIALOGUE_NAMES))})",
+        source=source,
+    )

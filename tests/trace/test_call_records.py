@@ -1,0 +1,99 @@
+"""Call records read a column at a time: the plain path equals the record-by-record one,
+calls are built on first use, and a bad record is still named."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentguard import Trace, TraceRecordError
+from agentguard.trace.call_records import _read_each, _read_plain, read_call_records
+from agentguard.trace.model import Call
+
+_values = st.one_of(st.integers(-3, 3), st.text("ab{}1", max_size=4), st.none(), st.booleans())
+_plain_record = st.fixed_dictionaries(
+    {"tool_name": st.sampled_from(["a", "b", "final_answer"])},
+    optional={
+        "arguments": st.one_of(st.none(), st.dictionaries(st.sampled_from("xy"), _values)),
+        "tool_result": st.one_of(
+            _values,
+            st.lists(_values, max_size=2),
+            st.dictionaries(st.sampled_from("xy"), _values, max_size=2),
+            st.just({"content": [{"type": "text", "text": '{"ok": true}'}], "isError": True}),
+        ),
+        "is_error": st.one_of(st.booleans(), st.just("yes")),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_plain_record, max_size=8))
+def test_plain_path_equals_record_by_record(records: list[dict[str, Any]]) -> None:
+    """Canonical records give the same columns on the plain path as read one by one."""
+    plain = _read_plain(records)
+    assert plain is not None
+    each = _read_each(records, "<t>")
+    assert plain.names == each.names and plain.results == each.results
+    assert [a or {} for a in plain.args] == [a or {} for a in each.args]
+    assert plain.error_positions() == each.error_positions() and plain.kinds == each.kinds
+    assert plain.tools is not None and each.tools is not None
+    assert plain.tools.codes.tolist() == each.tools.codes.tolist()
+    assert plain.tool_call_count() == each.tool_call_count()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_plain_record, max_size=8))
+def test_built_calls_equal_eager_calls(records: list[dict[str, Any]]) -> None:
+    """A trace's lazily built calls equal calls built from each record directly."""
+    trace = Trace.from_records(records)
+    each = _read_each(records, "<t>")
+    expected = tuple(
+        Call(n, a, r, i, each.errors[i] if each.errors else False)
+        for i, (n, a, r) in enumerate(zip(each.names, each.args, each.results, strict=True))
+    )
+    assert trace.calls == expected
+    assert pickle.loads(pickle.dumps(trace)) == trace
+    assert Trace(trace.calls, trace.metrics) == trace
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{"tool_name": "a"}, ["not", "an", "object"]], "tool call 1 must be an object"),
+        ([{"tool_name": "a"}, {"tool_name": ""}], "tool call 1 has no 'tool_name'"),
+        ([{"tool_name": "a"}, {"tool_name": 3}], "tool call 1 has no 'tool_name'"),
+        ([{"tool_name": "a", "arguments": "{bad"}], "record 0: arguments are not valid JSON"),
+        ([{"tool_name": "a", "arguments": [1]}], "record 0: arguments must be an object"),
+        ([{"tool_name": "a", "kind": "user"}], "tool call 0: kind 'user' does not fit"),
+    ],
+)
+def test_bad_records_are_named(records: list[Any], message: str) -> None:
+    """A record the plain path cannot read is read one by one, and its error names it."""
+    with pytest.raises(TraceRecordError, match=message):
+        read_call_records(records, "<t>")
+
+
+def test_other_spellings_and_dialogue_records_are_read() -> None:
+    """Records spelled otherwise, and dialogue events, go the record-by-record way."""
+    trace = Trace.from_records(
+        [
+            {"name": "a", "args": '{"x": 1}', "output": "2", "status": "error"},
+            {"tool_name": "user_message", "arguments": {"text": "hi"}},
+        ]
+    )
+    assert trace.calls[0] == Call("a", {"x": 1}, 2, 0, True)
+    assert trace.has_messages and trace.calls[1].kind == "user"
+    assert trace.metrics["tool_errors"] == [0] and trace.metrics["num_tool_calls"] == 1
+
+
+def test_arguments_are_copied_when_calls_are_built() -> None:
+    """A call's arguments are its own dict, not the record's."""
+    args = {"x": 1}
+    trace = Trace.from_records([{"tool_name": "a", "arguments": args}])
+    assert trace.calls[0].args == args and trace.calls[0].args is not args
+    with pytest.raises(AttributeError):
+        trace.metrics = {}  # type: ignore[misc]
