@@ -12,14 +12,22 @@
   evaluated there, also when the run was ended early). With a checkpointer, the next
   invocation on the same ``thread_id`` restores it: the trace continues across turns, in
   this process or another;
-* ``before_model`` also saves the firewall state (given a ``thread_id``), so a run
-  interrupted (``interrupt()``, human in the loop) and resumed in another process
-  continues from the calls it had made;
-* ``after_model`` (``can_jump_to=["end", "model"]``) sees each model turn before any tool
-  runs: a batch of tool calls is checked at once (``propose_batch``), and a STOP ends the
-  run (``jump_to: "end"``) with an error ``ToolMessage`` per call, so no call runs. A turn
-  without tool calls is the final answer, proposed as ``final_answer``; a refused answer
-  is sent back to the model (``jump_to: "model"``);
+* ``wrap_model_call`` sees each model turn inside the model node, before any tool runs
+  (hooks of their own, ``before_model`` / ``after_model``, would add two graph nodes to
+  every step, each costing LangGraph more than the check). Given a ``thread_id``, it
+  saves the firewall state first, so a run interrupted (``interrupt()``, human in the
+  loop) and resumed in another process continues from the calls it had made. A batch of
+  tool calls is checked at once (``propose_batch``), and a STOP ends the run with an
+  error ``ToolMessage`` per call, so no call runs. A turn without tool calls is the
+  final answer, proposed as ``final_answer``; a refused answer is sent back to the
+  model. The verdict is returned as a ``Command`` update beside the model's message
+  (``ExtendedModelResponse``: the messages to add, ``jump_to: "end"`` or ``"model"``,
+  read by the model node's own edge). An agent without tools has no tool node and its
+  model node leads only to the end: a refused answer is asked for again in the node.
+  Given an ``approver`` (it may ``interrupt``, and LangGraph re-runs the interrupted
+  node on resume), the turn is checked in ``after_model`` instead
+  (``can_jump_to=["end", "model"]``) and the state saved in ``before_model``, so that
+  resuming re-runs the check, not the model call;
 * ``wrap_tool_call`` / ``awrap_tool_call`` follow the firewall's execution protocol for
   each call of the batch: a blocked call gets a ``ToolMessage(status="error")`` without
   calling the handler, so the tool never runs and the model reads why; a call whose
@@ -30,7 +38,7 @@
   tool that raises out of the handler ends the invocation: the session is finished (the
   log gets its ``finish`` line and is closed) before the exception propagates.
   (``Command(goto="__end__")`` from there would not end the run: that is why STOP is
-  handled in ``after_model``.)
+  handled at the model turn.)
 
 ``approver=interrupt_approver`` (with ``severity ASK`` constraints) asks a human through
 LangGraph itself: the call is held with a real ``interrupt`` (its value is the approval
@@ -55,6 +63,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any
@@ -75,8 +84,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-    from langchain.agents.middleware.types import PrivateStateAttr
+    from langchain.agents.middleware.types import (
+        ExtendedModelResponse,
+        ModelResponse,
+        PrivateStateAttr,
+    )
     from langgraph.channels.untracked_value import UntrackedValue
+    from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain") from exc
 
@@ -282,6 +296,21 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     state_schema = AgentGuardState
 
+    def __new__(
+        cls,
+        spec: SpecLike,  # noqa: ARG004 - __init__'s
+        *,
+        resume: bool = True,  # noqa: ARG004
+        keep_threads: int = 1024,  # noqa: ARG004
+        **firewall_kwargs: Unpack[GuardOptions],
+    ) -> AgentGuardMiddleware:
+        """An approver may pause the run with an ``interrupt``, after which LangGraph
+        re-runs the node: the turn must then be checked in a node of its own
+        (``after_model``), or resuming would call the model again."""
+        if cls is AgentGuardMiddleware and firewall_kwargs.get("approver") is not None:
+            cls = _ApprovingMiddleware
+        return super().__new__(cls)
+
     def __init__(
         self,
         spec: SpecLike,
@@ -302,6 +331,9 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._last = self._new_session()
         self._gate = _ToolGate(self._session_of_request, self._end)
         self._tools_compared = False
+        self._dialogues: weakref.WeakKeyDictionary[GuardSession, _Dialogue] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # what runs left behind ---------------------------------------------------------
     @property
@@ -391,49 +423,49 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self.after_agent(state, runtime)
 
     # each model turn ------------------------------------------------------------------
-    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Checkpoint the firewall with the calls run so far, so a run interrupted (or
-        crashed) and resumed elsewhere continues from here; needs a ``thread_id``."""
-        if not self.resume or _thread_of(runtime) is None:
-            return None
-        saved = self._session(state, runtime).save_state()
-        return None if saved is None else {STATE_KEY: saved}
-
-    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.before_model(state, runtime)
-
-    @hook_config(can_jump_to=["end", "model"])
-    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        messages = state["messages"]
-        last = messages[-1] if messages else None
-        if not isinstance(last, AIMessage):
-            return None
-        session = self._session(state, runtime)
-        try:
-            _observe_dialogue(session, messages)
-        except RunStopped as stopped:  # a message broke a HARD_STOP constraint
-            return {
-                "messages": [AIMessage(content=blocked_text(stopped.decision))],
-                "jump_to": "end",
-            }
-        if last.tool_calls:
-            return _check_batch(session, last)
-        return _check_answer(session, last)
-
-    @hook_config(can_jump_to=["end", "model"])
-    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.after_model(state, runtime)
-
-    # each tool call -----------------------------------------------------------------
-    # the agent's tools: known here only, from the first model request ---------------------
+    # The turn is checked inside the model node (``wrap_model_call``): hooks of their own
+    # (``before_model`` / ``after_model``) would add two graph nodes to every step, which
+    # cost LangGraph far more than the check. The checkpoint and the verdict travel back as
+    # a ``Command`` update applied with the model's message (``ExtendedModelResponse``);
+    # the model node's own edge reads ``jump_to``. With an approver (which may interrupt),
+    # the subclass below checks in ``after_model`` instead: see ``__new__``.
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         self._compare_tools(request)
-        return handler(request)
+        turn = self._turn(request)
+        response = handler(request)
+        while (retry := turn.checked(response)) is not None:
+            response = handler(retry)
+        return turn.result()
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         self._compare_tools(request)
-        return await handler(request)
+        turn = self._turn(request)
+        response = await handler(request)
+        while (retry := turn.checked(response)) is not None:
+            response = await handler(retry)
+        return turn.result()
 
+    def _turn(self, request: Any) -> _ModelTurn:
+        session = self._session(request.state, request.runtime)
+        saved = self._checkpoint(session, request.runtime)
+        return _ModelTurn(session, self._dialogue(session), request, saved)
+
+    def _dialogue(self, session: GuardSession) -> _Dialogue:
+        with self._lock:
+            dialogue = self._dialogues.get(session)
+            if dialogue is None:
+                dialogue = self._dialogues[session] = _Dialogue()
+            return dialogue
+
+    def _checkpoint(self, session: GuardSession, runtime: Any) -> dict[str, Any] | None:
+        """The firewall state with the calls run so far, saved at each model turn, so a
+        run interrupted (or crashed) and resumed elsewhere continues from here; needs a
+        ``thread_id``."""
+        if not self.resume or _thread_of(runtime) is None:
+            return None
+        return session.save_state()
+
+    # the agent's tools: known here only, from the first model request ---------------------
     def _compare_tools(self, request: Any) -> None:
         """Once per middleware: the spec's tools against the tools bound to the model
         (a ToolMismatchWarning and a log event per difference, docs/firewall.md)."""
@@ -454,11 +486,113 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if report is not None:
             report(found)
 
+    # each tool call -----------------------------------------------------------------
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         return self._gate.wrap(request, handler)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         return await self._gate.awrap(request, handler)
+
+
+class _ApprovingMiddleware(AgentGuardMiddleware):
+    """The middleware when an approver is given: the turn is checked in ``after_model``,
+    a node of its own, so that an approval's ``interrupt`` re-runs the check when the run
+    resumes, not the model call; ``before_model`` saves the checkpoint."""
+
+    @property
+    def name(self) -> str:
+        return AgentGuardMiddleware.__name__  # the graph's node names, approver or not
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if not self.resume or _thread_of(runtime) is None:
+            return None
+        saved = self._session(state, runtime).save_state()
+        return None if saved is None else {STATE_KEY: saved}
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    @hook_config(can_jump_to=["end", "model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        messages = state["messages"]
+        if not messages or not isinstance(messages[-1], AIMessage):
+            return None
+        session = self._session(state, runtime)
+        return _turn_verdict(session, self._dialogue(session), messages, ())
+
+    @hook_config(can_jump_to=["end", "model"])
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self._compare_tools(request)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        self._compare_tools(request)
+        return await handler(request)
+
+
+class _ModelTurn:
+    """One model turn, seen from inside the model node: the verdict on the model's
+    response, and for an agent without tools the answers asked for again after a refusal.
+    """
+
+    def __init__(
+        self, session: GuardSession, dialogue: _Dialogue, request: Any, saved: Any
+    ) -> None:
+        self.session = session
+        self.dialogue = dialogue
+        self.request = request
+        self.saved = saved
+        self.history: Sequence[Any] = _get(request.state, "messages") or []
+        self.earlier: list[Any] = []  # refused answers and the notes that refused them
+        self.retries = 0
+        self.response: Any = None
+        self.update: dict[str, Any] | None = None
+
+    def checked(self, response: Any) -> Any:
+        """Check the model's response; the request to send the model again, or None."""
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        history = [*self.history, *self.earlier] if self.earlier else self.history
+        update = _turn_verdict(self.session, self.dialogue, history, response.result)
+        self.response, self.update = response, update
+        if update is None or update.get("jump_to") != "model" or self.request.tools:
+            return None
+        # An agent without tools has no tool node, and its model node's edge leads to the
+        # end only (jump_to is not read there): the refused answer is asked for again here.
+        self.earlier.extend([*response.result, *update["messages"]])
+        self.retries += 1
+        if 3 * self.retries >= _recursion_limit():  # the graph's bound (3 steps a loop)
+            from langgraph.errors import GraphRecursionError
+
+            raise GraphRecursionError("the model's answers were refused too many times")
+        return self.request.override(messages=[*self.request.messages, *self.earlier])
+
+    def result(self) -> Any:
+        """What the model node returns: the response, with the verdict as a Command."""
+        response = self.response
+        if self.earlier:
+            response = ModelResponse(
+                result=[*self.earlier, *response.result],
+                structured_response=response.structured_response,
+            )
+        update = self.update
+        if self.saved is not None:
+            update = {STATE_KEY: self.saved, **(update or {})}
+        if update is None:
+            return response
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+
+def _recursion_limit() -> int:
+    from langgraph.config import get_config
+
+    try:
+        return int(get_config().get("recursion_limit", 25))
+    except RuntimeError:  # outside a runnable context
+        return 25
 
 
 def langchain_tool_schemas(tools: Any) -> dict[str, Any]:
@@ -486,15 +620,56 @@ def interrupt_approver(request: ApprovalRequest) -> Approval:
     return Approval.from_value(interrupt({"agentguard": "approval", **request.to_dict()}))
 
 
-def _observe_dialogue(session: GuardSession, messages: Sequence[Any]) -> None:
-    """The user turns the agent received (``HumanMessage``, not agentguard's own notes)
-    and the model's new message, as dialogue events, each once (docs/firewall.md)."""
-    for index, msg in enumerate(messages):
-        if isinstance(msg, HumanMessage) and msg.name != "agentguard":
-            session.observe("user", _text(msg), key=msg.id or f"#{index}")
-    last = messages[-1]
-    key = last.id or f"#{len(messages) - 1}"
-    session.observe("assistant", _text(last), key=key, tool_calls=len(last.tool_calls))
+class _Dialogue:
+    """Where one invocation's reading of the conversation got to, so that each model turn
+    reads only the messages added since the last (the history is append-only between
+    turns; if it was rewritten, the whole of it is read again: the session observes each
+    message once either way)."""
+
+    __slots__ = ("_last_id", "_read")
+
+    def __init__(self) -> None:
+        self._read = 0
+        self._last_id: str | None = None
+
+    def observe(self, session: GuardSession, history: Sequence[Any], new: Sequence[Any]) -> None:
+        """The user turns the agent received (``HumanMessage``, not agentguard's own notes)
+        and the model's new message, as dialogue events, each once (docs/firewall.md);
+        ``history`` is the conversation before this turn's ``new`` messages."""
+        read = self._read
+        if not (0 < read <= len(history) and history[read - 1].id == self._last_id):
+            read = 0
+        for index in range(read, len(history)):
+            _observe_user(session, history[index], index)
+        for offset, msg in enumerate(new):
+            _observe_user(session, msg, len(history) + offset)
+        total = len(history) + len(new)
+        last = new[-1] if new else history[-1]
+        key = last.id or f"#{total - 1}"
+        session.observe("assistant", _text(last), key=key, tool_calls=len(last.tool_calls))
+        self._read, self._last_id = total, last.id
+
+
+def _observe_user(session: GuardSession, msg: Any, index: int) -> None:
+    if isinstance(msg, HumanMessage) and msg.name != "agentguard":
+        session.observe("user", _text(msg), key=msg.id or f"#{index}")
+
+
+def _turn_verdict(
+    session: GuardSession, dialogue: _Dialogue, history: Sequence[Any], new: Sequence[Any]
+) -> dict[str, Any] | None:
+    """What a model turn (``new``, after ``history``) changes in the graph state: None to
+    go on, else the refusals to add and where to jump (docs/integrations.md)."""
+    last = new[-1] if new else (history[-1] if history else None)
+    if not isinstance(last, AIMessage):
+        return None
+    try:
+        dialogue.observe(session, history, new)
+    except RunStopped as stopped:  # a message broke a HARD_STOP constraint
+        return {"messages": [AIMessage(content=blocked_text(stopped.decision))], "jump_to": "end"}
+    if last.tool_calls:
+        return _check_batch(session, last)
+    return _check_answer(session, last)
 
 
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
