@@ -56,3 +56,33 @@ def test_checkout_resolves_only_integrations(tmp_path: Path) -> None:
     assert out["agentguard.tests"] == "absent"
     assert out["agentguard.benchmarks"] == "absent"
     assert out["agentguard.examples"] == "absent"
+
+
+def test_every_adapter_module_imports_from_a_checkout(tmp_path: Path) -> None:
+    """Each module of integrations/ (adapters and their private siblings) imports as
+    agentguard.integrations.<name> from a checkout, from the checkout's folder; the wheel
+    ships the same folder whole (pyproject maps the package to it)."""
+    import json
+
+    _fake_checkout(tmp_path)
+    names = sorted(p.stem for p in (REPO / "integrations").glob("*.py") if p.stem != "__init__")
+    probe = (
+        "import importlib, json\n"
+        f"names = {names!r}\n"
+        "print(json.dumps({n: importlib.import_module('agentguard.integrations.' + n).__file__"
+        " for n in names}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "_langchain_turns" in out
+    assert {n: Path(f) for n, f in out.items()} == {
+        n: tmp_path / "integrations" / f"{n}.py" for n in names
+    }

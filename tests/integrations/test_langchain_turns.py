@@ -99,11 +99,11 @@ def test_a_rewritten_history_is_read_again_whole_without_repeating_events() -> N
     """When the conversation changed behind the middleware's back (messages removed or
     replaced), the turn reads all of it again; already observed messages stay observed
     once, a new user message inserted earlier is observed."""
-    from integrations.langchain import _Dialogue
+    from integrations._langchain_turns import Dialogue
 
     session = GuardSession(DIALOGUE)
     session.start_run()
-    dialogue = _Dialogue()
+    dialogue = Dialogue()
     first = [HumanMessage("one", id="h1"), AIMessage("a", id="a1")]
     dialogue.observe(session, first[:1], first[1:])
     rewritten = [HumanMessage("zero", id="h0"), *first, HumanMessage("two", id="h2")]
