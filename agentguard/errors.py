@@ -12,7 +12,8 @@ Hierarchy::
     │   ├── SpecSyntaxError (ValueError)      malformed `.ltl` text: file, line, column, caret
     │   ├── SpecSemanticError (ValueError)    all semantic problems of a spec, collected
     │   ├── SpecImportError (ImportError)     an `import` that cannot be read, or a cycle
-    │   └── SpecTooLargeError (ValueError)    a spec file or text over the size limit
+    │   ├── SpecTooLargeError (ValueError)    a spec file or text over the size limit
+    │   └── SpecInputError (TypeError)        scoring.inputs: a value that is no Spec, path or text
     ├── TraceError (ValueError)
     │   └── TraceRecordError                  one bad record: file and line / record index
     ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)
