@@ -54,7 +54,8 @@ from agentguard.trace.model import Trace
 
 from ._json_schema import declaration, with_declarations
 from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
-from ._openai_agents_run import AgentRun, arguments_of, jsonable, text_of
+from ._openai_agents_run import AgentRun as _Run
+from ._openai_agents_run import arguments_of, jsonable, text_of
 
 try:
     from agents import (
@@ -90,10 +91,10 @@ class OpenAIAgentsGuard:
         self.firewall_kwargs = firewall_kwargs
         self.reports: list[FirewallReport] = []
         self._declared: dict[str, A.ToolDecl] = {}
-        self._runs: dict[int, tuple[Any, AgentRun]] = {}
+        self._runs: dict[int, tuple[Any, _Run]] = {}
         # finished runs, so a late event of one (a sibling's guardrail after a STOP) finds
         # it finished instead of starting a new run; the Usage is kept, so ids stay unique
-        self._closed: OrderedDict[int, tuple[Any, AgentRun]] = OrderedDict()
+        self._closed: OrderedDict[int, tuple[Any, _Run]] = OrderedDict()
         self._lock = threading.Lock()
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
             self._check_call, name="agentguard"
@@ -103,7 +104,7 @@ class OpenAIAgentsGuard:
         )
 
     # runs --------------------------------------------------------------------------
-    def run_of(self, context: Any) -> AgentRun:
+    def run_of(self, context: Any) -> _Run:
         """The run ``context`` (a run, hook or tool context) belongs to; started on first use."""
         usage = context.usage
         with self._lock:
@@ -115,7 +116,7 @@ class OpenAIAgentsGuard:
                 spec = self.spec
                 if self.schema_checks:
                     spec = with_declarations(spec, self._declared.values())
-                entry = (usage, AgentRun(Firewall(spec, **self.firewall_kwargs)))
+                entry = (usage, _Run(Firewall(spec, **self.firewall_kwargs)))
                 self._runs[id(usage)] = entry
             return entry[1]
 
