@@ -103,18 +103,12 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     state_schema = AgentGuardState
 
-    def __new__(
-        cls,
-        spec: SpecLike,  # noqa: ARG004 - __init__'s
-        *,
-        resume: bool = True,  # noqa: ARG004
-        keep_threads: int = 1024,  # noqa: ARG004
-        **firewall_kwargs: Unpack[GuardOptions],
-    ) -> AgentGuardMiddleware:
+    def __new__(cls, *args: Any, **kwargs: Any) -> AgentGuardMiddleware:  # noqa: ARG004
         """An approver may pause the run with an ``interrupt``, after which LangGraph
         re-runs the node: the turn must then be checked in a node of its own
-        (``after_model``), or resuming would call the model again."""
-        if cls is AgentGuardMiddleware and firewall_kwargs.get("approver") is not None:
+        (``after_model``), or resuming would call the model again. (Any arguments are
+        accepted, as ``copy`` and ``pickle`` call ``__new__`` with none.)"""
+        if cls is AgentGuardMiddleware and kwargs.get("approver") is not None:
             cls = _ApprovingMiddleware
         return super().__new__(cls)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
@@ -53,6 +54,7 @@ def test_with_an_approver_the_turn_is_checked_in_a_node_of_its_own() -> None:
     middleware = AgentGuardMiddleware(rules(), approver=approve)
     assert isinstance(middleware, AgentGuardMiddleware)
     assert middleware.name == "AgentGuardMiddleware"
+    assert type(copy.copy(middleware)) is type(middleware)  # copy calls __new__ bare
     agent = create_agent(ScriptedChatModel(["hi"]), [lookup_order], middleware=[middleware])
     assert {"AgentGuardMiddleware.before_model", "AgentGuardMiddleware.after_model"} <= set(
         agent.nodes
@@ -117,3 +119,44 @@ def test_a_rewritten_history_is_read_again_whole_without_repeating_events() -> N
         "b",
         "c",
     ]
+
+
+@pytest.mark.parametrize("guard_first", [True, False], ids=["guard-first", "hitl-first"])
+def test_a_human_edit_of_a_checked_call_is_what_runs_and_is_recorded(guard_first: bool) -> None:
+    """With LangChain's HumanInTheLoopMiddleware beside the guard, whichever comes first:
+    the model's call is checked at its turn, and the trace holds only what really ran."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    @tool
+    def issue_refund(order_id: str, amount: float) -> str:
+        """Issue a refund."""
+        return f"refunded {amount}"
+
+    spec = parse_spec(
+        "spec s\nconstraint small severity SOFT_BLOCK(9) := G !issue_refund(amount > 100)\n"
+    )
+    guard = AgentGuardMiddleware(spec)
+    human = HumanInTheLoopMiddleware(interrupt_on={"issue_refund": True})
+    model = ScriptedChatModel([call("issue_refund", order_id="A", amount=500), "done"])
+    agent = create_agent(
+        model,
+        [issue_refund],
+        middleware=[guard, human] if guard_first else [human, guard],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("refund")]}, config)
+    edited = {"name": "issue_refund", "args": {"order_id": "A", "amount": 50}}
+    agent.invoke(Command(resume={"decisions": [{"type": "edit", "edited_action": edited}]}), config)
+    session = guard.session_for("t")
+    assert session is not None
+    attempts = [(d.action.value, dict(d.args).get("amount")) for d in session.attempts]
+    if guard_first:  # the model's call is refused before the human sees it
+        assert session.trace.names == ("final_answer",)
+        assert attempts[0] == ("block", 500)
+    else:  # the human's edit replaced it: that call is checked when it runs
+        assert session.trace.names == ("issue_refund", "final_answer")
+        assert session.trace[0].args["amount"] == 50
+        assert attempts[:2] == [("block", 500), ("allow", 50)]
