@@ -4,7 +4,7 @@ For smolagents (ToolCallingAgent) and LangChain (create_agent), an agent makes `
 tool calls (one per model turn) and answers. Four configurations are run ``--repeat``
 times each, interleaved (so that load drifts hit all alike): unguarded, the adapter
 around an allow-all firewall (the adapter's own cost), the real guard, and the bare
-Firewall making the same run's propose + record pairs (its share of the added time).
+Firewall making the calls the adapters make in that run (its share of the added time).
 Reported per agent step, from the medians: the unguarded and guarded step, the time the
 guard adds in microseconds and as a ratio of the unguarded step, the adapter's and the
 firewall's part of it. Wall time is the headline; the process's CPU time is shown
@@ -161,24 +161,32 @@ def langchain_case(steps: int, latency: float) -> Case:
 
 
 # the firewall alone -------------------------------------------------------------------
-def firewall_case(steps: int) -> Prepare:
-    """The firewall's own share: the run's propose + record pairs on a bare Firewall."""
+def firewall_case(steps: int, *, assistant_turns: bool) -> Prepare:
+    """The firewall's own share: a bare Firewall built and driven through the calls the
+    adapters make in the run (the user's task observed, each turn's call proposed as a
+    batch, started and completed, the answer likewise, the run finished); LangChain also
+    observes each model turn (``assistant_turns``)."""
     from agentguard import load_spec
     from agentguard.enforcement.firewall import Firewall
 
     spec = load_spec(SPEC)
 
     def prepare() -> Callable[[], Any]:
-        firewall = Firewall(spec)
-
         def run() -> None:
+            firewall = Firewall(spec)
+            firewall.observe("user", "bench")
             for i in range(steps):
+                if assistant_turns:
+                    firewall.observe("assistant", "", tool_calls=1)
                 args = {"order_id": f"A{i}"}
-                firewall.propose("lookup_order", args)
-                firewall.record("lookup_order", args, {"order_id": f"A{i}", "amount": 10})
+                (decision,) = firewall.propose_batch([("lookup_order", args, f"c{i}")])
+                started = firewall.start(decision)
+                firewall.complete(started, json.dumps({"order_id": f"A{i}", "amount": 10}))
+            if assistant_turns:
+                firewall.observe("assistant", "done", tool_calls=0)
             answer = {"answer": "done"}
-            firewall.propose("final_answer", answer)
-            firewall.record("final_answer", answer, "done")
+            decision = firewall.start(firewall.propose("final_answer", answer))
+            firewall.complete(decision, "done")
             firewall.finish()
 
         return run
@@ -192,7 +200,7 @@ CONFIGURATIONS = ("unguarded", "adapter_only", "guarded", "firewall_only")
 def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
     """Median wall and CPU time of each configuration, runs interleaved so that load
     drifts hit all four alike; every configuration runs ``repeat`` times."""
-    prepares = (*case, firewall_case(steps))
+    prepares = (*case, firewall_case(steps, assistant_turns=name == "langchain"))
     wall: list[list[float]] = [[] for _ in prepares]
     cpu: list[list[float]] = [[] for _ in prepares]
     for prepare in prepares:  # warm caches and imports
@@ -283,8 +291,8 @@ def _print(row: dict[str, Any]) -> None:
         f"{both('unguarded_us_per_step')} µs, guarded {both('guarded_us_per_step')} µs, "
         f"added {both('added_us_per_step')} µs (+{100 * wall['added_ratio']:.1f}% "
         f"[+{100 * cpu['added_ratio']:.1f}%]); of the added: the adapter around an "
-        f"allow-all firewall {both('adapter_us_per_step')} µs, the bare firewall's "
-        f"propose + record {both('firewall_us_per_step')} µs"
+        f"allow-all firewall {both('adapter_us_per_step')} µs, a bare firewall making "
+        f"the run's calls {both('firewall_us_per_step')} µs"
     )
 
 
