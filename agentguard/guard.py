@@ -7,6 +7,8 @@ per smolagents agent; one per invocation behind the LangChain middleware). A run
 continued (``start_run(resume=True)`` or ``start_run(state=...)``), so a conversation's
 next turn extends the same trace. Frameworks run tools in worker threads (where
 contextvars do not follow), so the state lives on the session object, behind a lock.
+The options, guarding errors and refusal texts the adapters share live in the leaf
+:mod:`agentguard.guard_shared` (re-exported here).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import importlib
 import threading
 from collections import deque
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,6 +25,15 @@ from typing_extensions import Unpack
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
+from agentguard.guard_shared import (
+    AlreadyGuardedError,
+    DecisionListener,
+    FirewallFactory,
+    GuardOptions,
+    UnsupportedAgentError,
+    blocked_text,
+    stop_decision,
+)
 from agentguard.scoring.inputs import SpecLike
 from agentguard.severity import SeverityKind
 from agentguard.trace.final_tool import FINAL_TOOL
@@ -32,30 +43,7 @@ if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.enforcement.flight import ProposedCall
 
-FirewallFactory = Callable[[], "Firewall"]
-"""Builds a fresh firewall for a run; the adapters default to ``Firewall(spec, **kwargs)``."""
-
-DecisionListener = Callable[[Decision], None]
-"""Called with every decision as it is made (the demo prints them live)."""
-
-
 AgentT = TypeVar("AgentT")
-
-
-class GuardOptions(FirewallOptions, total=False):
-    """What ``guard()`` and the session-based adapters accept: the Firewall's options plus
-    the session's own (a factory for the firewall, a listener for each decision)."""
-
-    firewall_factory: FirewallFactory | None
-    on_decision: DecisionListener | None
-
-
-class UnsupportedAgentError(AgentGuardError, TypeError):
-    """``guard`` was given an object it has no adapter for."""
-
-
-class AlreadyGuardedError(AgentGuardError, ValueError):
-    """The agent already carries a guard; guarding twice would check every call twice."""
 
 
 SUPPORTED = (
@@ -98,27 +86,6 @@ def guard(agent: AgentT, spec: SpecLike, **options: Unpack[GuardOptions]) -> Age
         f"agentguard.guard does not know how to guard {module}.{type(agent).__qualname__}. "
         "Supported:\n  " + "\n  ".join(SUPPORTED)
     )
-
-
-def stop_decision(tool: str, args: Mapping[str, Any], violations: Sequence[Violation]) -> Decision:
-    """A STOP for violations only visible once a result was known (``record`` found them)."""
-    message = "; ".join(v.message or v.constraint for v in violations)
-    return Decision(Action.STOP, tool, dict(args), violations=tuple(violations), message=message)
-
-
-def blocked_text(decision: Decision) -> str:
-    """What the model is told when a call is blocked or the run is stopped.
-
-    The firewall's own message is meant for the model and is used as is; a bare
-    decision (no message) gets one built from its violations.
-    """
-    if decision.message.startswith("agentguard"):
-        return decision.message
-    reason = decision.message or "; ".join(
-        v.message or f"constraint {v.constraint} forbids it" for v in decision.violations
-    )
-    verb = "STOPPED the run at" if decision.action is Action.STOP else "BLOCKED"
-    return f"agentguard {verb} the call {decision.tool}: {reason or 'the spec forbids it'}"
 
 
 def _key(name: str, args: Mapping[str, Any]) -> tuple[str, Hashable]:
@@ -436,6 +403,7 @@ __all__ = [
     "AlreadyGuardedError",
     "DecisionListener",
     "FirewallFactory",
+    "GuardOptions",
     "GuardSession",
     "UnsupportedAgentError",
     "blocked_text",

@@ -1,17 +1,23 @@
 """What agentguard adds to an agent step: the same scripted agent with and without the guard.
 
 For smolagents (ToolCallingAgent) and LangChain (create_agent), an agent makes ``--steps``
-tool calls (one per model turn) and answers; the three configurations (unguarded, the
-adapter around an allow-all firewall, the real guard) are run ``--repeat`` times each,
-interleaved, and the median wall time is kept. Reported: the time the guard adds per
-step, in microseconds and as a ratio of the unguarded step.
+tool calls (one per model turn) and answers. Four configurations are run ``--repeat``
+times each, interleaved (so that load drifts hit all alike): unguarded, the adapter
+around an allow-all firewall (the adapter's own cost), the real guard, and the bare
+Firewall making the calls the adapters make in that run (its share of the added time).
+Reported per agent step, from the medians: the unguarded and guarded step, the time the
+guard adds in microseconds and as a ratio of the unguarded step, the adapter's and the
+firewall's part of it. Wall time is the headline; the process's CPU time is shown
+beside it, steadier on a shared machine (the frameworks run tools in worker threads,
+whose CPU time it includes).
 
 The headline is the scripted model answering instantly: the guard against the
 framework alone, with nothing to hide behind. Rows with a fixed model delay per turn
 (``--model-latency-ms``, default 50; 0 skips them) follow, to show the same absolute
 cost against a realistic step.
 
-    python benchmarks/overhead.py [--steps 40] [--repeat 5] [--model-latency-ms 50] [--json]
+    python benchmarks/overhead.py [--steps 40] [--repeat 5] [--model-latency-ms 50]
+        [--framework smolagents|langchain|all] [--json]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import json
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -63,15 +70,6 @@ class AllowAll:
 
     def finish(self) -> Any:
         return None
-
-
-def _median_seconds(run: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 # each case: three preparers (unguarded, guard with an allow-all firewall, guard with the
@@ -163,47 +161,70 @@ def langchain_case(steps: int, latency: float) -> Case:
 
 
 # the firewall alone -------------------------------------------------------------------
-def firewall_per_call(calls: int, repeat: int) -> float:
-    """Seconds per propose+record pair on the bare firewall (no framework around it)."""
+def firewall_case(steps: int, *, assistant_turns: bool) -> Prepare:
+    """The firewall's own share: a bare Firewall built and driven through the calls the
+    adapters make in the run (the user's task observed, each turn's call proposed as a
+    batch, started and completed, the answer likewise, the run finished); LangChain also
+    observes each model turn (``assistant_turns``)."""
     from agentguard import load_spec
     from agentguard.enforcement.firewall import Firewall
 
     spec = load_spec(SPEC)
 
-    def run() -> None:
-        firewall = Firewall(spec)
-        for i in range(calls):
-            args = {"order_id": f"A{i}"}
-            firewall.propose("lookup_order", args)
-            firewall.record("lookup_order", args, {"order_id": f"A{i}", "amount": 10})
-        firewall.finish()
+    def prepare() -> Callable[[], Any]:
+        def run() -> None:
+            firewall = Firewall(spec)
+            firewall.observe("user", "bench")
+            for i in range(steps):
+                if assistant_turns:
+                    firewall.observe("assistant", "", tool_calls=1)
+                args = {"order_id": f"A{i}"}
+                (decision,) = firewall.propose_batch([("lookup_order", args, f"c{i}")])
+                started = firewall.start(decision)
+                firewall.complete(started, json.dumps({"order_id": f"A{i}", "amount": 10}))
+            if assistant_turns:
+                firewall.observe("assistant", "done", tool_calls=0)
+            answer = {"answer": "done"}
+            decision = firewall.start(firewall.propose("final_answer", answer))
+            firewall.complete(decision, "done")
+            firewall.finish()
 
-    return _median_seconds(run, repeat) / calls
+        return run
+
+    return prepare
+
+
+CONFIGURATIONS = ("unguarded", "adapter_only", "guarded", "firewall_only")
 
 
 def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
-    """Median wall time of each configuration, runs interleaved so load drifts hit all three."""
-    times: list[list[float]] = [[], [], []]
-    for prepare in case:  # warm caches and imports
+    """Median wall and CPU time of each configuration, runs interleaved so that load
+    drifts hit all four alike; every configuration runs ``repeat`` times."""
+    prepares = (*case, firewall_case(steps, assistant_turns=name == "langchain"))
+    wall: list[list[float]] = [[] for _ in prepares]
+    cpu: list[list[float]] = [[] for _ in prepares]
+    for prepare in prepares:  # warm caches and imports
         prepare()()
     for _ in range(repeat):
-        for i, prepare in enumerate(case):
+        for i, prepare in enumerate(prepares):
             run = prepare()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             run()
-            times[i].append(time.perf_counter() - start)
-    base, adapter, with_guard = (statistics.median(t) for t in times)
+            wall[i].append(time.perf_counter() - start)
+            cpu[i].append(time.process_time() - start_cpu)
     turns = steps + 1
-    return {
-        "framework": name,
-        "steps": turns,
-        "unguarded_s": round(base, 4),
-        "adapter_only_s": round(adapter, 4),
-        "guarded_s": round(with_guard, 4),
-        "added_ratio": round(with_guard / base - 1, 4),
-        "added_us_per_step": round((with_guard - base) / turns * 1e6, 1),
-        "adapter_us_per_step": round((adapter - base) / turns * 1e6, 1),
-    }
+    row: dict[str, Any] = {"framework": name, "steps": turns, "repeat": repeat}
+    for clock, times in (("wall", wall), ("cpu", cpu)):
+        base, adapter, guarded, firewall = (statistics.median(t) for t in times)
+        row[clock] = {
+            "unguarded_us_per_step": round(base / turns * 1e6, 1),
+            "guarded_us_per_step": round(guarded / turns * 1e6, 1),
+            "added_us_per_step": round((guarded - base) / turns * 1e6, 1),
+            "added_ratio": round(guarded / base - 1, 4),
+            "adapter_us_per_step": round((adapter - base) / turns * 1e6, 1),
+            "firewall_us_per_step": round(firewall / turns * 1e6, 1),
+        }
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,33 +237,42 @@ def main(argv: list[str] | None = None) -> int:
         default=50.0,
         help="fixed model delay per turn for the rows after the headline (0: no such rows)",
     )
+    parser.add_argument(
+        "--framework",
+        choices=("smolagents", "langchain", "all"),
+        default="all",
+        help="which framework to measure",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args(argv)
+    from agentguard.errors import ToolMismatchWarning
+
+    cases = {"smolagents": smolagents_case, "langchain": langchain_case}
+    chosen = list(cases) if args.framework == "all" else [args.framework]
 
     def rows(latency_ms: float, steps: int, repeat: int) -> list[dict[str, Any]]:
         latency = latency_ms / 1000
-        return [
-            measure("smolagents", smolagents_case(steps, latency), steps, repeat),
-            measure("langchain", langchain_case(steps, latency), steps, repeat),
-        ]
+        with warnings.catch_warnings():  # the demo spec names tools this agent lacks
+            warnings.simplefilter("ignore", ToolMismatchWarning)
+            return [measure(n, cases[n](steps, latency), steps, repeat) for n in chosen]
 
     headline = rows(0.0, args.steps, args.repeat)
     delayed: list[dict[str, Any]] = []
     if args.model_latency_ms > 0:  # a short run: the delay dominates its wall time
         delayed = rows(args.model_latency_ms, min(args.steps, 10), min(args.repeat, 3))
-    bare = firewall_per_call(args.steps, args.repeat)
     result = {
         "headline_no_model_delay": headline,
         "with_model_delay": {"model_latency_ms": args.model_latency_ms, "runs": delayed},
-        "firewall_us_per_call": round(bare * 1e6, 1),
     }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"scripted model, no delay: {args.repeat} interleaved runs each, median")
+    print(
+        f"scripted model, no delay: {args.repeat} interleaved runs of each configuration, "
+        "medians per agent step (wall; CPU of the process in brackets)"
+    )
     for row in headline:
         _print(row)
-    print(f"   firewall: {result['firewall_us_per_call']:.0f} µs per propose+record (bare)")
     if delayed:
         print(f"\nwith a {args.model_latency_ms:g} ms model delay per turn (same guard cost):")
         for row in delayed:
@@ -251,11 +281,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print(row: dict[str, Any]) -> None:
+    wall, cpu = row["wall"], row["cpu"]
+
+    def both(key: str) -> str:
+        return f"{wall[key]:.0f} [{cpu[key]:.0f}]"
+
     print(
-        f"{row['framework']:>11}: {row['steps']} steps, unguarded {row['unguarded_s']:.4f}s, "
-        f"guarded {row['guarded_s']:.4f}s, +{100 * row['added_ratio']:.1f}% "
-        f"({row['added_us_per_step']:.0f} µs per step, of which the adapter "
-        f"{row['adapter_us_per_step']:.0f} µs)"
+        f"{row['framework']:>11}: {row['steps']} steps; per step: unguarded "
+        f"{both('unguarded_us_per_step')} µs, guarded {both('guarded_us_per_step')} µs, "
+        f"added {both('added_us_per_step')} µs (+{100 * wall['added_ratio']:.1f}% "
+        f"[+{100 * cpu['added_ratio']:.1f}%]); of the added: the adapter around an "
+        f"allow-all firewall {both('adapter_us_per_step')} µs, a bare firewall making "
+        f"the run's calls {both('firewall_us_per_step')} µs"
     )
 
 

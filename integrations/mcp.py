@@ -32,10 +32,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +50,13 @@ from agentguard.scoring.inputs import coerce_spec
 from agentguard.trace.mcp_content import unwrap_call_tool_result
 
 from ._json_schema import declarations, with_declarations
+from ._mcp_serving import (
+    STATELESS_SESSION,
+    STDIO_SESSION,
+    serve_http,
+    serve_stdio,
+    session_key,
+)
 
 try:
     import anyio
@@ -63,13 +69,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 log = logging.getLogger("agentguard.mcp")
 
-STDIO_SESSION: Final = "stdio"
-"""The session key of the one client connected over stdio."""
-
-STATELESS_SESSION: Final = "http-stateless"
-"""The session key shared by HTTP requests that carry no ``Mcp-Session-Id``."""
-
-_SESSION_HEADER: Final = "mcp-session-id"
 _LIST_PAGES: Final = 100  # a server whose listing never ends cannot hang the start
 
 
@@ -326,17 +325,6 @@ async def _list_all(upstream: ClientSession) -> list[types.Tool]:
     return tools
 
 
-def session_key(ctx: Any) -> str:
-    """Which client session a request belongs to: the stdio connection, an HTTP
-    ``Mcp-Session-Id``, or the shared session of HTTP requests without one."""
-    request = getattr(ctx, "request", None)
-    headers = getattr(request, "headers", None)
-    if headers is None:
-        return STDIO_SESSION
-    found = headers.get(_SESSION_HEADER)
-    return str(found) if found else STATELESS_SESSION
-
-
 def refusal(decision: Decision) -> types.CallToolResult:
     """The MCP tool error a refused call is answered with (the model reads its text)."""
     return _error_result(blocked_text(decision))
@@ -348,68 +336,6 @@ def _error_result(text: str) -> types.CallToolResult:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
-# ---------------------------------------------------------------- serving
-async def serve_stdio(gateway: McpGateway) -> None:
-    """Serve one client over stdin/stdout until it disconnects or the proxy is stopped."""
-    from mcp.server.stdio import stdio_server
-
-    async with gateway.connected():
-        server = gateway.server()
-        await _until_stopped(
-            lambda: _run_stdio(server, stdio_server),
-        )
-
-
-async def _run_stdio(server: Server[Any], stdio_server: Any) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
-
-
-async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until the proxy is stopped."""
-    try:
-        import uvicorn
-    except ImportError as exc:  # pragma: no cover - uvicorn comes with mcp
-        raise MissingExtraError("mcp", "uvicorn") from exc
-
-    async with gateway.connected():
-        app = _ending_sessions(gateway.server().streamable_http_app(host=host), gateway)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        await _until_stopped(uvicorn.Server(config).serve)
-
-
-ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
-
-
-def _ending_sessions(app: ASGIApp, gateway: McpGateway) -> ASGIApp:
-    """The app, finishing a firewall session when its client ends it (HTTP ``DELETE``)."""
-
-    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
-        await app(scope, receive, send)
-        if scope.get("type") == "http" and scope.get("method") == "DELETE":
-            for key, value in scope.get("headers", ()):
-                if key.lower() == _SESSION_HEADER.encode():
-                    gateway.end_session(value.decode("latin-1"))
-
-    return wrapped
-
-
-async def _until_stopped(main: Callable[[], Awaitable[Any]]) -> None:
-    """Run ``main`` until it returns or SIGINT / SIGTERM arrives (then cancel it)."""
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    log.info("agentguard: stopping on signal %d", signum)
-                    group.cancel_scope.cancel()
-                    return
-
-        group.start_soon(watch)
-        await main()
-        group.cancel_scope.cancel()
 
 
 __all__ = [

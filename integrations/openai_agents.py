@@ -35,11 +35,9 @@ such an agent is refused (put ``agentguard mcp-proxy`` in front of an MCP server
 
 from __future__ import annotations
 
-import copy
-import json
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from typing_extensions import Unpack
@@ -55,24 +53,21 @@ from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.trace.model import Trace
 
 from ._json_schema import declaration, with_declarations
+from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
+from ._openai_agents_run import AgentRun as _Run
+from ._openai_agents_run import arguments_of, jsonable, text_of
 
 try:
-    import anyio
     from agents import (
         Agent,
-        AgentHooks,
         FunctionTool,
         GuardrailFunctionOutput,
-        Handoff,
         OutputGuardrail,
         ToolGuardrailFunctionOutput,
         ToolInputGuardrail,
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("openai-agents", "openai-agents") from exc
-
-ATTRIBUTE: Final = "agentguard"
-"""The attribute of a guarded agent holding its :class:`OpenAIAgentsGuard`."""
 
 _KEEP_CLOSED: Final = 256  # finished runs remembered for their late events
 
@@ -81,83 +76,6 @@ _HANDLED_FAILURE: Final = "_function_tool_default_failure_handled"
 (read, never consumed: the SDK consumes it after the invoker returns)."""
 
 
-# ---------------------------------------------------------------- the seam
-class _Run:
-    """One run's firewall: batch proposals, start, then complete or withdraw; finish.
-
-    The only place the adapter talks to the firewall. ``start`` may wait for calls it
-    relied on, so it runs in a worker thread, off the event loop they finish on.
-    """
-
-    def __init__(self, firewall: Firewall) -> None:
-        self.firewall = firewall
-        self.report: FirewallReport | None = None
-        self._proposed: dict[str, Decision] = {}  # call_id -> decision not started yet
-        self._started: dict[str, Decision] = {}  # call_id -> decision whose body may run
-        self._lock = threading.Lock()
-
-    def propose_turn(self, calls: Sequence[tuple[str, dict[str, Any], str]]) -> None:
-        """A model turn's function calls, judged in order before any runs."""
-        with self._lock:
-            self._sweep("the SDK did not run it (another guardrail, or its arguments, refused it)")
-            if calls and self.report is None:
-                for decision in self.firewall.propose_batch(list(calls)):
-                    if decision.tool_call_id is not None:
-                        self._proposed[decision.tool_call_id] = decision
-
-    def decision(self, name: str, args: dict[str, Any], call_id: str) -> Decision:
-        """The turn's decision for this call, or a fresh one if the turn did not list it."""
-        with self._lock:
-            found = self._proposed.pop(call_id, None)
-            if found is not None:
-                return found
-            if self.report is not None:
-                return _after_finish(name, args)
-            return self.firewall.propose(name, args, tool_call_id=call_id)
-
-    async def start(self, decision: Decision) -> Decision:
-        """The decision to act on as the body is about to run (a refusal is withdrawn)."""
-        if self.report is not None:
-            return _after_finish(decision.tool, dict(decision.args))
-        started: Decision = await anyio.to_thread.run_sync(self.firewall.start, decision)
-        if started.executes and started.tool_call_id is not None:
-            with self._lock:
-                self._started[started.tool_call_id] = started
-        return started
-
-    def take_started(self, call_id: str) -> Decision | None:
-        with self._lock:
-            return self._started.pop(call_id, None)
-
-    def ran(self, decision: Decision, result: Any, *, error: str | BaseException | None) -> None:
-        with self._lock:
-            if self.report is None:
-                self.firewall.complete(decision, result, error=error)
-
-    def finish(self) -> FirewallReport:
-        with self._lock:
-            if self.report is None:
-                self._sweep("the run ended before it ran")
-                self.report = self.firewall.finish()
-            return self.report
-
-    def _sweep(self, reason: str) -> None:
-        for decision in self._proposed.values():
-            if decision.executes and self.firewall.is_in_flight(decision):
-                self.firewall.withdraw(decision, reason)
-        self._proposed.clear()
-
-    @property
-    def stopped(self) -> bool:
-        return self.firewall.stopped
-
-
-def _after_finish(name: str, args: dict[str, Any]) -> Decision:
-    message = "agentguard stopped the run; this call was not executed."
-    return Decision(Action.STOP, name, args, message=message)
-
-
-# ---------------------------------------------------------------- the guard
 class OpenAIAgentsGuard:
     """The guard state shared by a guarded agent and the agents it hands off to."""
 
@@ -255,7 +173,7 @@ class OpenAIAgentsGuard:
     async def _check_call(self, data: Any) -> ToolGuardrailFunctionOutput:
         context = data.context
         run = self.run_of(context)
-        args = _arguments(context.tool_arguments)
+        args = arguments_of(context.tool_arguments)
         decision = run.decision(context.tool_name, args, context.tool_call_id)
         if decision.executes:
             decision = await run.start(decision)
@@ -271,7 +189,7 @@ class OpenAIAgentsGuard:
     async def _check_answer(self, context: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
         del agent
         run = self.run_of(context)
-        answer = _jsonable(output)
+        answer = jsonable(output)
         decision = run.decision(FINAL_TOOL, {"answer": answer}, f"final:{id(output)}")
         if decision.executes:
             decision = await run.start(decision)
@@ -290,7 +208,7 @@ class OpenAIAgentsGuard:
         run = self.run_of(context)
         decision = run.take_started(context.tool_call_id)
         if decision is None:  # the guardrail did not run (e.g. approval flows): check here
-            decision = run.decision(context.tool_name, _arguments(raw_args), context.tool_call_id)
+            decision = run.decision(context.tool_name, arguments_of(raw_args), context.tool_call_id)
             if decision.executes:
                 decision = await run.start(decision)
                 run.take_started(context.tool_call_id)
@@ -302,72 +220,9 @@ class OpenAIAgentsGuard:
             run.ran(decision, None, error=exc)
             raise
         failed = bool(getattr(context, _HANDLED_FAILURE, False))
-        value = _jsonable(result)
-        run.ran(decision, value, error=_text(value) if failed else None)
+        value = jsonable(result)
+        run.ran(decision, value, error=text_of(value) if failed else None)
         return result
-
-
-class _GuardedInvoker:
-    """``on_invoke_tool`` of a guarded copy; other attributes are the SDK invoker's."""
-
-    def __init__(self, inner: Callable[[Any, str], Awaitable[Any]], guard: OpenAIAgentsGuard):
-        self._inner = inner
-        self._guard = guard
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def __call__(self, context: Any, raw_args: str) -> Any:
-        return await self._guard.invoke(self._inner, context, raw_args)
-
-
-class _Hooks(AgentHooks[Any]):
-    """Batch-proposes each model turn's calls; every event reaches the agent's own hooks."""
-
-    def __init__(self, guard: OpenAIAgentsGuard, agent: Any, inner: Any) -> None:
-        self.guard = guard
-        self.agent = agent
-        self.inner = inner
-
-    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-        names = {t.name for t in self.agent.tools if isinstance(t, FunctionTool)}
-        calls = []
-        for item in response.output:
-            if getattr(item, "type", None) == "function_call" and item.name in names:
-                try:
-                    args = json.loads(item.arguments or "{}")
-                except ValueError:
-                    continue  # the SDK refuses it; a call that never runs is not proposed
-                if isinstance(args, dict):
-                    calls.append((str(item.name), args, str(item.call_id)))
-        self.guard.run_of(context).propose_turn(calls)
-        if self.inner is not None:
-            await self.inner.on_llm_end(context, agent, response)
-
-    async def on_start(self, context: Any, agent: Any) -> None:
-        self.guard.run_of(context)
-        if self.inner is not None:
-            await self.inner.on_start(context, agent)
-
-    async def on_end(self, context: Any, agent: Any, output: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_end(context, agent, output)
-
-    async def on_handoff(self, context: Any, agent: Any, source: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_handoff(context, agent, source)
-
-    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_tool_start(context, agent, tool)
-
-    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_tool_end(context, agent, tool, result)
-
-    async def on_llm_start(self, context: Any, agent: Any, system: Any, items: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_llm_start(context, agent, system, items)
 
 
 # ---------------------------------------------------------------- installing
@@ -383,106 +238,8 @@ def guard_openai_agent(
     if schemas is not None:
         firewall_kwargs.setdefault("agent_tools", schemas)
     guard = OpenAIAgentsGuard(spec, **firewall_kwargs)
-    _install(agent, guard)
+    install(agent, guard)
     return agent
-
-
-def agent_tool_schemas(agent: Any) -> dict[str, Any] | None:
-    """The function tools of ``agent`` and of every agent its handoffs reach (name -> JSON
-    Schema), for the firewall's comparison with the spec's tools; None when a handoff is
-    built at run time (its target's tools cannot be known before the run)."""
-    out: dict[str, Any] = {}
-    seen: set[int] = set()
-    todo = [agent]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for tool in current.tools:
-            if isinstance(tool, FunctionTool):
-                out[tool.name] = tool.params_json_schema
-        for target in current.handoffs:
-            if not isinstance(target, Agent):
-                return None
-            todo.append(target)
-    return out
-
-
-def _install(agent: Any, guard: OpenAIAgentsGuard) -> None:
-    """Guard one agent, then the agents its handoffs name (once each)."""
-    if getattr(agent, ATTRIBUTE, None) is guard:
-        return
-    _refuse_ungated(agent)
-    setattr(agent, ATTRIBUTE, guard)
-    agent.tools = [_guarded_tool(t, guard) for t in agent.tools]
-    agent.output_guardrails = [*agent.output_guardrails, guard.output_guardrail]
-    agent.hooks = _Hooks(guard, agent, agent.hooks)
-    agent.handoffs = [_followed(h, guard) for h in agent.handoffs]
-    for target in agent.handoffs:
-        if isinstance(target, Agent):
-            _install(target, guard)
-
-
-def _refuse_ungated(agent: Any) -> None:
-    others = [type(t).__name__ for t in agent.tools if not isinstance(t, FunctionTool)]
-    if others:
-        raise UnsupportedAgentError(
-            f"agent {agent.name!r} has tools agentguard cannot gate ({', '.join(others)}: they "
-            "run outside this process); give it function tools only"
-        )
-    if agent.mcp_servers:
-        raise UnsupportedAgentError(
-            f"agent {agent.name!r} has mcp_servers, whose tools are listed at run time out of "
-            "the guard's reach; put `agentguard mcp-proxy SPEC -- SERVER` in front of the server"
-        )
-
-
-def _guarded_tool(tool: FunctionTool, guard: OpenAIAgentsGuard) -> FunctionTool:
-    guard.declare(tool)
-    copied = copy.copy(tool)  # the SDK's own copy: rebinds the invoker to the copy
-    copied.tool_input_guardrails = [guard.input_guardrail, *(tool.tool_input_guardrails or [])]
-    copied.on_invoke_tool = _GuardedInvoker(copied.on_invoke_tool, guard)
-    return copied
-
-
-def _followed(target: Any, guard: OpenAIAgentsGuard) -> Any:
-    """A ``Handoff`` whose target agent is guarded when the handoff happens."""
-    if not isinstance(target, Handoff):
-        return target
-    inner = target.on_invoke_handoff
-
-    async def invoke(context: Any, raw_args: str) -> Any:
-        agent = await inner(context, raw_args)
-        if isinstance(agent, Agent) and getattr(agent, ATTRIBUTE, None) is not guard:
-            _install(agent, guard)
-        return agent
-
-    followed = copy.copy(target)
-    followed.on_invoke_handoff = invoke
-    return followed
-
-
-def _arguments(raw: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _jsonable(value: Any) -> Any:
-    """A tool's return value or a final output as the trace keeps it (JSON-able)."""
-    if value is None or isinstance(value, (str, int, float, bool, list, dict)):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    return str(value)
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 __all__ = ["ATTRIBUTE", "OpenAIAgentsGuard", "guard_openai_agent"]

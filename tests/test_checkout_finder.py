@@ -36,23 +36,50 @@ def _fake_checkout(root: Path) -> None:
         (root / folder / "__init__.py").write_text("")
 
 
-def test_checkout_resolves_only_integrations(tmp_path: Path) -> None:
-    """Run at a checkout's root, agentguard.integrations maps to ./integrations; tests/ etc. do not leak."""
+def _probe(root: Path, code: str) -> dict[str, str]:
+    """Run ``code`` at the checkout ``root`` (it prints one JSON line); that line, parsed."""
     import json
 
-    _fake_checkout(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        [sys.executable, "-c", code],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=True,
     )
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    found: dict[str, str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_checkout_resolves_only_integrations(tmp_path: Path) -> None:
+    """Run at a checkout's root, agentguard.integrations maps to ./integrations; tests/ etc. do not leak."""
+
+    _fake_checkout(tmp_path)
+    out = _probe(tmp_path, PROBE)
     assert Path(out["agentguard"]).parent == tmp_path / "agentguard"
     assert Path(out["integrations"]) == tmp_path / "integrations" / "__init__.py"
     assert out["agentguard.tests"] == "absent"
     assert out["agentguard.benchmarks"] == "absent"
     assert out["agentguard.examples"] == "absent"
+
+
+def test_every_adapter_module_imports_from_a_checkout(tmp_path: Path) -> None:
+    """Each module of integrations/ (adapters and their private siblings) imports as
+    agentguard.integrations.<name> from a checkout, from the checkout's folder; the wheel
+    ships the same folder whole (pyproject maps the package to it)."""
+
+    _fake_checkout(tmp_path)
+    names = sorted(p.stem for p in (REPO / "integrations").glob("*.py") if p.stem != "__init__")
+    probe = (
+        "import importlib, json\n"
+        f"names = {names!r}\n"
+        "print(json.dumps({n: importlib.import_module('agentguard.integrations.' + n).__file__"
+        " for n in names}))\n"
+    )
+    out = _probe(tmp_path, probe)
+    assert "_langchain_turns" in out
+    assert {n: Path(f) for n, f in out.items()} == {
+        n: tmp_path / "integrations" / f"{n}.py" for n in names
+    }

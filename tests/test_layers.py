@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "pec": 5,
     "bench": 5,
     "guard": 5,
+    "guard_shared": 5,
     "testing": 5,
     "report": 5,
     "scale": 5,

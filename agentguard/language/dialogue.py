@@ -11,6 +11,7 @@ the whole trace; any other spec on its tool calls only (:meth:`Trace.without_mes
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,9 +56,26 @@ def spec_formulas(spec: A.Spec | Iterable[A.Constraint]) -> list[A.Formula]:
     return [c.formula for c in spec]
 
 
+_SPECS_LOCK = threading.Lock()
+_SPECS_SEEN: dict[int, tuple[A.Spec, bool]] = {}
+"""The answer per Spec object (a frozen tree): the firewall asks at every dialogue event,
+and a walk of the whole spec costs more than the event. Keyed by identity and holding
+the spec, so an id is never reused while cached; a few specs at most, oldest dropped."""
+
+
 def spec_mentions_dialogue(spec: A.Spec | Iterable[A.Constraint]) -> bool:
     """Whether the spec is judged on dialogue events too (see the module docstring)."""
-    return mentions_dialogue(spec_formulas(spec))
+    if not isinstance(spec, A.Spec):
+        return mentions_dialogue(spec_formulas(spec))
+    seen = _SPECS_SEEN.get(id(spec))
+    if seen is not None and seen[0] is spec:
+        return seen[1]
+    answer = mentions_dialogue(spec_formulas(spec))
+    with _SPECS_LOCK:
+        if len(_SPECS_SEEN) >= 16:
+            del _SPECS_SEEN[next(iter(_SPECS_SEEN))]
+        _SPECS_SEEN[id(spec)] = (spec, answer)
+    return answer
 
 
 def judged(trace: Trace, dialogue: bool) -> Trace:

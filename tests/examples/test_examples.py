@@ -184,4 +184,6 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     frameworks = ["smolagents", "langchain"]
     assert [r["framework"] for r in result["headline_no_model_delay"]] == frameworks
     assert [r["framework"] for r in result["with_model_delay"]["runs"]] == frameworks
-    assert result["firewall_us_per_call"] > 0
+    for row in result["headline_no_model_delay"]:
+        assert row["wall"]["firewall_us_per_step"] > 0
+        assert row["cpu"]["guarded_us_per_step"] > 0

@@ -103,7 +103,7 @@ def test_refused_final_answer_is_sent_back_to_the_model() -> None:
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_stop_in_a_batch_ends_the_run_before_anything_runs(use_async: bool) -> None:
-    """after_model sees the whole batch; a STOP jumps to the end with no tool executed."""
+    """The model turn's check sees the whole batch; a STOP jumps to the end, no tool run."""
     out, session, model = run_agent(
         [[call("lookup_order", order_id="A1"), call("delete_account")], "never reached"],
         use_async=use_async,
@@ -121,7 +121,7 @@ def test_stop_in_a_batch_ends_the_run_before_anything_runs(use_async: bool) -> N
 
 
 def test_parallel_batch_decisions_are_reused_by_the_tool_wrapper() -> None:
-    """Each call of a batch is decided once (in after_model), not again when it runs."""
+    """Each call of a batch is decided once (at the model turn), not again when it runs."""
     _, session, _ = run_agent(
         [
             [call("lookup_order", order_id="A1"), call("issue_refund", order_id="A1", amount=5)],

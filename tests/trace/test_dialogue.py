@@ -81,6 +81,20 @@ def test_spec_cannot_declare_a_dialogue_event_as_a_tool() -> None:
     assert not spec_mentions_dialogue(NEXT)
 
 
+def test_the_per_spec_answer_is_remembered_per_object_and_stays_right() -> None:
+    """spec_mentions_dialogue answers each of many Spec objects as a fresh walk does,
+    asked again and again (the firewall asks at every message; the cache keeps a few)."""
+    texts = [
+        "constraint c := G(lookup -> O user_message(text ~ /yes/))",
+        "constraint c := G(lookup -> X book_reservation)",
+    ]
+    specs = [parse_spec(texts[i % 2]) for i in range(40)]
+    for _ in range(3):
+        for i, spec in enumerate(specs):
+            assert spec_mentions_dialogue(spec) is (i % 2 == 0)
+            assert spec_mentions_dialogue(spec.constraints) is (i % 2 == 0)
+
+
 def test_openai_chat_keeps_messages_on_request() -> None:
     """messages=True keeps each user and assistant message in order; the default drops them."""
     trace = trace_from_json(CHAT, messages=True)

@@ -1,0 +1,71 @@
+"""What ``guard()``, :class:`~agentguard.guard.GuardSession` and every framework adapter
+share: the options they accept, the errors they raise when guarding, and the texts a
+model is told when a call is refused. A leaf beside the session, so the adapters'
+modules import this vocabulary without the session's machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.enforcement.options import FirewallOptions
+from agentguard.errors import AgentGuardError
+
+if TYPE_CHECKING:
+    from agentguard.enforcement.firewall import Firewall
+
+FirewallFactory = Callable[[], "Firewall"]
+"""Builds a fresh firewall for a run; the adapters default to ``Firewall(spec, **kwargs)``."""
+
+DecisionListener = Callable[[Decision], None]
+"""Called with every decision as it is made (the demo prints them live)."""
+
+
+class GuardOptions(FirewallOptions, total=False):
+    """What ``guard()`` and the session-based adapters accept: the Firewall's options plus
+    the session's own (a factory for the firewall, a listener for each decision)."""
+
+    firewall_factory: FirewallFactory | None
+    on_decision: DecisionListener | None
+
+
+class UnsupportedAgentError(AgentGuardError, TypeError):
+    """``guard`` was given an object it has no adapter for."""
+
+
+class AlreadyGuardedError(AgentGuardError, ValueError):
+    """The agent already carries a guard; guarding twice would check every call twice."""
+
+
+def stop_decision(tool: str, args: Mapping[str, Any], violations: Sequence[Violation]) -> Decision:
+    """A STOP for violations only visible once a result was known (``record`` found them)."""
+    message = "; ".join(v.message or v.constraint for v in violations)
+    return Decision(Action.STOP, tool, dict(args), violations=tuple(violations), message=message)
+
+
+def blocked_text(decision: Decision) -> str:
+    """What the model is told when a call is blocked or the run is stopped.
+
+    The firewall's own message is meant for the model and is used as is; a bare
+    decision (no message) gets one built from its violations.
+    """
+    if decision.message.startswith("agentguard"):
+        return decision.message
+    reason = decision.message or "; ".join(
+        v.message or f"constraint {v.constraint} forbids it" for v in decision.violations
+    )
+    verb = "STOPPED the run at" if decision.action is Action.STOP else "BLOCKED"
+    return f"agentguard {verb} the call {decision.tool}: {reason or 'the spec forbids it'}"
+
+
+__all__ = [
+    "AlreadyGuardedError",
+    "DecisionListener",
+    "FirewallFactory",
+    "GuardOptions",
+    "UnsupportedAgentError",
+    "blocked_text",
+    "stop_decision",
+]

@@ -1,0 +1,109 @@
+"""The smolagents tool gate: a guarded copy of each tool, whose every call (however model
+code reaches it) goes through the session's execution protocol (docs/firewall.md)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentguard.enforcement.decision import Action, Decision, RunStopped
+from agentguard.errors import MissingExtraError
+from agentguard.guard import GuardSession, blocked_text
+
+from ._smolagents_errors import ToolArgumentsError, ToolCallBlocked
+
+
+def smolagents_module() -> Any:
+    """The smolagents package, or a MissingExtraError naming the extra to install."""
+    try:
+        import smolagents
+    except ImportError as exc:
+        raise MissingExtraError("smolagents", "smolagents") from exc
+    return smolagents
+
+
+def guarded_tool(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Any:
+    """A copy of ``tool`` whose every call goes through ``session`` first."""
+    smolagents = smolagents_module()
+    gate = _gate(tool, session, raise_on_block=raise_on_block)
+
+    class GuardedTool(smolagents.Tool):  # type: ignore[misc, name-defined]
+        skip_forward_signature_validation = True
+        agentguard_guarded = True
+        name = tool.name
+        description = tool.description
+        inputs = tool.inputs
+        output_type = tool.output_type
+        output_schema = getattr(tool, "output_schema", None)
+
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return gate(args, kwargs)
+
+    GuardedTool.__name__ = GuardedTool.__qualname__ = f"Guarded_{tool.name}"
+    copy = GuardedTool()
+    copy.is_initialized = True
+    return copy
+
+
+def _gate(
+    tool: Any, session: GuardSession, *, raise_on_block: bool
+) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+    name: str = tool.name
+    order = list(tool.inputs)
+
+    def refused(decision: Decision) -> Any:
+        if decision.action is Action.STOP:
+            raise RunStopped(decision)
+        if raise_on_block:
+            raise ToolCallBlocked(decision)
+        return blocked_text(decision)
+
+    def gate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        arguments = bind_arguments(name, order, args, kwargs)
+        REACHED.reached = True  # the framework got as far as the tool: not withdrawn
+        decision = session.propose(name, arguments)
+        if not decision.executes:
+            return refused(decision)
+        started = session.start(decision)
+        if not started.executes:
+            return refused(started)
+        try:
+            result = tool(**arguments)
+        except Exception as exc:
+            session.complete(started, error=exc)
+            raise
+        session.complete(started, result)
+        return result
+
+    return gate
+
+
+class _Reached(threading.local):
+    """Per worker thread: did the current tool execution reach a guarded tool's gate?"""
+
+    reached = False
+
+
+REACHED = _Reached()
+
+
+def bind_arguments(
+    name: str, order: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Name positional arguments after the tool's declared ``inputs`` (CodeAgent passes them)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], dict) and set(args[0]) <= set(order):
+        return dict(args[0])
+    if len(args) > len(order):
+        raise ToolArgumentsError(
+            f"{name} takes {len(order)} argument(s) ({', '.join(order)}), got {len(args)}"
+        )
+    bound = dict(zip(order, args, strict=False))  # fewer args than inputs is fine
+    twice = sorted(set(bound) & set(kwargs))
+    if twice:
+        raise ToolArgumentsError(f"{name} got multiple values for {', '.join(twice)}")
+    bound.update(kwargs)
+    return bound
+
+
+__all__ = ["REACHED", "bind_arguments", "guarded_tool", "smolagents_module"]

@@ -1,0 +1,150 @@
+"""The smolagents model-turn side: each ToolCallingAgent turn checked as one batch before
+any of it runs, calls smolagents never ran withdrawn, and the final answer gated."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
+from typing import Any
+
+from agentguard.enforcement.decision import Action, RunStopped
+from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
+
+from ._smolagents_errors import FinalAnswerRefused
+from ._smolagents_tools import REACHED
+
+
+def final_answer_check(session: GuardSession) -> Callable[..., bool]:
+    def agentguard_final_answer(
+        final_answer: Any,
+        memory: Any = None,  # noqa: ARG001 - smolagents passes it
+        agent: Any = None,  # noqa: ARG001
+    ) -> bool:
+        arguments = {"answer": _plain(final_answer)}
+        decision = session.propose(FINAL_TOOL, arguments)
+        if decision.action is Action.STOP:
+            raise RunStopped(decision)
+        if decision.executes:
+            decision = session.start(decision)
+        if decision.action is Action.STOP:
+            raise RunStopped(decision)
+        if not decision.executes:
+            raise FinalAnswerRefused(blocked_text(decision))
+        session.complete(decision, arguments["answer"])
+        return True
+
+    return agentguard_final_answer
+
+
+def last_answer_checked(
+    handle: Callable[[str], Any], session: GuardSession
+) -> Callable[[str], Any]:
+    """At max steps smolagents asks the model for an answer and skips final_answer_checks;
+    it is checked here instead, and with no step left to fix it, a refusal stops the run."""
+
+    def handle_max_steps(task: str) -> Any:
+        answer = handle(task)
+        arguments = {"answer": _plain(answer)}
+        decision = session.propose(FINAL_TOOL, arguments)
+        if decision.executes:
+            decision = session.start(decision)
+        if not decision.executes:
+            note = f"max steps reached and the final answer is refused: {decision.message}"
+            raise RunStopped(replace(decision, action=Action.STOP, message=note))
+        session.complete(decision, arguments["answer"])
+        return answer
+
+    return handle_max_steps
+
+
+def _plain(value: Any) -> Any:
+    """smolagents wraps answers in AgentText (a str subclass); specs see the plain value."""
+    return str(value) if isinstance(value, str) else value
+
+
+def batch_checked(
+    process_tool_calls: Callable[[Any, Any], Iterator[Any]], agent: Any, session: GuardSession
+) -> Callable[[Any, Any], Generator[Any, None, None]]:
+    """Check a model turn's calls as one batch before any of it runs."""
+
+    def process(chat_message: Any, memory_step: Any) -> Generator[Any, None, None]:
+        unique_ids(chat_message.tool_calls or ())
+        calls = [
+            (c.function.name, _arguments(agent, c.function.arguments), str(c.id))
+            for c in chat_message.tool_calls or ()
+            if c.function.name != FINAL_TOOL and c.function.name in agent.tools
+        ]
+        if calls:
+            decisions = session.propose_batch(calls)
+            stop = next((d for d in decisions if d.action is Action.STOP), None)
+            if stop is not None:
+                session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
+                raise RunStopped(stop)
+        try:
+            yield from process_tool_calls(chat_message, memory_step)
+        finally:
+            session.withdraw_unclaimed("smolagents never ran this call")
+
+    return process
+
+
+def unique_ids(tool_calls: Any) -> None:
+    """Make repeated tool-call ids of one turn unique, in place (``id``, ``id#2``, ...):
+    smolagents keys a turn's calls by id, so of two calls sharing one only the last would
+    run, while both were approved."""
+    seen: dict[str, int] = {}
+    for c in tool_calls:
+        count = seen.get(c.id, 0) + 1
+        seen[c.id] = count
+        if count > 1:
+            fresh = f"{c.id}#{count}"
+            while fresh in seen:
+                fresh += "'"
+            seen[fresh] = 1
+            c.id = fresh
+
+
+def withdraw_unrun(
+    execute: Callable[[str, Any], Any], agent: Any, session: GuardSession
+) -> Callable[[str, Any], Any]:
+    """smolagents validates a call's arguments before running the tool; a call that never
+    reached its tool (rejected arguments) is withdrawn, so its approval does not linger."""
+
+    def execute_tool_call(tool_name: str, arguments: Any) -> Any:
+        REACHED.reached = False
+        try:
+            return execute(tool_name, arguments)
+        except Exception as exc:
+            if not REACHED.reached and tool_name in agent.tools and tool_name != FINAL_TOOL:
+                session.withdraw_predecided(
+                    tool_name,
+                    _arguments(agent, arguments),
+                    f"smolagents did not run it: {type(exc).__name__}: {exc}",
+                )
+            raise
+        finally:
+            REACHED.reached = False
+
+    return execute_tool_call
+
+
+def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return {}
+    if not isinstance(arguments, dict):
+        return {}
+    substituted = agent._substitute_state_variables(arguments)
+    return dict(substituted) if isinstance(substituted, dict) else {}
+
+
+__all__ = [
+    "batch_checked",
+    "final_answer_check",
+    "last_answer_checked",
+    "unique_ids",
+    "withdraw_unrun",
+]
