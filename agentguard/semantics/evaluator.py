@@ -33,6 +33,7 @@ from agentguard.language.printer import format_formula
 from agentguard.semantics import predicates as P
 from agentguard.semantics import vectors as V
 from agentguard.semantics.compressed import Compressed
+from agentguard.semantics.indexed import Indexed, NotIndexed
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
@@ -63,7 +64,10 @@ class Evaluator:
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
+        indexed: bool = True,
     ) -> None:
+        """``indexed=False`` decides top-level quantifiers one value at a time (the
+        reference the index is tested and benchmarked against)."""
         self.idx = trace if isinstance(trace, TraceIndex) else TraceIndex(trace)
         self.n = self.idx.n
         self.registry = registry or default_registry
@@ -74,7 +78,8 @@ class Evaluator:
         self._pinned: list[Any] = []
         self._free: dict[int, tuple[Any, frozenset[str]]] = {}
         self._compressed = Compressed(self)
-        self._domains: dict[int, list[Any]] = {}  # parametric domains depend on the trace only
+        self._indexed = Indexed(self) if indexed else None
+        self._domains: dict[Any, list[Any]] = {}  # parametric domains depend on the trace only
         self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
 
     # ---------------------------------------------------------------- public
@@ -101,6 +106,11 @@ class Evaluator:
         ``forall`` or a witness of an ``exists`` (wrapped in a 1-tuple), else None."""
         env = env or {}
         values = self.parametric_domain(f) if f.domain is None else self.domain(f.domain, env)
+        if position == 0 and self.n > 0 and self._indexed is not None:
+            try:
+                return self._indexed.decide(f, values, env)
+            except NotIndexed:
+                pass
         want = f.kind == "exists"
         compressed = position == 0 and self.n > 0 and self._compressed.applies(f.body)
         for v in values:
@@ -112,6 +122,29 @@ class Evaluator:
             if got == want:
                 return (v,)
         return None
+
+    # ---------------------------------------------------------------- for the index
+    @property
+    def calls(self) -> Sequence[Call]:
+        return self.idx.trace.calls
+
+    def instance_holds(self, body: A.Formula, env: Env) -> bool:
+        """Truth at position 0 of one quantifier instance (compressed when it can be)."""
+        if self._compressed.applies(body):
+            return self._compressed.holds_at_start(body, env)
+        return self.holds(body, 0, env)
+
+    def step_free(self, f: A.Formula) -> bool:
+        return self._compressed.applies(f)
+
+    def fixed_candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]:
+        return self._candidates(f, expected)
+
+    def test_operand(self, test: A.Test, env: Env) -> Any:
+        return self._test_operand(test, env)
+
+    def passes(self, call: Call, f: A.Event, expected: list[tuple[A.Test, Any]]) -> bool:
+        return _passes(call, f, expected)
 
     def vector(self, formula: A.Formula, env: Env | None = None) -> BoolVec:
         """Truth of ``formula`` at every position."""
@@ -376,14 +409,19 @@ class Evaluator:
         key = id(f)
         hit = self._domains.get(key)
         if hit is None:
-            hit = self._active_domain(f)
+            sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
+            collect_sites(f.body, f.var, sites)
+            shared = tuple(sites)  # constraints over the same fields share one domain
+            hit = self._domains.get(shared)
+            if hit is None:
+                hit = self._domains[shared] = self._active_domain(sites)
             self._domains[key] = hit
             self._pinned.append(f)
         return hit
 
-    def _active_domain(self, f: A.Quantified) -> list[Any]:
-        sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
-        collect_sites(f.body, f.var, sites)
+    def _active_domain(
+        self, sites: list[tuple[str | None, tuple[str | int, ...], bool]]
+    ) -> list[Any]:
         calls = self.idx.trace.calls
         values: list[Any] = []
         for tool, path, elements in sites:
