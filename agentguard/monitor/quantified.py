@@ -23,7 +23,8 @@ from typing import Any
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import FRESH, FrozenAtom
-from agentguard.monitor.machine import OTHER
+from agentguard.monitor.call_memo import about, hashable
+from agentguard.monitor.machine import OTHER, Letter
 from agentguard.monitor.persistence import (
     expect_bool,
     expect_list,
@@ -40,6 +41,7 @@ from agentguard.monitor.state_sets import (
     set_final,
     set_verdict,
 )
+from agentguard.monitor.value_letters import LetterPlan, ValueLetters
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
@@ -84,6 +86,14 @@ class QuantNode:
             else:
                 names.add(d.tool)
         self._names = frozenset(names)
+        # one pass per call for every value (monitor/value_letters.py), when the body allows
+        self._letters = None if self._contains else LetterPlan.build(self.machine, plan.var)
+        self._verdict: Verdict | None = None  # caches, dropped whenever a state moves
+        self._final: tuple[bool | None] | None = None
+        self._stable: bool | None = None
+        self._loops: dict[Letter, bool] = {}
+        touch_key = ("touched", plan.sites, plan.domain)
+        self._touch_key = touch_key if d is None and hashable(touch_key) else None
         if isinstance(d, A.ListLiteral):
             values = flatten_values(
                 [x.value if isinstance(x, A.Literal) else MISSING for x in d.items]
@@ -105,11 +115,28 @@ class QuantNode:
         return False  # budgets in a quantified body are read at the end (metrics record)
 
     def stable(self) -> bool:
-        m = self.machine
-        other = (OTHER, 0)
-        return m.step(self.fresh, other) == self.fresh and all(
-            m.step(g.state, other) == g.state for g in self.groups.values()
-        )
+        if self._stable is None:
+            self._stable = self._loops_under((OTHER, 0))
+        return self._stable
+
+    def _loops_under(self, letter: Letter) -> bool:
+        """Does ``letter`` leave the fresh state and every group where they are?"""
+        found = self._loops.get(letter)
+        if found is None:
+            m = self.machine
+            found = m.step(self.fresh, letter) == self.fresh and all(
+                m.step(g.state, letter) == g.state for g in self.groups.values()
+            )
+            self._loops[letter] = found
+        return found
+
+    def _changed(self) -> None:
+        """A state moved: the cached verdict, truth and self-loops no longer hold."""
+        self._verdict = None
+        self._final = None
+        self._stable = None
+        if self._loops:
+            self._loops = {}
 
     def _new_instance(self, value: Any) -> int:
         try:
@@ -118,12 +145,14 @@ class QuantNode:
             )
         except AgentGuardError as exc:
             self.error = self.error or str(exc)
+            self._changed()
             return self.fresh
 
     def _insert(self, key: Any, value: Any, state: int, in_domain: bool) -> None:
         gkey = (state, in_domain)
         g = self.groups.get(gkey)
-        if g is None:
+        if g is None:  # verdicts and self-loops read the groups' states, not their sizes
+            self._changed()
             g = self.groups[gkey] = Group(state, in_domain)
         g.values[key] = value
         self.where[key] = g
@@ -132,6 +161,7 @@ class QuantNode:
         g = self.where.pop(key)
         del g.values[key]
         if not g.values:
+            self._changed()
             del self.groups[(g.state, g.in_domain)]
         return g
 
@@ -170,7 +200,13 @@ class QuantNode:
         return flatten_values([v])
 
     def _touched(self, call: Call) -> dict[Any, tuple[Any, bool]]:
-        """Values this call mentions: key -> (value, enters the domain)."""
+        """Values this call mentions: key -> (value, enters the domain); shared with every
+        constraint over the same fields (monitor/call_memo.py). Read-only."""
+        if self._touch_key is None:
+            return self._touched_now(call)
+        return about(call, self._touch_key, lambda: self._touched_now(call))
+
+    def _touched_now(self, call: Call) -> dict[Any, tuple[Any, bool]]:
         sites = self._site_values(call)
         domain = self._domain_values(call, sites)
         out: dict[Any, tuple[Any, bool]] = {}
@@ -190,11 +226,40 @@ class QuantNode:
             if not self.degraded and self._opaque_contains(call):
                 self.degraded = True
         if self.degraded:
+            self._changed()
             return
         try:
+            if self._letters is not None:
+                letters = self._letters.letters(call, pending=False)
+                if letters is not None:
+                    self._step_fast(call, letters)
+                    return
             self._step(call)
         except AgentGuardError as exc:
             self.error = self.error or str(exc)
+            self._changed()
+
+    def _step_fast(self, call: Call, letters: ValueLetters) -> None:
+        """:meth:`_step` from letters computed once for every value: a value the call
+        gives the generic letter moves with its group and costs nothing."""
+        m = self.machine
+        generic = letters.generic[0]
+        moving: list[tuple[Any, Any, int, bool]] = []
+        for key, (value, enters) in self._touched(call).items():
+            g = self.where.get(key)
+            own = letters.special.get(key)
+            if g is not None and own is None and (g.in_domain or not enters):
+                continue
+            if g is not None:
+                self._detach(key)
+                start, inside = g.state, g.in_domain or enters
+            else:
+                start, inside = self.fresh, enters
+            moving.append((key, value, m.step(start, own[0] if own else generic), inside))
+        if not self._loops_under(generic):
+            self._regroup(generic)
+        for key, value, state, inside in moving:
+            self._insert(key, value, state, inside)
 
     def _may_grow(self, call: Call) -> bool:
         """Could the domain gain values from this call's result, still unknown?"""
@@ -239,7 +304,15 @@ class QuantNode:
                 moving.append((key, value, g.state, g.in_domain or enters))
             else:
                 moving.append((key, value, self._new_instance(value), enters))
-        generic = m.letters_of(call, {self.plan.var: FRESH}, pending=False)[0]
+        self._regroup(m.letters_of(call, {self.plan.var: FRESH}, pending=False)[0])
+        for key, value, state, in_domain in moving:
+            letter = m.letters_of(call, {self.plan.var: value}, pending=False)[0]
+            self._insert(key, value, m.step(state, letter), in_domain)
+
+    def _regroup(self, generic: Letter) -> None:
+        """Step every group and the fresh state with ``generic``, merging groups that meet."""
+        m = self.machine
+        self._changed()
         old = list(self.groups.values())
         self.groups = {}
         for g in old:
@@ -255,9 +328,6 @@ class QuantNode:
                 self.where[k] = big
             self.groups[gkey] = big
         self.fresh = m.step(self.fresh, generic)
-        for key, value, state, in_domain in moving:
-            letter = m.letters_of(call, {self.plan.var: value}, pending=False)[0]
-            self._insert(key, value, m.step(state, letter), in_domain)
 
     # ------------------------------------------------------------------ verdicts
     def _decide(self, elements: Iterable[tuple[Verdict, bool]], fresh: Verdict | None) -> Verdict:
@@ -297,6 +367,11 @@ class QuantNode:
         return False
 
     def verdict(self) -> Verdict:
+        if self._verdict is None:
+            self._verdict = self._compute_verdict()
+        return self._verdict
+
+    def _compute_verdict(self) -> Verdict:
         if self.degraded:
             return Verdict.PENDING
         if self.error:
@@ -308,6 +383,11 @@ class QuantNode:
         )
 
     def final(self) -> bool | None:
+        if self._final is None:
+            self._final = (self._compute_final(),)
+        return self._final[0]
+
+    def _compute_final(self) -> bool | None:
         if self.degraded:
             return None
         if self.error:
@@ -323,6 +403,7 @@ class QuantNode:
                 return self._offline(self.calls, metrics)
             except AgentGuardError as exc:
                 self.error = str(exc)
+                self._changed()
                 return False
         if self.error:
             return False
@@ -340,6 +421,7 @@ class QuantNode:
                     values.append(m.accepts(g.state))
         except AgentGuardError as exc:
             self.error = str(exc)
+            self._changed()
             return False
         return all(values) if self.forall else any(values)
 
@@ -351,10 +433,53 @@ class QuantNode:
         if self.error:
             return Verdict.VIOLATED, False
         try:
+            if len(calls) == 1 and self._letters is not None:
+                found = self._peek_fast(calls[0], ending)
+                if found is not None:
+                    return found
             return self._peek(calls, ending, errors)
         except AgentGuardError as exc:
             errors.append(str(exc))
             return Verdict.VIOLATED, False
+
+    def _peek_fast(self, call: Call, ending: bool) -> tuple[Verdict, bool | None] | None:
+        """One proposed call whose generic letter moves nothing: only the values it gives
+        their own letter (or brings into the domain) are looked at. None: not that case."""
+        assert self._letters is not None
+        letters = self._letters.letters(call, pending=True)
+        if letters is None or len(letters.generic) != 1:
+            return None
+        if not self._loops_under(letters.generic[0]):
+            return None
+        m = self.machine
+        removed: dict[int, int] = {}
+        extra: list[tuple[set[int], bool]] = []
+        for key, (_, enters) in self._touched(call).items():
+            g = self.where.get(key)
+            own = letters.special.get(key)
+            if g is not None and own is None and (g.in_domain or not enters):
+                continue
+            start = g.state if g is not None else self.fresh
+            if g is not None:
+                removed[id(g)] = removed.get(id(g), 0) + 1
+            inside = (g is not None and g.in_domain) or enters
+            extra.append(({m.step(start, x) for x in (own or letters.generic)}, inside))
+        fixed = self.fixed is not None
+        grows = self._may_grow(call) and not fixed
+        if not extra and not (ending and grows):
+            return self.verdict(), (self.final() if ending else None)
+        alive = [g for g in self.groups.values() if len(g.values) > removed.get(id(g), 0)]
+        elements = [({g.state}, g.in_domain) for g in alive] + extra
+        verdict = self._decide(
+            ((set_verdict(st, m), inside) for st, inside in elements),
+            None if fixed else m.verdict(self.fresh),
+        )
+        if not ending:
+            return verdict, None
+        final = self._decide_final(
+            [(set_final(st, m), inside) for st, inside in elements], m.final(self.fresh), grows
+        )
+        return verdict, final
 
     def _peek(
         self, calls: Sequence[Call], ending: bool, errors: list[str]
@@ -500,3 +625,4 @@ class QuantNode:
         calls = expect_list(doc.get("calls", []), "kept calls")
         self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
         self.degraded = expect_bool(doc.get("degraded", False), "degraded")
+        self._changed()

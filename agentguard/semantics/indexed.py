@@ -41,7 +41,14 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.walk import children
 from agentguard.semantics import vectors as V
-from agentguard.semantics.values import MISSING, call_field, freeze, outcome_is
+from agentguard.semantics.values import (
+    MISSING,
+    UNKEYED,
+    common_key,
+    freeze,
+    outcome_is,
+    plain_key,
+)
 from agentguard.trace.model import Call
 
 Env: TypeAlias = Mapping[str, Any]
@@ -149,13 +156,13 @@ class Indexed:
             truth = self._instance(f, hits, key, values[idx], env, glob if word_ok else None)
             if truth == want:
                 best = idx
-        odd = keys.get(_ODD)
+        odd = keys.get(UNKEYED)
         if odd is not None:  # values with no plain key: evaluated one by one
             for idx, v in enumerate(values):
                 if best is not None and idx > best:
                     break
                 if (
-                    _plain_key(v) is _ODD
+                    plain_key(v) is UNKEYED
                     and self.ev.instance_holds(f.body, {**env, f.var: v}) == want
                 ):
                     best = idx
@@ -166,8 +173,8 @@ class Indexed:
             for idx, v in enumerate(values):
                 if best is not None and idx >= best:
                     break
-                key = _plain_key(v)
-                if key is not _ODD and key not in single:
+                key = plain_key(v)
+                if key is not UNKEYED and key not in single:
                     best = idx
                     break
         return None if best is None else (values[best],)
@@ -250,35 +257,24 @@ class Indexed:
                 continue
             if fixed and not self.ev.passes(call, f, fixed):
                 continue
-            key: Any = MISSING
-            for path in paths:
-                got = call_field(call, path)
-                if got is MISSING:
-                    key = MISSING
-                    break
-                k = _plain_key(got)
-                if k is _ODD:
-                    raise NotIndexed  # a value whose equality the index cannot mirror
-                if key is MISSING:
-                    key = k
-                elif key != k:
-                    key = MISSING
-                    break
-            if key is not MISSING and key is not _NAN:
+            key = common_key(call, paths)
+            if key is UNKEYED:
+                raise NotIndexed  # a value whose equality the index cannot mirror
+            if key is not MISSING:
                 out.setdefault(key, []).append(p)
         if cache_key is not None:
             self._hits[cache_key] = out
         return out
 
     def _domain_keys(self, values: Sequence[Any]) -> dict[Any, int]:
-        """freeze(value) -> its first index in ``values`` (``_ODD`` for the non-plain)."""
+        """freeze(value) -> its first index in ``values`` (``UNKEYED`` for the non-plain)."""
         key = id(values)
         found = self._domains.get(key)
         if found is None:
             found = {}
             for i, v in enumerate(values):
-                found.setdefault(_plain_key(v), i)
-            found.pop(_NAN, None)  # equal to nothing: it takes the NOBODY class below
+                found.setdefault(plain_key(v), i)
+            found.pop(MISSING, None)  # equal to nothing: it takes the NOBODY class below
             self._domains[key] = found
             self.ev.pin(values)
         return found
@@ -402,35 +398,6 @@ class Indexed:
 
 _MAX_SUBSETS = 5
 """Atoms up to which every subset is tried as the set to follow (2^m folds)."""
-
-
-class _Odd:
-    __slots__ = ()
-
-
-_ODD = _Odd()  # a value the index cannot key (not plain JSON)
-_NAN = ("__nan__",)  # a value equal to nothing, itself included
-
-
-def _plain_key(v: Any) -> Any:
-    """``freeze(v)`` for plain JSON values, whose key equality is ``values_equal``."""
-    if isinstance(v, str) or v is None or isinstance(v, bool):
-        return freeze(v)
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        return freeze(v) if v == v else _NAN
-    if isinstance(v, (list, tuple)):
-        parts = [_plain_key(x) for x in v]
-        if any(p is _ODD for p in parts):
-            return _ODD
-        return _NAN if any(p is _NAN for p in parts) else ("__list__", tuple(parts))
-    if isinstance(v, Mapping) and all(isinstance(k, str) for k in v):
-        items = sorted((k, _plain_key(x)) for k, x in v.items())
-        if any(p is _ODD for _, p in items):
-            return _ODD
-        return _NAN if any(p is _NAN for _, p in items) else ("__map__", tuple(items))
-    return _ODD
 
 
 def _tests_var(t: A.Test, var: str) -> bool:
