@@ -35,6 +35,7 @@ from agentguard.semantics.evaluator import collect_sites, free_variables
 from agentguard.semantics.predicates import ground
 from agentguard.semantics.registry import Matcher
 from agentguard.semantics.values import MISSING, flatten_values, get_path
+from agentguard.semantics.vectors import TEMPORAL
 
 
 def compile_plan(formula: A.Formula, match: Matcher) -> Plan:
@@ -68,21 +69,7 @@ def _top(f: A.Formula, match: Matcher) -> Plan:
         a, b = _top(f.left, match), _top(f.right, match)
         na, nb = BoolPlan("not", (a,)), BoolPlan("not", (b,))
         return BoolPlan("or", (BoolPlan("and", (a, b)), BoolPlan("and", (na, nb))))
-    if isinstance(
-        f,
-        (
-            A.Next,
-            A.Eventually,
-            A.Always,
-            A.Until,
-            A.WeakUntil,
-            A.Release,
-            A.Yesterday,
-            A.Once,
-            A.Historically,
-            A.Since,
-        ),
-    ):
+    if isinstance(f, TEMPORAL):
         raise Unsupported("a quantifier under a temporal operator")
     if isinstance(f, (A.Const, A.Event, A.Compare, A.TracePredicate, A.UserPredicate)):
         raise TypeError(f"{type(f).__name__} holds no quantifier")  # _has_quantifier said so
