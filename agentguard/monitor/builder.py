@@ -31,8 +31,8 @@ from agentguard.monitor.atoms import (
 from agentguard.monitor.formula import FALSE, TRUE, Store
 from agentguard.monitor.machine import Machine
 from agentguard.monitor.registers import Past, Register
-from agentguard.semantics.evaluator import free_variables
 from agentguard.semantics.registry import Matcher
+from agentguard.semantics.variables import free_variables
 
 MAX_SHANNON = 6
 """Trace predicates under temporal operators expanded per constraint (2^k branches)."""

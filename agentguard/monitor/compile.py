@@ -31,10 +31,10 @@ from agentguard.monitor.plans import (
     QuantPlan,
     Site,
 )
-from agentguard.semantics.evaluator import collect_sites, free_variables
 from agentguard.semantics.predicates import ground
 from agentguard.semantics.registry import Matcher
 from agentguard.semantics.values import MISSING, flatten_values, get_path
+from agentguard.semantics.variables import collect_sites, free_variables
 from agentguard.semantics.vectors import TEMPORAL
 
 

@@ -1,7 +1,7 @@
 """What one call tells a quantifier: the values it mentions and whether its domain grows.
 
 Pure functions of the compiled plan and the call, shared by the committed step and the
-hypothetical ``peek``; the sites come from :func:`agentguard.semantics.evaluator.collect_sites`,
+hypothetical ``peek``; the sites come from :func:`agentguard.semantics.variables.collect_sites`,
 so the online domain is the offline one.
 """
 

@@ -26,9 +26,9 @@ from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom, FrozenAtom, eval_event
 from agentguard.monitor.call_memo import about, hashable
 from agentguard.monitor.machine import OTHER, Letter, Machine
-from agentguard.semantics.evaluator import free_variables
 from agentguard.semantics.registry import Matcher
 from agentguard.semantics.values import MISSING, UNKEYED, common_key
+from agentguard.semantics.variables import free_variables
 from agentguard.trace.model import Call
 
 

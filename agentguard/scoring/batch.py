@@ -35,7 +35,8 @@ from agentguard.scoring.verify import (
     missing_tool_candidates,
 )
 from agentguard.semantics import segmented as S
-from agentguard.semantics.evaluator import Evaluator, _run_test
+from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.event_tests import run_test
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import call_field, compile_regex
 from agentguard.semantics.vectors import BINARY, UNARY, BoolVec, Value, connective
@@ -256,7 +257,7 @@ class _Bulk:
         out = np.zeros(self.seg.n, dtype=bool)
         for i in np.flatnonzero(mask).tolist():
             call = calls[i]
-            out[i] = all(_run_test(call_field(call, t.field.path), t, v) for t, v in expected)
+            out[i] = all(run_test(call_field(call, t.field.path), t, v) for t, v in expected)
         return out
 
     def _flat_calls(self) -> list[Call]:

@@ -41,6 +41,8 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.walk import children
 from agentguard.semantics import vectors as V
+from agentguard.semantics.event_tests import EqualityIndex, passes
+from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
     MISSING,
     UNKEYED,
@@ -49,7 +51,6 @@ from agentguard.semantics.values import (
     outcome_is,
     plain_key,
 )
-from agentguard.trace.model import Call
 
 Env: TypeAlias = Mapping[str, Any]
 Hits: TypeAlias = dict[Any, list[int]]  # freeze(value) -> ascending positions
@@ -63,7 +64,10 @@ class Evaluator(Protocol):
     def n(self) -> int: ...
 
     @property
-    def calls(self) -> Sequence[Call]: ...
+    def idx(self) -> TraceIndex: ...
+
+    @property
+    def eq(self) -> EqualityIndex: ...
 
     def value(self, f: A.Formula, env: Env) -> bool | V.BoolVec: ...
 
@@ -71,11 +75,7 @@ class Evaluator(Protocol):
 
     def pin(self, node: Any) -> None: ...
 
-    def fixed_candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]: ...
-
     def test_operand(self, test: A.Test, env: Env) -> Any: ...
-
-    def passes(self, call: Call, f: A.Event, expected: list[tuple[A.Test, Any]]) -> bool: ...
 
     def instance_holds(self, body: A.Formula, env: Env) -> bool: ...
 
@@ -250,12 +250,12 @@ class Indexed:
             if found is not None:
                 return found
         out: Hits = {}
-        calls = self.ev.calls
-        for p in self.ev.fixed_candidates(f, fixed):
+        calls = self.ev.idx.trace.calls
+        for p in self.ev.eq.candidates(f, fixed):
             call = calls[p]
             if f.outcome is not None and not outcome_is(call, f.outcome):
                 continue
-            if fixed and not self.ev.passes(call, f, fixed):
+            if fixed and not passes(call, f, fixed):
                 continue
             key = common_key(call, paths)
             if key is UNKEYED:
