@@ -20,16 +20,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
-from typing import Any
+from typing import Any, TypeAlias
 
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom, FrozenAtom, eval_event
 from agentguard.monitor.call_memo import about, hashable
 from agentguard.monitor.machine import OTHER, Letter, Machine
 from agentguard.semantics.registry import Matcher
-from agentguard.semantics.values import MISSING, UNKEYED, common_key
+from agentguard.semantics.values import MISSING, UNKEYED, call_field, common_key, plain_key
 from agentguard.semantics.variables import free_variables
 from agentguard.trace.model import Call
+
+Literals: TypeAlias = "tuple[tuple[tuple[str | int, ...], Any], ...] | None"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ class _Plain:
     bit: int
     atom: EventAtom  # no test on the variable
     question: Any  # its key in the call memo (call_memo.py); None: not shared
+    literal: Literals  # its tests as (field, key) pairs, when all are ``field = literal``
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,7 @@ class _Keyed:
     rest: EventAtom  # the atom without its ``field = x`` tests
     paths: tuple[tuple[str | int, ...], ...]  # the fields tested against ``x``
     question: Any
+    literal: Literals
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,7 @@ class LetterPlan:
     def __init__(self, machine: Machine, classes: dict[str, _ClassPlan]) -> None:
         self.machine = machine
         self.classes = classes
+        self._alike: dict[Letter, ValueLetters] = {}  # read-only, shared between calls
 
     @classmethod
     def build(cls, machine: Machine, var: str) -> LetterPlan | None:
@@ -92,14 +97,27 @@ class LetterPlan:
                     paths.append(t.field.path)
                 if paths:
                     reduced = EventAtom(atom.tool, tuple(rest), atom.result, atom.outcome)
-                    keyed.append(_Keyed(bit, reduced, tuple(paths), _question(reduced)))
+                    keyed.append(
+                        _Keyed(bit, reduced, tuple(paths), _question(reduced), _literals(reduced))
+                    )
                 else:
-                    plain.append(_Plain(bit, atom, _question(atom)))
+                    plain.append(_Plain(bit, atom, _question(atom), _literals(atom)))
             classes[name] = _ClassPlan(tuple(plain), tuple(keyed))
         return cls(machine, classes)
 
-    def _event(self, atom: EventAtom, question: Any, call: Call, pending: bool) -> bool | None:
+    def _event(
+        self, atom: EventAtom, question: Any, literal: Literals, call: Call, pending: bool
+    ) -> bool | None:
         """An atom without the variable on ``call``, shared across constraints that have it."""
+        if literal is not None:  # compare keys of fields read once per call
+            for path, key in literal:
+                got = about(call, ("field", path), partial(_field_key, call, path))
+                if got is UNKEYED:
+                    break
+                if got != key:
+                    return False
+            else:
+                return True
         match = self.machine.match
         if question is None:
             return _evaluate(atom, call, match, pending)
@@ -115,14 +133,14 @@ class LetterPlan:
         mask = 0
         unknown: list[int] = []
         for p in plan.plain:
-            v = self._event(p.atom, p.question, call, pending)
+            v = self._event(p.atom, p.question, p.literal, call, pending)
             if v is None and pending:
                 unknown.append(p.bit)
             elif v:
                 mask |= 1 << p.bit
         special: dict[Any, tuple[int, list[int]]] = {}
         for k in plan.keyed:
-            v = self._event(k.rest, k.question, call, pending)
+            v = self._event(k.rest, k.question, k.literal, call, pending)
             if v is False or (v is None and not pending):
                 continue
             key = about(call, ("key", k.paths), partial(common_key, call, k.paths))
@@ -135,6 +153,11 @@ class LetterPlan:
                 special[key] = (bits, [*unknowns, k.bit])
             else:
                 special[key] = (bits | 1 << k.bit, unknowns)
+        if not special and not unknown:  # the usual case: one letter for everyone
+            found = self._alike.get((name, mask))
+            if found is None:
+                found = self._alike[(name, mask)] = ValueLetters(((name, mask),), {})
+            return found
         generic = _expand(name, mask, unknown)
         return ValueLetters(
             generic,
@@ -143,6 +166,28 @@ class LetterPlan:
                 for key, (bits, extra) in special.items()
             },
         )
+
+
+def _literals(atom: EventAtom) -> Literals:
+    """``atom``'s tests as (field, plain key) pairs when every one is ``field = literal``
+    on an argument (then it holds iff each field's key equals the literal's), else None."""
+    if atom.outcome is not None or atom.result is not None:
+        return None
+    out = []
+    for t in atom.tests:
+        if t.op != "=" or not isinstance(t.value, A.Literal) or not t.field.path:
+            return None
+        key = plain_key(t.value.value)
+        if t.field.is_result or key is UNKEYED or key is MISSING:
+            return None
+        out.append((t.field.path, key))
+    return tuple(out)
+
+
+def _field_key(call: Call, path: tuple[str | int, ...]) -> Any:
+    """The plain key of a call field (``MISSING`` when absent: equal to no literal)."""
+    got = call_field(call, path)
+    return MISSING if got is MISSING else plain_key(got)
 
 
 _QUESTIONS: dict[EventAtom, int] = {}
