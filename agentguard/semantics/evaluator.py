@@ -19,7 +19,7 @@ Conventions (documented in docs/language.md):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -127,6 +127,12 @@ class Evaluator:
         if self._compressed.applies(body):
             return self._compressed.holds_at_start(body, env)
         return self.holds(body, 0, env)
+
+    def holds_at_start(
+        self, body: A.Formula, env: Env, hits: Callable[[A.Event], Sequence[int] | None]
+    ) -> bool:
+        """A step-free instance at position 0, with event positions already known."""
+        return self._compressed.holds_at_start(body, env, hits)
 
     def step_free(self, f: A.Formula) -> bool:
         return self._compressed.applies(f)

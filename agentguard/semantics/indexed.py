@@ -30,7 +30,7 @@ raises exactly as it always did).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
@@ -78,6 +78,10 @@ class Evaluator(Protocol):
     def test_operand(self, test: A.Test, env: Env) -> Any: ...
 
     def instance_holds(self, body: A.Formula, env: Env) -> bool: ...
+
+    def holds_at_start(
+        self, body: A.Formula, env: Env, hits: Callable[[A.Event], Sequence[int] | None]
+    ) -> bool: ...
 
     def step_free(self, f: A.Formula) -> bool: ...
 
@@ -316,8 +320,12 @@ class Indexed:
         reduced = tuple(word)
         wkey = (id(f), glob, reduced)
         found = self._words.get(wkey)
-        if found is None:
-            found = self._words[wkey] = self.ev.instance_holds(f.body, {**env, f.var: value})
+        if found is None:  # the first value with this word: evaluated on its known hits
+            atoms = self._shape(f)
+            assert atoms is not None
+            known = {a: h.get(key, []) for a, h in zip(atoms.atoms, hits, strict=True)}
+            found = self.ev.holds_at_start(f.body, {**env, f.var: value}, known.get)
+            self._words[wkey] = found
         return found
 
     # ------------------------------------------------------------------ folding

@@ -35,6 +35,9 @@ MISSING: Final = _Missing()
 def get_path(value: Any, path: Sequence[str | int]) -> Any:
     """Follow keys / indices into nested mappings and lists; ⊥ when any step is missing."""
     for seg in path:
+        if type(value) is dict and seg in value:  # the common case, without an ABC check
+            value = value[seg]
+            continue
         if value is MISSING or value is UNKNOWN:
             return MISSING
         if isinstance(value, Mapping):
