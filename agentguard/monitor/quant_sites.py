@@ -12,7 +12,8 @@ from typing import Any
 
 from agentguard.language import ast as A
 from agentguard.monitor.plans import QuantPlan
-from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
+from agentguard.semantics.domains import values_at_site
+from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze
 from agentguard.trace.model import Call
 
 
@@ -23,17 +24,7 @@ def site_values(plan: QuantPlan, call: Call) -> list[Any]:
     for tool, path, elements in plan.sites:
         if tool is not None and tool != call.name:
             continue
-        v = call_field(call, path)
-        if v is MISSING:
-            continue
-        if elements and isinstance(v, (list, tuple)):
-            out.extend(v)
-        else:
-            out.append(v)
-        if path == ("result",):
-            inner = unwrap_result(v)
-            if inner is not MISSING:
-                out.append(inner)
+        out.extend(values_at_site(call, path, elements))
     return out
 
 

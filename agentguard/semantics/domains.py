@@ -15,8 +15,24 @@ from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
+from agentguard.trace.model import Call
 
 Site = tuple["str | None", "tuple[str | int, ...]", bool]
+
+
+def values_at_site(call: Call, path: Sequence[str | int], elements: bool) -> list[Any]:
+    """The domain values one call holds at a site: the field's value (its items for an
+    element-wise ``contains`` site), and a ``{"result": v}`` wrapper's content too; the
+    online monitor reads its sites with this same function."""
+    v = call_field(call, path)
+    if v is MISSING:
+        return []
+    out = list(v) if elements and isinstance(v, (list, tuple)) else [v]
+    if tuple(path) == ("result",):
+        inner = unwrap_result(v)
+        if inner is not MISSING:
+            out.append(inner)
+    return out
 
 
 def active_domain(idx: TraceIndex, sites: Sequence[Site]) -> list[Any]:
@@ -26,16 +42,7 @@ def active_domain(idx: TraceIndex, sites: Sequence[Site]) -> list[Any]:
     for tool, path, elements in sites:
         chosen = calls if tool is None else [calls[i] for i in idx.positions.get(tool, ())]
         for c in chosen:
-            v = call_field(c, path)
-            if v is MISSING:
-                continue
-            if elements and isinstance(v, (list, tuple)):
-                values.extend(v)
-            else:
-                values.append(v)
-            inner = unwrap_result(v) if path == ("result",) else MISSING
-            if inner is not MISSING:
-                values.append(inner)
+            values.extend(values_at_site(c, path, elements))
     seen: set[Any] = set()
     out = []
     for v in values:
