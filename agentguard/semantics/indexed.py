@@ -128,7 +128,7 @@ class Indexed:
         Raises :class:`NotIndexed` when ``f`` or the trace needs the plain path.
         """
         shape = self._shape(f)
-        if shape is None or not values:
+        if shape is None or not isinstance(values, list) or not values:
             raise NotIndexed
         closed = not self.ev.free_vars(f)
         if closed and id(f) in self._decided:
