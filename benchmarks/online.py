@@ -349,9 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
     parser.add_argument("--values", type=int, default=10_000, help="first-order ids")
     parser.add_argument("--fo-window", type=int, default=1_000, help="first-order steps measured")
-    parser.add_argument(
-        "--full", action="store_true", help="length 100k, 5 repetitions"
-    )
+    parser.add_argument("--full", action="store_true", help="length 100k, 5 repetitions")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args(argv)
     if args.full:
