@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agentguard.language import ast as A
 from agentguard.language import parse_spec
+from agentguard.language.walk import subformulas
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.trace.model import Call, Trace
 from tests.semantics.reference import ref_holds
@@ -117,7 +118,9 @@ def test_indexed_equals_one_evaluation_per_value(f: A.Formula, trace: Trace) -> 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(quantified(), traces())
 def test_indexed_equals_the_textbook_semantics(f: A.Formula, trace: Trace) -> None:
-    """The indexed verdict equals the naive recursive evaluator's."""
+    """The indexed verdict equals the naive recursive evaluator's (which knows no ``.ok`` /
+    ``.error`` outcomes, so formulas with one are left to the per-value comparison)."""
+    assume(not any(isinstance(g, A.Event) and g.outcome for g in subformulas(f)))
     assert Evaluator(trace).holds(f) == ref_holds(f, trace)
 
 
