@@ -17,7 +17,8 @@ from agentguard.analysis.findings import LintWarning, located
 from agentguard.analysis.search import Exploration, accepting_paths, explore
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import Unsupported
-from agentguard.monitor.compile import build_machine, compile_plan
+from agentguard.monitor.builder import build_machine
+from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.machine import MAX_EXPLORE, Machine
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.semantics.predicates import values_match

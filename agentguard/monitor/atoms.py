@@ -14,7 +14,7 @@ from typing import Any, Final, Union
 
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
-from agentguard.semantics.evaluator import located
+from agentguard.semantics.event_tests import located
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.values import (
     MISSING,

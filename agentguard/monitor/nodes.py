@@ -3,6 +3,8 @@
 Every node answers the same questions: its verdict now, its truth if the run ended now
 (``final``), its truth once the run has ended with known metrics (``finish``), and the
 same two after a hypothetical extension (``peek``), without committing anything.
+Quantified nodes live in :mod:`agentguard.monitor.quantified`, the node judged at the end
+in :mod:`agentguard.monitor.fallback`.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from agentguard.errors import AgentGuardError
-from agentguard.language import ast as A
 from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.budget import Known, count_tests, known
+from agentguard.monitor.fallback import FallbackNode
 from agentguard.monitor.machine import OTHER, Machine
 from agentguard.monitor.persistence import (
     expect_int,
@@ -26,8 +28,6 @@ from agentguard.monitor.persistence import (
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.state_sets import (
-    call_doc,
-    call_from_doc,
     resolve_frozen,
     set_final,
     set_verdict,
@@ -41,7 +41,7 @@ from agentguard.monitor.verdict import (
     kleene_or,
 )
 from agentguard.semantics.registry import Matcher, Registry
-from agentguard.trace.model import Call, Trace
+from agentguard.trace.model import Call
 
 
 class Node(Protocol):
@@ -299,107 +299,6 @@ class BoolNode:
             raise ValueError(f"{len(parts)} parts saved, {len(self.children)} expected")
         for c, d in zip(self.children, parts, strict=True):
             c.restore(d)
-
-
-class FallbackNode:
-    """Kept as a whole trace and evaluated offline at the end (PENDING meanwhile)."""
-
-    def __init__(self, formula: A.Formula, reason: str, registry: Registry, match: Matcher) -> None:
-        self.formula = formula
-        self.reason = reason
-        self.registry = registry
-        self.match = match
-        self.calls: list[Call] = []
-        self.error: str | None = None
-
-    @property
-    def names(self) -> frozenset[str] | None:
-        return None
-
-    @property
-    def counts(self) -> bool:
-        return False  # metrics are read at the end, from the metrics record
-
-    def stable(self) -> bool:
-        return False
-
-    def step(self, call: Call) -> None:
-        self.calls.append(call.at(len(self.calls)))
-
-    def verdict(self) -> Verdict:
-        return Verdict.PENDING
-
-    def _holds(
-        self, calls: Sequence[Call], metrics: Mapping[str, Any], errors: list[str] | None
-    ) -> bool:
-        from agentguard.semantics.evaluator import Evaluator
-
-        try:
-            trace = Trace(tuple(calls), dict(metrics))
-            return Evaluator(trace, registry=self.registry, match=self.match).holds(self.formula)
-        except AgentGuardError as exc:
-            if errors is not None:
-                errors.append(str(exc))
-            else:
-                self.error = str(exc)
-            return False
-
-    def final(self) -> bool | None:
-        return None
-
-    def finish(self, metrics: Mapping[str, Any]) -> bool:
-        return self._holds(self.calls, metrics, None)
-
-    def peek(
-        self, calls: Sequence[Call], ending: bool, errors: list[str]
-    ) -> tuple[Verdict, bool | None]:
-        if not ending:
-            return Verdict.PENDING, None
-        if _reads_metrics(self.formula):
-            return Verdict.PENDING, None
-        if any(not c.has_result for c in calls) and _reads_results(self.formula):
-            return Verdict.PENDING, None  # the truth may hang on the result still to come
-        return Verdict.PENDING, self._holds([*self.calls, *calls], {}, errors)
-
-    def over_budget(self) -> bool:
-        return False
-
-    def classify(self) -> Classification:
-        return Classification(Enforceability.MIXED, False, f"checked at the end: {self.reason}")
-
-    def save(self) -> dict[str, Any]:
-        return {"calls": [call_doc(c) for c in self.calls], "error": self.error}
-
-    def restore(self, doc: Mapping[str, Any]) -> None:
-        doc = expect_mapping(doc, "a constraint's state")
-        calls = expect_list(doc.get("calls"), "kept calls")
-        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
-        self.error = expect_str(doc.get("error"), "error", optional=True)
-
-
-def _reads_metrics(f: Any) -> bool:
-    if isinstance(f, A.MetricRef):
-        return True
-    if isinstance(f, tuple):
-        return any(_reads_metrics(x) for x in f)
-    if hasattr(f, "__dataclass_fields__"):
-        return any(_reads_metrics(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
-    return False
-
-
-def _reads_results(f: Any) -> bool:
-    """Could the formula's truth depend on a call's result (conservatively)?"""
-    if isinstance(f, A.FieldRef):
-        return f.is_result
-    if isinstance(f, A.Domain):
-        return f.extractor not in ("args", "tools")
-    if isinstance(f, A.TracePredicate) and f.name in ("CalledWithResult", "Predicate"):
-        return True
-    if isinstance(f, tuple):
-        return any(_reads_results(x) for x in f)
-    if hasattr(f, "__dataclass_fields__"):
-        return any(_reads_results(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
-    return False
 
 
 def build_node(

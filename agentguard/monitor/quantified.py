@@ -12,12 +12,17 @@ O(distinct values); memory is O(distinct values).
 Soundness with a growing domain: ``forall`` is SATISFIED only when every instance *and*
 the fresh state are (a future value could still fail); ``exists`` is VIOLATED only when
 every instance and the fresh state are.
+
+The parts, by job: what a call mentions (:mod:`~agentguard.monitor.quant_sites`), the
+letters it gives every value in one pass (:mod:`~agentguard.monitor.value_letters`), the
+groups and how they move (:mod:`~agentguard.monitor.quant_groups`), hypothetical
+extensions (:mod:`~agentguard.monitor.quant_peek`) and the Kleene combination
+(:mod:`~agentguard.monitor.quant_decide`); this module is the node the monitor drives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentguard.errors import AgentGuardError
@@ -33,45 +38,26 @@ from agentguard.monitor.persistence import (
     save_cstate,
 )
 from agentguard.monitor.plans import QuantPlan
+from agentguard.monitor.quant_decide import decide, decide_final
+from agentguard.monitor.quant_peek import Peeking, Unchanged
+from agentguard.monitor.quant_sites import opaque_contains
 from agentguard.monitor.state_sets import (
     call_doc,
     call_from_doc,
     resolve_frozen,
-    set_final,
-    set_verdict,
 )
+from agentguard.monitor.value_letters import ValueLetters
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Registry
-from agentguard.semantics.values import MISSING, call_field, flatten_values, freeze, unwrap_result
+from agentguard.semantics.values import MISSING, flatten_values, freeze
 from agentguard.trace.model import Call
 
 
-@dataclass(slots=True)
-class Group:
-    """Instances in the same machine state (and the same domain membership)."""
-
-    state: int
-    in_domain: bool
-    values: dict[Any, Any] = field(default_factory=dict)  # freeze(v) -> v
-
-
-class QuantNode:
+class QuantNode(Peeking):
     """The run-time monitor of ``forall/exists x [in D]: body``."""
 
     def __init__(self, plan: QuantPlan, registry: Registry) -> None:
-        self.plan = plan
-        self.machine = plan.machine
-        self.registry = registry
-        self.forall = plan.kind == "forall"
-        self.error: str | None = None
-        self.groups: dict[tuple[int, bool], Group] = {}
-        self.where: dict[Any, Group] = {}
-        self.fresh = self.machine.init
-        self.fixed: dict[Any, Any] | None = None
-        # `field contains x` is followed per value only on list fields; on text (substrings)
-        # or mappings (keys) unseen values may match too, so such a node keeps its calls and
-        # *degrades* to the offline evaluator at the first such call (PENDING until the end).
-        self._contains = any(elements for _, _, elements in plan.sites)
+        super().__init__(plan, registry)
         self.calls: list[Call] = []
         self.degraded = False
         names = set(self.machine.names)
@@ -105,119 +91,51 @@ class QuantNode:
         return False  # budgets in a quantified body are read at the end (metrics record)
 
     def stable(self) -> bool:
-        m = self.machine
-        other = (OTHER, 0)
-        return m.step(self.fresh, other) == self.fresh and all(
-            m.step(g.state, other) == g.state for g in self.groups.values()
-        )
-
-    def _new_instance(self, value: Any) -> int:
-        try:
-            return resolve_frozen(
-                self.machine, self.fresh, {self.plan.var: value}, self.registry, None
-            )
-        except AgentGuardError as exc:
-            self.error = self.error or str(exc)
-            return self.fresh
-
-    def _insert(self, key: Any, value: Any, state: int, in_domain: bool) -> None:
-        gkey = (state, in_domain)
-        g = self.groups.get(gkey)
-        if g is None:
-            g = self.groups[gkey] = Group(state, in_domain)
-        g.values[key] = value
-        self.where[key] = g
-
-    def _detach(self, key: Any) -> Group:
-        g = self.where.pop(key)
-        del g.values[key]
-        if not g.values:
-            del self.groups[(g.state, g.in_domain)]
-        return g
-
-    def _site_values(self, call: Call) -> list[Any]:
-        out: list[Any] = []
-        for tool, path, elements in self.plan.sites:
-            if tool is not None and tool != call.name:
-                continue
-            v = call_field(call, path)
-            if v is MISSING:
-                continue
-            if elements and isinstance(v, (list, tuple)):
-                out.extend(v)
-            else:
-                out.append(v)
-            if path == ("result",):
-                inner = unwrap_result(v)
-                if inner is not MISSING:
-                    out.append(inner)
-        return out
-
-    def _domain_values(self, call: Call, sites: list[Any]) -> list[Any]:
-        d = self.plan.domain
-        if d is None:
-            return sites
-        if isinstance(d, A.ListLiteral):
-            return []
-        if d.tool is not None and d.tool != call.name:
-            return []
-        if d.extractor == "tools":
-            return [call.name]
-        if d.extractor == "args":
-            v = call_field(call, d.path) if d.path else list(call.args.values())
-        else:
-            v = call_field(call, ("result", *d.path))
-        return flatten_values([v])
-
-    def _touched(self, call: Call) -> dict[Any, tuple[Any, bool]]:
-        """Values this call mentions: key -> (value, enters the domain)."""
-        sites = self._site_values(call)
-        domain = self._domain_values(call, sites)
-        out: dict[Any, tuple[Any, bool]] = {}
-        for v in sites:
-            if v is not MISSING:
-                out.setdefault(freeze(v), (v, False))
-        for v in domain:
-            out[freeze(v)] = (v, True)
-        if self.fixed is not None:
-            out = {k: (v, True) for k, (v, _) in out.items() if k in self.fixed}
-        return out
+        if self._stable is None:
+            self._stable = self._loops_under((OTHER, 0))
+        return self._stable
 
     # ------------------------------------------------------------------ commit
     def step(self, call: Call) -> None:
         if self._contains:
             self.calls.append(call.at(len(self.calls)))
-            if not self.degraded and self._opaque_contains(call):
+            if not self.degraded and opaque_contains(self.plan, call):
                 self.degraded = True
         if self.degraded:
+            self._changed()
             return
         try:
+            if self._letters is not None:
+                letters = self._letters.letters(call, pending=False)
+                if letters is not None:
+                    self._step_fast(call, letters)
+                    return
             self._step(call)
         except AgentGuardError as exc:
             self.error = self.error or str(exc)
+            self._changed()
 
-    def _may_grow(self, call: Call) -> bool:
-        """Could the domain gain values from this call's result, still unknown?"""
-        if call.has_result:
-            return False
-        d = self.plan.domain
-        if isinstance(d, A.Domain):
-            return d.extractor == "results" and (d.tool is None or d.tool == call.name)
-        if d is None:  # the active domain includes the result fields the body tests
-            return any(
-                path[:1] == ("result",) and (tool is None or tool == call.name)
-                for tool, path, _ in self.plan.sites
-            )
-        return False
-
-    def _opaque_contains(self, call: Call) -> bool:
-        """Does a `contains x` site of this call hold something other than a list?"""
-        for tool, path, elements in self.plan.sites:
-            if elements and (tool is None or tool == call.name):
-                v = call_field(call, path)
-                if v is not MISSING and not isinstance(v, (list, tuple)):
-                    return True
-        return False
+    def _step_fast(self, call: Call, letters: ValueLetters) -> None:
+        """:meth:`_step` from letters computed once for every value: a value the call
+        gives the generic letter moves with its group and costs nothing."""
+        m = self.machine
+        generic = letters.generic[0]
+        moving: list[tuple[Any, Any, int, bool]] = []
+        for key, (value, enters) in self._touched(call).items():
+            g = self.where.get(key)
+            own = letters.special.get(key)
+            if g is not None and own is None and (g.in_domain or not enters):
+                continue
+            if g is not None:
+                self._detach(key)
+                start, inside = g.state, g.in_domain or enters
+            else:
+                start, inside = self.fresh, enters
+            moving.append((key, value, m.step(start, own[0] if own else generic), inside))
+        if not self._loops_under(generic):
+            self._regroup(generic)
+        for key, value, state, inside in moving:
+            self._insert(key, value, state, inside)
 
     def _offline(self, calls: Sequence[Call], metrics: Mapping[str, Any]) -> bool:
         from agentguard.semantics.evaluator import Evaluator
@@ -239,82 +157,44 @@ class QuantNode:
                 moving.append((key, value, g.state, g.in_domain or enters))
             else:
                 moving.append((key, value, self._new_instance(value), enters))
-        generic = m.letters_of(call, {self.plan.var: FRESH}, pending=False)[0]
-        old = list(self.groups.values())
-        self.groups = {}
-        for g in old:
-            g.state = m.step(g.state, generic)
-            gkey = (g.state, g.in_domain)
-            other = self.groups.get(gkey)
-            if other is None:
-                self.groups[gkey] = g
-                continue
-            small, big = (g, other) if len(g.values) < len(other.values) else (other, g)
-            big.values.update(small.values)
-            for k in small.values:
-                self.where[k] = big
-            self.groups[gkey] = big
-        self.fresh = m.step(self.fresh, generic)
+        self._regroup(m.letters_of(call, {self.plan.var: FRESH}, pending=False)[0])
         for key, value, state, in_domain in moving:
             letter = m.letters_of(call, {self.plan.var: value}, pending=False)[0]
             self._insert(key, value, m.step(state, letter), in_domain)
 
     # ------------------------------------------------------------------ verdicts
-    def _decide(self, elements: Iterable[tuple[Verdict, bool]], fresh: Verdict | None) -> Verdict:
-        """elements: (verdict, in domain); fresh None when the domain cannot grow."""
-        members: list[Verdict] = []
-        others: list[Verdict] = []
-        for v, inside in elements:
-            (members if inside else others).append(v)
-        everyone = [*members, *others, *([fresh] if fresh is not None else [])]
-        if self.forall:
-            if Verdict.VIOLATED in members:
-                return Verdict.VIOLATED
-            return (
-                Verdict.SATISFIED
-                if all(v is Verdict.SATISFIED for v in everyone)
-                else Verdict.PENDING
-            )
-        if Verdict.SATISFIED in members:
-            return Verdict.SATISFIED
-        return Verdict.VIOLATED if all(v is Verdict.VIOLATED for v in everyone) else Verdict.PENDING
-
-    def _decide_final(
-        self, elements: Iterable[tuple[bool | None, bool]], fresh: bool | None, grows: bool
-    ) -> bool | None:
-        values = [v for v, inside in elements if inside]
-        maybe = [v for v, inside in elements if not inside] + ([fresh] if grows else [])
-        if self.forall:
-            if False in values:
-                return False
-            if None in values or (maybe and any(v is not True for v in maybe)):
-                return None
-            return True
-        if True in values:
-            return True
-        if None in values or (maybe and any(v is not False for v in maybe)):
-            return None
-        return False
-
     def verdict(self) -> Verdict:
+        if self._verdict is None:
+            self._verdict = self._compute_verdict()
+        return self._verdict
+
+    def _compute_verdict(self) -> Verdict:
         if self.degraded:
             return Verdict.PENDING
         if self.error:
             return Verdict.VIOLATED
         m = self.machine
         fresh = None if self.fixed is not None else m.verdict(self.fresh)
-        return self._decide(
-            ((m.verdict(g.state), g.in_domain) for g in self.groups.values()), fresh
+        return decide(
+            self.forall, ((m.verdict(g.state), g.in_domain) for g in self.groups.values()), fresh
         )
 
     def final(self) -> bool | None:
+        if self._final is None:
+            self._final = (self._compute_final(),)
+        return self._final[0]
+
+    def _compute_final(self) -> bool | None:
         if self.degraded:
             return None
         if self.error:
             return False
         m = self.machine
-        return self._decide_final(
-            ((m.final(g.state), g.in_domain) for g in self.groups.values()), None, False
+        return decide_final(
+            self.forall,
+            ((m.final(g.state), g.in_domain) for g in self.groups.values()),
+            None,
+            False,
         )
 
     def finish(self, metrics: Mapping[str, Any]) -> bool:
@@ -323,6 +203,7 @@ class QuantNode:
                 return self._offline(self.calls, metrics)
             except AgentGuardError as exc:
                 self.error = str(exc)
+                self._changed()
                 return False
         if self.error:
             return False
@@ -340,81 +221,28 @@ class QuantNode:
                     values.append(m.accepts(g.state))
         except AgentGuardError as exc:
             self.error = str(exc)
+            self._changed()
             return False
         return all(values) if self.forall else any(values)
 
     def peek(
         self, calls: Sequence[Call], ending: bool, errors: list[str]
     ) -> tuple[Verdict, bool | None]:
-        if self.degraded or (self._contains and any(self._opaque_contains(c) for c in calls)):
+        if self.degraded or (self._contains and any(opaque_contains(self.plan, c) for c in calls)):
             return Verdict.PENDING, None
         if self.error:
             return Verdict.VIOLATED, False
         try:
+            if len(calls) == 1 and self._letters is not None:
+                found = self._peek_fast(calls[0], ending)
+                if isinstance(found, Unchanged):
+                    return self.verdict(), (self.final() if ending else None)
+                if found is not None:
+                    return found
             return self._peek(calls, ending, errors)
         except AgentGuardError as exc:
             errors.append(str(exc))
             return Verdict.VIOLATED, False
-
-    def _peek(
-        self, calls: Sequence[Call], ending: bool, errors: list[str]
-    ) -> tuple[Verdict, bool | None]:
-        m = self.machine
-        var = self.plan.var
-        group_states: dict[int, set[int]] = {id(g): {g.state} for g in self.groups.values()}
-        removed: dict[int, int] = {}
-        overlay: dict[Any, tuple[Any, set[int], bool]] = {}
-        fresh = {self.fresh}
-        grows = False
-        for call in calls:
-            touched = self._touched(call)
-            grows = grows or self._may_grow(call)
-            for key, (value, enters) in touched.items():
-                if key in overlay:
-                    v0, st, inside = overlay[key]
-                    overlay[key] = (v0, st, inside or enters)
-                elif key in self.where:
-                    g = self.where[key]
-                    removed[id(g)] = removed.get(id(g), 0) + 1
-                    overlay[key] = (value, set(group_states[id(g)]), g.in_domain or enters)
-                else:
-                    states = set()
-                    for f in fresh:
-                        try:
-                            states.add(resolve_frozen(m, f, {var: value}, self.registry, None))
-                        except AgentGuardError as exc:
-                            errors.append(str(exc))
-                            return Verdict.VIOLATED, False
-                    overlay[key] = (value, states, enters)
-            generic = m.letters_of(call, {var: FRESH}, pending=True)
-            for gid, states in group_states.items():
-                group_states[gid] = {m.step(s, letter) for s in states for letter in generic}
-            fresh = {m.step(s, letter) for s in fresh for letter in generic}
-            for key, (value, states, inside) in overlay.items():
-                letters = (
-                    m.letters_of(call, {var: value}, pending=True) if key in touched else generic
-                )
-                overlay[key] = (
-                    value,
-                    {m.step(s, letter) for s in states for letter in letters},
-                    inside,
-                )
-        alive = [g for g in self.groups.values() if len(g.values) > removed.get(id(g), 0)]
-        elements = [(group_states[id(g)], g.in_domain) for g in alive]
-        elements += [(states, inside) for _, states, inside in overlay.values()]
-        fixed = self.fixed is not None
-        verdict = self._decide(
-            ((set_verdict(st, m), inside) for st, inside in elements),
-            None if fixed else set_verdict(fresh, m),
-        )
-        final = None
-        if ending:
-            final = self._decide_final(
-                [(set_final(st, m), inside) for st, inside in elements],
-                set_final(fresh, m),
-                grows and not fixed,
-            )
-        return verdict, final
 
     # ------------------------------------------------------------------ hints
     def hint(self, proposed: Call, *, ending: bool) -> str:
@@ -500,3 +328,4 @@ class QuantNode:
         calls = expect_list(doc.get("calls", []), "kept calls")
         self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
         self.degraded = expect_bool(doc.get("degraded", False), "degraded")
+        self._changed()

@@ -25,7 +25,7 @@ from agentguard.scoring.builders import constraint_result
 from agentguard.scoring.report import ConstraintResult
 from agentguard.scoring.tool_positions import ToolPositions, first_position
 from agentguard.semantics import segmented as S
-from agentguard.semantics.evaluator import _run_test
+from agentguard.semantics.event_tests import run_test
 from agentguard.semantics.values import call_field, compile_regex, outcome_is
 from agentguard.semantics.vectors import BINARY, UNARY, BoolVec, Value, connective
 from agentguard.trace.model import Call, Trace
@@ -193,7 +193,7 @@ class Bulk:
         for i in np.flatnonzero(mask).tolist():
             call = calls[i]
             out[i] = (f.outcome is None or outcome_is(call, f.outcome)) and all(
-                _run_test(call_field(call, t.field.path), t, v) for t, v in expected
+                run_test(call_field(call, t.field.path), t, v) for t, v in expected
             )
         return out
 

@@ -10,6 +10,7 @@ from agentguard.language.printer import formula as show
 from agentguard.language.printer import term as show_term
 from agentguard.semantics import predicates as P
 from agentguard.semantics.evaluator import Env, Evaluator
+from agentguard.semantics.vectors import TEMPORAL
 
 
 def _call(ev: Evaluator, i: int) -> str:
@@ -63,27 +64,7 @@ def explain(f: A.Formula, ev: Evaluator, passed: bool, env: Env | None = None) -
         if not ev.holds(f.left, 0, env):
             return f"Vacuously true: {show(f.left)} does not hold."
         return explain(f.right, ev, passed, env)
-    if isinstance(
-        f,
-        (
-            A.Const,
-            A.Event,
-            A.Not,
-            A.And,
-            A.Or,
-            A.Iff,
-            A.Next,
-            A.Eventually,
-            A.Always,
-            A.Until,
-            A.WeakUntil,
-            A.Release,
-            A.Yesterday,
-            A.Once,
-            A.Historically,
-            A.Since,
-            A.UserPredicate,
-        ),
-    ):  # no specific story: say what held (a new operator must be placed here or above)
+    # no specific story: say what held (a new operator must be placed here or above)
+    if isinstance(f, (TEMPORAL, A.Const, A.Event, A.Not, A.And, A.Or, A.Iff, A.UserPredicate)):
         return f"{show(f)} {'holds' if passed else 'does not hold'} on the {n}-call trace."
     assert_never(f)

@@ -17,7 +17,7 @@ compressed traces are evaluated on Python lists, which beats numpy's per-call ov
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias
 
 import numpy as np
@@ -88,12 +88,19 @@ class Compressed:
             return False  # they count steps, or nest a quantifier over the variable
         assert_never(f)
 
-    def holds_at_start(self, f: A.Formula, env: Env) -> bool:
-        """Truth of ``f`` at position 0 under ``env`` (``applies(f)`` must hold)."""
+    def holds_at_start(
+        self,
+        f: A.Formula,
+        env: Env,
+        hits: Callable[[A.Event], Sequence[int] | None] | None = None,
+    ) -> bool:
+        """Truth of ``f`` at position 0 under ``env`` (``applies(f)`` must hold).
+
+        ``hits`` may give an event atom's positions already known (None: look them up)."""
         n = self.ev.n
         events: dict[int, Sequence[int]] = {}
         points: set[int] = {0}
-        self._collect(f, env, events, points)
+        self._collect(f, env, events, points, hits)
         starts = sorted(p for p in points if p < n)
         if len(starts) <= _LIST_LIMIT:
             value: Any = self._eval_list(f, env, starts, events)
@@ -102,13 +109,20 @@ class Compressed:
         return bool(value) if isinstance(value, bool) else bool(value[0])
 
     def _collect(
-        self, f: A.Formula, env: Env, events: dict[int, Sequence[int]], points: set[int]
+        self,
+        f: A.Formula,
+        env: Env,
+        events: dict[int, Sequence[int]],
+        points: set[int],
+        known: Callable[[A.Event], Sequence[int] | None] | None,
     ) -> None:
         if not self.ev.free_vars(f):
             points.update(self._change_points(f))
             return
         if isinstance(f, A.Event):
-            hits = self.ev.event_hits(f, env)
+            hits = known(f) if known is not None else None
+            if hits is None:
+                hits = self.ev.event_hits(f, env)
             events[id(f)] = hits
             points.update(hits)
             points.update(i + 1 for i in hits)
@@ -116,7 +130,7 @@ class Compressed:
         if isinstance(f, _SCALAR):
             return
         for child in children(f):
-            self._collect(child, env, events, points)
+            self._collect(child, env, events, points, known)
 
     def _change_points(self, f: A.Formula) -> list[int]:
         key = id(f)

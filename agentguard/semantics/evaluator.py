@@ -19,7 +19,7 @@ Conventions (documented in docs/language.md):
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,25 +29,24 @@ from typing_extensions import assert_never
 from agentguard._recursion import allow_deep
 from agentguard.errors import EvaluationError, PredicateError
 from agentguard.language import ast as A
-from agentguard.language.printer import format_formula
 from agentguard.semantics import predicates as P
 from agentguard.semantics import vectors as V
 from agentguard.semantics.compressed import Compressed
+from agentguard.semantics.domains import active_domain, extract_domain
+from agentguard.semantics.event_tests import EqualityIndex, located, passes
+from agentguard.semantics.indexed import Indexed, NotIndexed
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
     MISSING,
-    CompiledRegex,
-    call_field,
     compare,
     data_regex,
     flatten_values,
-    freeze,
     get_path,
     outcome_is,
-    unwrap_result,
 )
-from agentguard.trace.model import Call, Trace
+from agentguard.semantics.variables import collect_sites, free_variables
+from agentguard.trace.model import Trace
 
 BoolVec = V.BoolVec
 Value = V.Value
@@ -63,7 +62,10 @@ class Evaluator:
         *,
         registry: Registry | None = None,
         match: Matcher | None = None,
+        indexed: bool = True,
     ) -> None:
+        """``indexed=False`` decides top-level quantifiers one value at a time (the
+        reference the index is tested and benchmarked against)."""
         self.idx = trace if isinstance(trace, TraceIndex) else TraceIndex(trace)
         self.n = self.idx.n
         self.registry = registry or default_registry
@@ -74,8 +76,9 @@ class Evaluator:
         self._pinned: list[Any] = []
         self._free: dict[int, tuple[Any, frozenset[str]]] = {}
         self._compressed = Compressed(self)
-        self._domains: dict[int, list[Any]] = {}  # parametric domains depend on the trace only
-        self._eq_index: dict[tuple[str | None, tuple[str | int, ...]], dict[Any, list[int]]] = {}
+        self._indexed = Indexed(self) if indexed else None
+        self._domains: dict[Any, list[Any]] = {}  # parametric domains depend on the trace only
+        self.eq = EqualityIndex(self.idx)
 
     # ---------------------------------------------------------------- public
     def holds(self, formula: A.Formula, position: int = 0, env: Env | None = None) -> bool:
@@ -101,6 +104,11 @@ class Evaluator:
         ``forall`` or a witness of an ``exists`` (wrapped in a 1-tuple), else None."""
         env = env or {}
         values = self.parametric_domain(f) if f.domain is None else self.domain(f.domain, env)
+        if position == 0 and self.n > 0 and self._indexed is not None:
+            try:
+                return self._indexed.decide(f, values, env)
+            except NotIndexed:
+                pass
         want = f.kind == "exists"
         compressed = position == 0 and self.n > 0 and self._compressed.applies(f.body)
         for v in values:
@@ -112,6 +120,25 @@ class Evaluator:
             if got == want:
                 return (v,)
         return None
+
+    # ---------------------------------------------------------------- for the index
+    def instance_holds(self, body: A.Formula, env: Env) -> bool:
+        """Truth at position 0 of one quantifier instance (compressed when it can be)."""
+        if self._compressed.applies(body):
+            return self._compressed.holds_at_start(body, env)
+        return self.holds(body, 0, env)
+
+    def holds_at_start(
+        self, body: A.Formula, env: Env, hits: Callable[[A.Event], Sequence[int] | None]
+    ) -> bool:
+        """A step-free instance at position 0, with event positions already known."""
+        return self._compressed.holds_at_start(body, env, hits)
+
+    def step_free(self, f: A.Formula) -> bool:
+        return self._compressed.applies(f)
+
+    def test_operand(self, test: A.Test, env: Env) -> Any:
+        return self._test_operand(test, env)
 
     def vector(self, formula: A.Formula, env: Env | None = None) -> BoolVec:
         """Truth of ``formula`` at every position."""
@@ -201,52 +228,10 @@ class Evaluator:
             raise located(exc, f) from None
         return [
             i
-            for i in self._candidates(f, expected)
-            if _passes(calls[i], f, expected)
+            for i in self.eq.candidates(f, expected)
+            if passes(calls[i], f, expected)
             and (f.outcome is None or outcome_is(calls[i], f.outcome))
         ]
-
-    def _candidates(self, f: A.Event, expected: list[tuple[A.Test, Any]]) -> Sequence[int]:
-        """Positions worth testing: the tool's calls, narrowed by an equality index.
-
-        An argument test ``key = value`` (the shape of parametric constraints such as
-        ``issue_refund(order_id = o)``) looks its positions up in a per-(tool, path) index
-        built once per trace, so each quantifier instance costs O(matches), not O(calls).
-        """
-        for test, value in expected:
-            path = test.field.path
-            if (
-                test.op == "="
-                and path
-                and path[0] != "result"
-                and not isinstance(value, CompiledRegex)
-            ):
-                key = (f.tool, path)
-                index = self._eq_index.get(key)
-                if index is None:
-                    index = self._build_index(f.tool, path)
-                    self._eq_index[key] = index
-                try:
-                    return index.get(freeze(value), ())
-                except TypeError:  # an unhashable value: fall back to scanning
-                    break
-        if f.tool is None:
-            return range(self.n)
-        return self.idx.positions.get(f.tool, ())
-
-    def _build_index(self, tool: str | None, path: tuple[str | int, ...]) -> dict[Any, list[int]]:
-        index: dict[Any, list[int]] = {}
-        positions = range(self.n) if tool is None else self.idx.positions.get(tool, ())
-        calls = self.idx.trace.calls
-        for i in positions:
-            v = call_field(calls[i], path)
-            if v is MISSING:
-                continue
-            try:
-                index.setdefault(freeze(v), []).append(i)
-            except TypeError:
-                continue
-        return index
 
     def _test_operand(self, test: A.Test, env: Env) -> Any:
         if isinstance(test.value, A.Regex):
@@ -344,69 +329,22 @@ class Evaluator:
         """The elements of a domain on this trace (deduplicated, first-seen order)."""
         if isinstance(d, A.ListLiteral):
             return flatten_values([self.term(x, env) for x in d.items])
-        calls = self.idx.trace.calls
-        if d.extractor in ("args", "results"):
-            chosen = (
-                calls if d.tool is None else [calls[i] for i in self.idx.positions.get(d.tool, ())]
-            )
-            if d.extractor == "args":
-                return flatten_values(
-                    call_field(c, d.path) if d.path else list(c.args.values()) for c in chosen
-                )
-            return flatten_values(call_field(c, ("result", *d.path)) for c in chosen)
-        if d.extractor == "tools":
-            return list(dict.fromkeys(self.idx.names))
-        fn = self.registry.extractors.get(d.extractor)
-        if fn is None:
-            raise PredicateError(f"domain extractor {d.extractor!r} is declared but not registered")
-        try:
-            found = fn(self.idx.trace, d.tool, d.path, *d.extra)
-            if isinstance(found, Container) and not isinstance(
-                found, (list, tuple, set, frozenset, str, Mapping)
-            ):
-                return found  # type: ignore[return-value]  # a membership domain (e.g. `outputs`)
-            return flatten_values(found)
-        except Exception as exc:
-            raise PredicateError(
-                f"extractor {d.extractor!r} raised {type(exc).__name__}: {exc}"
-            ) from exc
+        return extract_domain(self.idx, self.registry, d)
 
     def parametric_domain(self, f: A.Quantified) -> list[Any]:
         """The active domain of ``forall x: body``: values at the fields ``x`` is tested against."""
         key = id(f)
         hit = self._domains.get(key)
         if hit is None:
-            hit = self._active_domain(f)
+            sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
+            collect_sites(f.body, f.var, sites)
+            shared = tuple(sites)  # constraints over the same fields share one domain
+            hit = self._domains.get(shared)
+            if hit is None:
+                hit = self._domains[shared] = active_domain(self.idx, sites)
             self._domains[key] = hit
             self._pinned.append(f)
         return hit
-
-    def _active_domain(self, f: A.Quantified) -> list[Any]:
-        sites: list[tuple[str | None, tuple[str | int, ...], bool]] = []
-        collect_sites(f.body, f.var, sites)
-        calls = self.idx.trace.calls
-        values: list[Any] = []
-        for tool, path, elements in sites:
-            chosen = calls if tool is None else [calls[i] for i in self.idx.positions.get(tool, ())]
-            for c in chosen:
-                v = call_field(c, path)
-                if v is MISSING:
-                    continue
-                if elements and isinstance(v, (list, tuple)):
-                    values.extend(v)
-                else:
-                    values.append(v)
-                inner = unwrap_result(v) if path == ("result",) else MISSING
-                if inner is not MISSING:
-                    values.append(inner)
-        seen: set[Any] = set()
-        out = []
-        for v in values:
-            key = freeze(v)
-            if key not in seen:
-                seen.add(key)
-                out.append(v)
-        return out
 
     # ---------------------------------------------------------------- empty trace
     def empty_value(self, f: A.Formula, env: Env) -> bool:
@@ -448,122 +386,6 @@ class Evaluator:
 
     def free_vars(self, f: Any) -> frozenset[str]:
         return free_variables(f, self._free)
-
-
-def located(exc: EvaluationError, node: A.Formula, span: A.Span | None = None) -> EvaluationError:
-    """``exc`` naming the atom it came from (its text, and its place in the spec if known).
-
-    Errors that depend on data (a pattern taken from the trace) can only be found while
-    evaluating; this keeps them as findable as the resolver's problems.
-    """
-    span = span or node.span
-    where = f" at {span.source}:{span.line}:{span.column}" if span is not None else ""
-    return EvaluationError(f"in `{format_formula(node)}`{where}: {exc}")
-
-
-def free_variables(
-    node: Any, memo: dict[int, tuple[Any, frozenset[str]]] | None = None
-) -> frozenset[str]:
-    """Variables a node uses that no quantifier inside it binds.
-
-    ``memo`` (id -> (node, result)) makes repeated questions about subtrees O(1), so
-    asking about every node of a formula stays linear in its size.
-    """
-    if memo is not None:
-        hit = memo.get(id(node))
-        if hit is not None:
-            return hit[1]
-    out: frozenset[str] = frozenset()
-    if isinstance(node, A.Var):
-        out = frozenset({node.name})
-    elif isinstance(node, A.Quantified):
-        out = free_variables(node.body, memo) - {node.var}
-        if node.domain is not None:
-            out |= free_variables(node.domain, memo)
-    elif isinstance(
-        node, (A.Literal, A.Regex, A.MetricRef, A.FieldRef, A.Const, str, int, float, type(None))
-    ):
-        return out
-    elif isinstance(node, tuple):
-        for x in node:
-            out |= free_variables(x, memo)
-    elif hasattr(node, "__dataclass_fields__"):
-        for name in node.__dataclass_fields__:
-            if name != "span":
-                out |= free_variables(getattr(node, name), memo)
-    if memo is not None and hasattr(node, "__dataclass_fields__"):
-        memo[id(node)] = (node, out)  # the node is kept alive with its entry
-    return out
-
-
-def collect_sites(
-    node: Any, var: str, out: list[tuple[str | None, tuple[str | int, ...], bool]]
-) -> None:
-    """Where ``var`` is tested against a call field: (tool, path, element-wise) triples.
-
-    These fields define a parametric quantifier's active domain; the online monitor uses
-    the same function so that its domains match the offline evaluator's exactly.
-    """
-    if isinstance(node, A.Quantified):
-        if node.var != var:  # an inner binding of the same name shadows ours
-            collect_sites(node.body, var, out)
-        return
-    if isinstance(node, A.Event):
-        for t in node.tests:
-            if isinstance(t.value, A.Var) and t.value.name == var and not t.value.path:
-                out.append((node.tool, t.field.path, t.op == "contains"))
-        return
-    if (
-        isinstance(node, A.TracePredicate)
-        and node.name in ("CalledWith", "CalledWithResult")
-        and isinstance(node.args[0], str)  # a variable tool is grounded per instance first
-    ):
-        amap = (
-            node.args[1]
-            if node.name == "CalledWith"
-            else (node.args[2] if len(node.args) > 2 else None)
-        )
-        if isinstance(amap, A.MapLiteral):
-            for key, term in amap.items:
-                if isinstance(term, A.Var) and term.name == var and not term.path:
-                    out.append((node.args[0], (key,), False))
-        if (
-            node.name == "CalledWithResult"
-            and isinstance(node.args[1], A.Var)
-            and node.args[1].name == var
-        ):
-            out.append((node.args[0], ("result",), False))
-        return
-    if hasattr(node, "__dataclass_fields__"):
-        for name in node.__dataclass_fields__:
-            if name != "span":
-                child = getattr(node, name)
-                if isinstance(child, tuple):
-                    for c in child:
-                        collect_sites(c, var, out)
-                else:
-                    collect_sites(child, var, out)
-
-
-def _passes(call: Call, f: A.Event, expected: list[tuple[A.Test, Any]]) -> bool:
-    for test, value in expected:
-        try:
-            if not _run_test(call_field(call, test.field.path), test, value):
-                return False
-        except EvaluationError as exc:
-            raise located(exc, f, test.span) from None
-    return True
-
-
-def _run_test(actual: Any, test: A.Test, expected: Any) -> bool:
-    if compare(actual, test.op, expected):
-        return True
-    # `result = 11` also matches the paper's {"result": 11} wrapper (never for negated tests,
-    # which would otherwise hold for both the wrapper and its content)
-    if test.field.path == ("result",) and test.op not in ("!=", "!~"):
-        inner = unwrap_result(actual)
-        return inner is not MISSING and compare(inner, test.op, expected)
-    return False
 
 
 @allow_deep

@@ -33,6 +33,9 @@ MISSING: Final = _Missing()
 def get_path(value: Any, path: Sequence[str | int]) -> Any:
     """Follow keys / indices into nested mappings and lists; ⊥ when any step is missing."""
     for seg in path:
+        if type(value) is dict and seg in value:  # the common case, without an ABC check
+            value = value[seg]
+            continue
         if value is MISSING or value is UNKNOWN:
             return MISSING
         if isinstance(value, Mapping):
@@ -200,3 +203,60 @@ def _freeze(v: Any) -> Any:
 
 
 freeze = _freeze
+
+
+class _Unkeyed:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unkeyed>"
+
+
+UNKEYED: Final = _Unkeyed()
+""":func:`plain_key` of a value that is not plain JSON."""
+
+
+def plain_key(v: Any) -> Any:
+    """A hashable key whose equality is :func:`values_equal`, for plain JSON values.
+
+    ``freeze(v)`` for JSON (strings, numbers, booleans, null, lists, string-keyed maps);
+    ``MISSING`` for a value equal to nothing, itself included (NaN, or one inside);
+    ``UNKEYED`` for anything else, whose equality an index cannot mirror.
+    """
+    if isinstance(v, str) or v is None or isinstance(v, bool):
+        return _freeze(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return _freeze(v) if v == v else MISSING
+    if isinstance(v, (list, tuple)):
+        parts = [plain_key(x) for x in v]
+        if any(p is UNKEYED for p in parts):
+            return UNKEYED
+        return MISSING if any(p is MISSING for p in parts) else ("__list__", tuple(parts))
+    if isinstance(v, Mapping) and all(isinstance(k, str) for k in v):
+        items = sorted((k, plain_key(x)) for k, x in v.items())
+        if any(p is UNKEYED for _, p in items):
+            return UNKEYED
+        return MISSING if any(p is MISSING for _, p in items) else ("__map__", tuple(items))
+    return UNKEYED
+
+
+def common_key(call: Call, paths: Sequence[Sequence[str | int]]) -> Any:
+    """The :func:`plain_key` of the one value every field ``paths`` names on ``call``
+    holds: what ``field = x`` tests on all of them need ``x`` to equal. ``MISSING`` when
+    no value can (a field absent, two disagreeing, a NaN), ``UNKEYED`` as plain_key."""
+    key: Any = None
+    first = True
+    for path in paths:
+        got = call_field(call, path)
+        if got is MISSING:
+            return MISSING
+        k = plain_key(got)
+        if k is UNKEYED or k is MISSING:
+            return k
+        if first:
+            key, first = k, False
+        elif key != k:
+            return MISSING
+    return MISSING if first else key

@@ -21,6 +21,8 @@ UnaryTemporal: TypeAlias = A.Next | A.Yesterday | A.Eventually | A.Always | A.On
 BinaryTemporal: TypeAlias = A.Until | A.WeakUntil | A.Release | A.Since
 UNARY = (A.Next, A.Yesterday, A.Eventually, A.Always, A.Once, A.Historically)
 BINARY = (A.Until, A.WeakUntil, A.Release, A.Since)
+TEMPORAL = UNARY + BINARY
+"""Every temporal operator, future and past: the one list stages test formulas against."""
 
 
 def as_vec(value: Any) -> BoolVec:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from agentguard import parse_formula
 from agentguard._recursion import deep_recursion
 from agentguard.analysis.search import explore
-from agentguard.monitor.compile import build_machine
+from agentguard.monitor.builder import build_machine
 from agentguard.semantics.predicates import values_match
 from tests.oracles.formulas import FUTURE, MIXED, Formula, formulas, to_agentguard
 from tests.oracles.ltlf_oracle import dfa, empty_trace_holds
