@@ -30,7 +30,8 @@ from agentguard.bench.runner import SETTINGS, run_benchmark, run_instance
 from agentguard.bench.synthesis import LAYER_WEIGHTS, synthesize
 from agentguard.bench.templates import TEMPLATE_NAMES, TEMPLATES
 from agentguard.bench.tools import TOOL_INFOS, TOOL_NAMES, Toolbox, python_tools
-from agentguard.semantics.grounding import extract_entities, grounding
+from agentguard.semantics.entities import extract_entities
+from agentguard.semantics.grounding import grounding
 from agentguard.semantics.registry import register_grounding
 
 __all__ = [

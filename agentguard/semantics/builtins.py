@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 
+from agentguard.semantics.entities import Entity, extract_entities
 from agentguard.semantics.grounding import (
-    Entity,
     entities_extractor,
-    extract_entities,
     grounded_context_predicate,
     seen_entities,
     ungrounded_extractor,

@@ -5,14 +5,8 @@ from __future__ import annotations
 import json
 
 from agentguard.language import parse_spec
-from agentguard.semantics.grounding import (
-    BLOCKLIST,
-    Entity,
-    entities_extractor,
-    extract_entities,
-    grounding,
-    seen_entities,
-)
+from agentguard.semantics.entities import BLOCKLIST, Entity, extract_entities
+from agentguard.semantics.grounding import entities_extractor, grounding, seen_entities
 from agentguard.semantics.registry import Registry, register_grounding
 from agentguard.trace.model import Trace
 
