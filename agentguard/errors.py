@@ -12,14 +12,15 @@ Hierarchy::
     │   ├── SpecSyntaxError (ValueError)      malformed `.ltl` text: file, line, column, caret
     │   ├── SpecSemanticError (ValueError)    all semantic problems of a spec, collected
     │   ├── SpecImportError (ImportError)     an `import` that cannot be read, or a cycle
-    │   └── SpecTooLargeError (ValueError)    a spec file or text over the size limit
+    │   ├── SpecTooLargeError (ValueError)    a spec file or text over the size limit
+    │   └── SpecInputError (TypeError)        scoring.inputs: a spec argument of no spec type
     ├── TraceError (ValueError)
     │   └── TraceRecordError                  one bad record: file and line / record index
     ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)
     │   └── PredicateError                    a user predicate or extractor raised
     ├── MissingExtraError (ImportError)       an optional extra is not installed
     ├── MonitorStateError (ValueError)        monitor.monitor: a saved state does not fit
-    ├── FirewallConfigError (ValueError)      enforcement.firewall: bad Firewall options
+    ├── FirewallConfigError (ValueError)      enforcement.options: bad Firewall options
     ├── FirewallStateError (ValueError)       enforcement.firewall: a saved state does not fit
     ├── FirewallProtocolError (ValueError)    enforcement.flight: an adapter broke the
     │                                         propose / executed / withdraw protocol
