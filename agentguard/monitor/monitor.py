@@ -18,6 +18,7 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
+from agentguard.monitor.counting import count_node
 from agentguard.monitor.machine import BUDGET_HITS, Machine
 from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
 from agentguard.monitor.persistence import expect_int, expect_mapping
@@ -86,7 +87,10 @@ class Monitor:
         self.uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
         self._nodes: dict[str, Node] = {}
         for name, plan in compiled.plans.items():
-            self._nodes[name] = build_node(plan, self.registry, self.match, self.uncounted)
+            counter = count_node(plan)  # a count too large to unroll: one integer
+            self._nodes[name] = counter or build_node(
+                plan, self.registry, self.match, self.uncounted
+            )
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
         self._counting = frozenset(n for n, node in self._nodes.items() if node.counts)
         self._by_name: dict[str, list[str]] = {}
