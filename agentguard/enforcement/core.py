@@ -53,7 +53,13 @@ class FirewallCore:
     _order: dict[str, int]
     _lock: threading.RLock
     _cond: threading.Condition
-    _calls: list[Call]
+    keep_trace: bool
+    _keeps_calls: bool  # keep_trace, or a tool precondition that reads the history
+    _calls: list[Call]  # the executed calls, while _keeps_calls
+    _executed: int  # how many calls entered the trace
+    _tool_count: int  # metrics.num_tool_calls: executed tool calls, final answers excluded
+    _error_positions: list[int]  # metrics.tool_errors
+    _result_sensitive: frozenset[str]  # constraints a result (or a predicate) may decide
     _inflight: dict[str, Flight]
     _withdrawn: dict[str, str]  # call_id -> why it never ran
     _decisions: list[Decision]
@@ -86,7 +92,8 @@ class FirewallCore:
             raise
 
     def _decide(self, decision: Decision) -> Decision:
-        self._decisions.append(decision)
+        if self.keep_trace or not _routine(decision):
+            self._decisions.append(decision)
         self._log.decision(decision)
         if self._spans is not None:
             self._spans.emit(
@@ -105,6 +112,11 @@ class FirewallCore:
         """Log a call that never ran; a later ``start`` of it is refused with the reason."""
         self._withdrawn[decision.call_id] = reason
         self._log.withdrawn(decision, reason)
+
+
+def _routine(d: Decision) -> bool:
+    """A clean ALLOW: without ``keep_trace`` the firewall does not keep it (the log does)."""
+    return d.action is Action.ALLOW and not d.violations and d.shadow is None and d.approval is None
 
 
 __all__ = ["FirewallCore"]

@@ -19,6 +19,7 @@ from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_t
 from agentguard.enforcement.judging import Judging
 from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Verdict
+from agentguard.monitor.monitor import Snapshot
 from agentguard.severity import SeverityKind
 from agentguard.trace.model import UNKNOWN, Call, CallKind
 
@@ -75,7 +76,7 @@ class Execution(Judging):
 
     def _admits(self, flight: Flight, running: Sequence[Call]) -> bool:
         """May the call start now without relying on calls that have not finished?"""
-        if not flight.relied and not running and flight.position == len(self._calls):
+        if not flight.relied and not running and flight.position == self._executed:
             return True  # nothing happened since its approval
         accepted = {v.constraint for v in flight.decision.violations}
         closed = self.on_predicate_error == "fail_closed"
@@ -117,7 +118,7 @@ class Execution(Judging):
             )
         if fresh.executes:
             flight.decision, flight.started = fresh, True
-            flight.position = len(self._calls)
+            flight.position = self._executed
             self._inflight[old.call_id] = flight
             if fresh != old:
                 self._decide(fresh)
@@ -143,7 +144,12 @@ class Execution(Judging):
                 if error is not None:
                     result = error_text(error) if result is None else result
                 late: list[Violation] = self._guarded(
-                    self._commit, flight.call, result, error is not None, flight.decision
+                    self._commit,
+                    flight.call,
+                    result,
+                    error is not None,
+                    flight.decision,
+                    not flight.relied and flight.position == self._executed,
                 )
             finally:
                 self._cond.notify_all()
@@ -190,7 +196,7 @@ class Execution(Judging):
             if error is not None:
                 result = error_text(error) if result is None else result
             late: list[Violation] = self._guarded(
-                self._commit, Call(name, args), result, error is not None, None
+                self._commit, Call(name, args), result, error is not None, None, False
             )
             return late
 
@@ -205,33 +211,53 @@ class Execution(Judging):
             if not spec_mentions_dialogue(self.spec):  # judged on tool calls only
                 self._log.message(message, judged=False)
                 return []
-            late: list[Violation] = self._guarded(self._commit, message, UNKNOWN, False, None)
+            late: list[Violation] = self._guarded(
+                self._commit, message, UNKNOWN, False, None, False
+            )
             return late
 
     def _commit(
-        self, proposed: Call, result: Any, error: bool, decision: Decision | None
+        self, proposed: Call, result: Any, error: bool, decision: Decision | None, fresh: bool
     ) -> list[Violation]:
+        """Enter an executed call: the monitor, the tool checker, the shadows, the log.
+
+        ``fresh``: ``decision`` was judged on exactly the executed calls (no call in flight
+        then, none completed since), so its verdicts are this step's wherever the result
+        cannot matter.
+        """
         name, args = proposed.name, dict(proposed.args)
         known = {v.constraint for v in decision.violations} if decision is not None else set()
         # Call decodes JSON text
-        call = Call(name, args, result, len(self._calls), error, proposed.kind)
+        call = Call(name, args, result, self._executed, error, proposed.kind)
+        snaps = None if self._keeps_calls else self._snapshots(call, known, fresh)
         changed = self.monitor.advance(call)
-        self._calls.append(call)
-        if self.tools.enabled and call.is_tool:
-            self.tools.observe(call)
-        after = self.monitor.verdicts
+        self._executed += 1
+        if self._keeps_calls:
+            self._calls.append(call)
+        if call.is_tool:
+            if call.name not in self.final_tools:
+                self._tool_count += 1
+            if self.tools.enabled:
+                self.tools.observe(call)
+        if error:
+            self._error_positions.append(call.position)
         late = []
-        again = self._shadows.advance(call, known)
-        for n in changed:
-            if after[n] is Verdict.VIOLATED:
-                if n not in known:
-                    what = f"the result of {name}" if call.is_tool else f"the {name}"
-                    detail = self.monitor.node(n).error or f"{what} violates it"
-                    late.append(self._violation(n, detail, ""))
+        broken = [n for n in changed if self.monitor.verdicts[n] is Verdict.VIOLATED]
+        again = self._shadows.advance(call, known.union(broken))
+        for n in broken:
+            if n not in known:
+                what = f"the result of {name}" if call.is_tool else f"the {name}"
+                detail = self.monitor.node(n).error or f"{what} violates it"
+                late.append(self._violation(n, detail, ""))
+            if n in self._shadows:
+                continue  # already excused from its shadow above
+            if snaps is None:
                 self._shadows.excuse(self._constraints[n], call.position, self._calls)
+            else:  # the state just before this call, without the calls kept
+                snap = snaps[n]
+                self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
         for n in again:  # a constraint violated before, violated again by this result
             late.append(self._violation(n, f"the result of {name} violates it again", ""))
-            self._shadows.excuse(self._constraints[n], call.position, self._calls)
         if call.is_tool:
             self._log.result(call, decision)
         else:
@@ -243,7 +269,7 @@ class Execution(Judging):
             if hard and self.mode == "enforce":
                 self._stopped = True
             self._log.late(
-                len(self._calls) - 1,
+                call.position,
                 name,
                 args,
                 late,
@@ -253,6 +279,20 @@ class Execution(Judging):
             if self._stopped:
                 self._log.flush()
         return late
+
+    def _snapshots(self, call: Call, known: set[str], fresh: bool) -> dict[str, Snapshot]:
+        """The states, before ``call``, of the constraints it may break for the first time
+        (each would start a shadow monitor from there). A fresh decision already said what
+        the call breaks, except where the result (or a user predicate) may change it."""
+        monitor, shadows = self.monitor, self._shadows
+        out = {}
+        for n in monitor.affected(call.name):
+            if n in shadows or monitor.verdicts[n] is not Verdict.PENDING:
+                continue
+            if fresh and n not in known and n not in self._result_sensitive:
+                continue
+            out[n] = monitor.snapshot(n)
+        return out
 
 
 __all__ = ["Execution"]

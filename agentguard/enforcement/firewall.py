@@ -47,6 +47,7 @@ from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.reporting import Reporting
+from agentguard.enforcement.sensitivity import result_sensitive
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
@@ -111,6 +112,7 @@ class Firewall(Reporting):
         approver: Approver | None = None,
         ask_fallback: Severity | str = DEFAULT_ASK_FALLBACK,
         on_budget: str = "warn",
+        keep_trace: bool = False,
     ) -> None:
         check_choices(mode=mode, on_budget=on_budget, on_predicate_error=on_predicate_error)
         check_limits(soft_block_limit, max_finish_sendbacks, start_timeout)
@@ -140,7 +142,18 @@ class Firewall(Reporting):
         self._order = {c.name: i for i, c in enumerate(spec.constraints)}
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        # the history: kept on request (a tool precondition reads it); else counters only
+        self.keep_trace = keep_trace
+        self._keeps_calls = keep_trace or any(
+            d.requires is not None for d in self.tools.tools.values()
+        )
         self._calls: list[Call] = []
+        self._executed = 0
+        self._tool_count = 0
+        self._error_positions: list[int] = []
+        self._result_sensitive = frozenset(
+            c.name for c in spec.constraints if result_sensitive(c.formula)
+        )
         self._inflight: dict[str, Flight] = {}
         self._withdrawn: dict[str, str] = {}  # call_id -> why it never ran
         self._decisions: list[Decision] = []
@@ -324,7 +337,7 @@ class Firewall(Reporting):
             raise
         if decision.executes:
             relied = frozenset(f.decision.call_id for f in flights)
-            self._inflight[call_id] = Flight(decision, call, relied, len(self._calls))
+            self._inflight[call_id] = Flight(decision, call, relied, self._executed)
         return self._decide(decision)
 
     @classmethod
@@ -350,6 +363,7 @@ class Firewall(Reporting):
         if run_id is not None and not isinstance(run_id, str):
             raise FirewallStateError("malformed firewall state: run_id must be a string")
         kwargs.setdefault("run_id", run_id)
+        kwargs.setdefault("keep_trace", True)  # the document carries the trace: keep it
         fw = cls(spec, **kwargs)
         if state.get("spec_hash") != fw.spec_hash:
             raise FirewallStateError("the saved state belongs to a different spec")

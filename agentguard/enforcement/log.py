@@ -98,6 +98,24 @@ class DecisionLog:
         self._file: IO[str] | None = None
         self._chain: Chain | None = None
         self._key = key
+        self._common: dict[str, Any] = {
+            "run_id": run_id,
+            "step": None,
+            "tool": None,
+            "args": None,
+            "constraint": None,
+            "layer": None,
+            "weight": None,
+            "severity": None,
+            "verdict": None,
+            "action": None,
+            "message": "",
+            "spec": spec_name,
+            "spec_hash": spec_hash,
+            "timestamp": None,
+            "violations": [],
+            "pending": [],
+        }
         if self.path is not None:
             self._open()
 
@@ -264,27 +282,12 @@ class DecisionLog:
         """One event with the common fields; JSON line to the file, event to the user logger."""
         if not self.enabled:
             return
-        record: dict[str, Any] = {
-            "run_id": self.run_id,
-            "step": None,
-            "tool": None,
-            "args": None,
-            "constraint": None,
-            "layer": None,
-            "weight": None,
-            "severity": None,
-            "verdict": None,
-            "action": None,
-            "message": "",
-            "spec": self.spec_name,
-            "spec_hash": self.spec_hash,
-            "timestamp": _now(),
-            "violations": [],
-            "pending": [],
-        }
+        record = self._common.copy()  # the common fields, in FIELDS order
+        record["timestamp"] = _now()
+        record["violations"], record["pending"] = [], []  # fresh: a user processor may append
         record.update(fields)
         if self._chain is not None and self._file is not None:
-            self._file.write(self._chain.render({"event": event, **record}) + "\n")
+            self._file.write(self._chain.render(record, event) + "\n")
             self._file.flush()
         if self._user is not None:
             (self._user.warning if warn else self._user.info)(event, **record)

@@ -62,6 +62,7 @@ class FirewallOptions(TypedDict, total=False):
     approver: Approver | None
     ask_fallback: Severity | str
     on_budget: str
+    keep_trace: bool
 
 
 def check_choices(**options: str) -> None:

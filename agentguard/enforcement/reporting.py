@@ -15,9 +15,16 @@ from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.execution import Execution
 from agentguard.enforcement.log import FINISH_EVENT
 from agentguard.enforcement.report import FirewallReport
+from agentguard.errors import AgentGuardError
+from agentguard.language import ast as A
+from agentguard.monitor import Verdict
 from agentguard.monitor.signing import Key, sign
-from agentguard.trace.final_tool import count_tool_calls
+from agentguard.scoring.report import ComplianceReport, ConstraintResult
 from agentguard.trace.model import Trace
+
+
+class TraceNotKeptError(AgentGuardError, RuntimeError):
+    """The Firewall was asked for its trace but keeps none (``keep_trace=False``)."""
 
 
 class Reporting(Execution):
@@ -25,24 +32,28 @@ class Reporting(Execution):
 
     @property
     def trace(self) -> Trace:
-        """The executed calls with their results."""
+        """The executed calls with their results (kept with ``keep_trace=True``)."""
         with self._lock:
+            if not self._keeps_calls:
+                raise TraceNotKeptError(
+                    "this Firewall keeps no trace (memory stays flat however long the run): "
+                    "build it with Firewall(..., keep_trace=True), or read the run back "
+                    "from its decision log (log_path=...: agentguard.load_traces(LOG) or "
+                    "`agentguard check LOG`)"
+                )
             return Trace(tuple(self._calls), self._metrics())
 
     def _metrics(self) -> dict[str, Any]:
         """The run's metrics record, counted as the loaders count a trace read back."""
-        out: dict[str, Any] = {"num_tool_calls": self._tool_calls()}
-        errors = [c.position for c in self._calls if c.error]
-        if errors:
-            out["tool_errors"] = errors
+        out: dict[str, Any] = {"num_tool_calls": self._tool_count}
+        if self._error_positions:
+            out["tool_errors"] = list(self._error_positions)
         return out
-
-    def _tool_calls(self) -> int:
-        """``metrics.num_tool_calls`` of the run: executed calls, final answers excluded."""
-        return count_tool_calls(self._calls, self.final_tools)
 
     @property
     def decisions(self) -> tuple[Decision, ...]:
+        """Every decision (``keep_trace=True``); without it, those that refused a call or
+        carried a violation, an approval or a shadow-mode refusal (the log has them all)."""
         return tuple(self._decisions)
 
     def finish(self, metrics: Mapping[str, Any] | None = None) -> FirewallReport:
@@ -54,9 +65,13 @@ class Reporting(Execution):
             from agentguard.scoring.verify import verify_trace
 
             merged = {**self._metrics(), **dict(metrics or {})}
-            trace = Trace(tuple(self._calls), merged)
-            compliance = verify_trace(trace, self.spec, registry=self.registry)
             verdicts = self.monitor.finish(merged)
+            if self._keeps_calls:
+                trace = Trace(tuple(self._calls), merged)
+                compliance = verify_trace(trace, self.spec, registry=self.registry)
+            else:  # the monitor's final verdicts are the offline ones (the same score)
+                trace = Trace((), merged)
+                compliance = online_compliance(self.spec, verdicts, self.monitor.errors())
             self._report = FirewallReport(
                 compliance=compliance,
                 decisions=tuple(self._decisions),
@@ -69,6 +84,7 @@ class Reporting(Execution):
                 verdicts=verdicts,
                 late_violations=tuple(self._late),
                 mode=self.mode,
+                trace_kept=self._keeps_calls,
             )
             shadow: dict[str, Any] = {}
             if self.mode == "shadow":
@@ -113,6 +129,11 @@ class Reporting(Execution):
         from agentguard.enforcement.state import save
 
         with self._lock:
+            if not self._keeps_calls:
+                raise TraceNotKeptError(
+                    "a saved state carries the executed calls: build the Firewall with "
+                    "keep_trace=True to save() it"
+                )
             return sign(save(self), key)
 
     def save_state(self) -> dict[str, Any]:
@@ -123,4 +144,35 @@ class Reporting(Execution):
         return self.save()
 
 
-__all__ = ["Reporting"]
+NOT_KEPT_DETAIL = (
+    "Decided online; the trace was not kept (Firewall(keep_trace=True), or the run's "
+    "decision log, gives the details)."
+)
+
+
+def online_compliance(
+    spec: A.Spec, verdicts: Mapping[str, Verdict], errors: Mapping[str, str]
+) -> ComplianceReport:
+    """The compliance report from the monitor's final verdicts (equal to the offline
+    evaluator's, so the score is the same), without the trace's per-call details."""
+    from agentguard.scoring.report import score_of
+    from agentguard.scoring.verify import assemble_report, details_of
+
+    results = tuple(
+        ConstraintResult(
+            c.name,
+            c.layer,
+            c.weight,
+            verdicts[c.name] is Verdict.SATISFIED,
+            f"Evaluation error: {errors[c.name]}" if c.name in errors else NOT_KEPT_DETAIL,
+            str(c.severity),
+            c.message,
+            errors.get(c.name),
+        )
+        for c in spec.constraints
+    )
+    summary = score_of(results), details_of(results, (), ())
+    return assemble_report(results, spec, Trace(()), (), (), summary)
+
+
+__all__ = ["NOT_KEPT_DETAIL", "Reporting", "TraceNotKeptError", "online_compliance"]

@@ -9,7 +9,9 @@ state would change on any call, so the work per call does not grow with the trac
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -18,7 +20,7 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
-from agentguard.monitor.counting import count_node
+from agentguard.monitor.counting import CountNode, count_node
 from agentguard.monitor.machine import BUDGET_HITS, Machine
 from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
 from agentguard.monitor.persistence import expect_int, expect_mapping
@@ -60,6 +62,22 @@ class Peek:
 
     def __repr__(self) -> str:
         return f"Peek(changed={self.changed!r}, final={dict(self.final)!r}, errors={dict(self.errors)!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One constraint's monitor state at ``position`` (see :meth:`Monitor.snapshot`):
+    a copy of its node, or, for a node whose state is mutable, its saved document."""
+
+    name: str
+    position: int
+    node: Node | None
+    doc: Mapping[str, Any] | None
+
+
+_COPYABLE: Final = (AutomatonNode, CountNode)
+"""Nodes whose stepping replaces their state values (never mutates them): a shallow copy
+is a snapshot."""
 
 
 class Monitor:
@@ -148,6 +166,10 @@ class Monitor:
 
     def node(self, name: str) -> Node:
         return self._nodes[name]
+
+    def affected(self, name: str) -> Iterable[str]:
+        """Constraints a call to ``name`` may move (the others stay as they are)."""
+        return self._affected(name)
 
     def _affected(self, name: str) -> Iterable[str]:
         """Constraints a call to ``name`` may move (the others stay as they are)."""
@@ -252,6 +274,32 @@ class Monitor:
     def errors(self) -> dict[str, str]:
         """Constraints whose evaluation raised (a user predicate): violated, as offline."""
         return {n: node.error for n, node in self._nodes.items() if node.error}
+
+    # ------------------------------------------------------------------ forks
+    def snapshot(self, name: str) -> Snapshot:
+        """The state of constraint ``name`` now, to start a monitor of it from later
+        (:meth:`fork`) without keeping the calls that led here. Cheap for an automaton or a
+        counter (their state is immutable values); other nodes are saved as a document."""
+        node = self._nodes[name]
+        if type(node) in _COPYABLE:
+            return Snapshot(name, self.position, copy.copy(node), None)
+        return Snapshot(name, self.position, None, node.save())
+
+    def fork(self, snap: Snapshot) -> Monitor:
+        """A monitor of the one constraint of ``snap``, continuing from that state."""
+        constraint = next(c for c in self.constraints if c.name == snap.name)
+        m = Monitor(
+            [constraint], registry=self.registry, match=self.match, uncounted=self.uncounted
+        )
+        if snap.node is not None:
+            m._nodes[snap.name] = copy.copy(snap.node)  # the snapshot may fork again
+        else:
+            m._nodes[snap.name].restore(snap.doc or {})
+        m.position = snap.position
+        node = m._nodes[snap.name]
+        m._verdicts[snap.name] = node.verdict()
+        m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
+        return m
 
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
