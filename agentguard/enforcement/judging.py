@@ -11,9 +11,8 @@ for ASK constraints, and applies the outcome's counters. Part of the Firewall (s
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 from agentguard.enforcement.approval import Approval, ApprovalRequest, Approver, ask
 from agentguard.enforcement.core import FirewallCore
@@ -24,14 +23,14 @@ from agentguard.enforcement.messages import compose
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.monitor import Verdict
 from agentguard.tools.checker import ToolProblem
+from agentguard.trace.identity import call_key
 from agentguard.trace.model import Call
 
 SHADOW_NOTE: Final = "Shadow mode: not enforced, the call ran. Enforce mode would say: "
 
 
-def args_key(name: str, args: Mapping[str, Any]) -> str:
-    """The identity of a call for BLOCK_AND_WARN's identical-retry rule."""
-    return name + "\x00" + json.dumps(args, sort_keys=True, default=repr, separators=(",", ":"))
+args_key = call_key
+"""The identity of a call for BLOCK_AND_WARN's identical-retry rule (:func:`call_key`)."""
 
 
 class Judging(FirewallCore):

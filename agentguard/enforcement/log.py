@@ -22,7 +22,6 @@ by a digest (``result_sha256``), so a check of such a log cannot judge tests on 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import weakref
 from collections.abc import Callable, Mapping
@@ -32,6 +31,7 @@ from typing import IO, Any, Final
 from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain
 from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.trace.identity import digest
 from agentguard.trace.model import Call
 
 Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
@@ -206,7 +206,7 @@ class DecisionLog:
         if self.redact is None:
             fields["result"] = call.result
         else:
-            fields["result_sha256"] = _digest(call.result)
+            fields["result_sha256"] = digest(call.result)
         self.emit(
             RESULT_EVENT,
             warn=call.error,
@@ -310,11 +310,6 @@ def _leaves(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _leaves(v)]
     return [] if value is None or isinstance(value, bool) else [value]
-
-
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _violation_fields(v: Violation | None) -> dict[str, Any]:
