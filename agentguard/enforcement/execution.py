@@ -19,7 +19,7 @@ from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_t
 from agentguard.enforcement.judging import Judging
 from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Verdict
-from agentguard.monitor.monitor import Snapshot
+from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
 from agentguard.trace.model import UNKNOWN, Call, CallKind
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
-from agentguard.monitor.monitor import Peek
+from agentguard.monitor.peek import Peek
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call
 

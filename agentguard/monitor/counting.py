@@ -36,6 +36,8 @@ OPS: Final[Mapping[str, Callable[[int, int], bool]]] = {
 """``count op n`` for every op a counter meets (``!=`` only as a negated ``=``)."""
 COMPLEMENT: Final = {"=": "!=", "!=": "=", ">=": "<", "<": ">=", "<=": ">", ">": "<="}
 """``!CalledN(t, n, op)`` is ``CalledN(t, n, COMPLEMENT[op])``."""
+
+
 class CountNode:
     """The number of calls to one tool, compared with a constant (see the module)."""
 
