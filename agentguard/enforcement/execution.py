@@ -183,14 +183,10 @@ class Execution(Judging):
         with self._cond:
             flight = self._inflight.get(call_id) if call_id is not None else None
             if flight is None:
-                flight = next(
-                    (
-                        f
-                        for f in self._inflight.values()
-                        if f.call.name == name and dict(f.call.args) == args
-                    ),
-                    None,
-                )
+                for f in self._inflight.values():
+                    if f.call.name == name and f.call.args == args:  # a dict, as proposed
+                        flight = f
+                        break
             if flight is not None:
                 return self.complete(flight.decision, result, error=error)
             if error is not None:
@@ -225,11 +221,14 @@ class Execution(Judging):
         then, none completed since), so its verdicts are this step's wherever the result
         cannot matter.
         """
-        name, args = proposed.name, dict(proposed.args)
+        name, args = proposed.name, proposed.args  # the firewall's own copy of the arguments
         known = {v.constraint for v in decision.violations} if decision is not None else set()
         # Call decodes JSON text
         call = Call(name, args, result, self._executed, error, proposed.kind)
-        snaps = None if self._keeps_calls else self._snapshots(call, known, fresh)
+        snaps = None
+        if not self._keeps_calls:  # no history to rebuild a shadow from: keep the states
+            quiet = fresh and not known and not self._result_sensitive
+            snaps = {} if quiet else self._snapshots(call, known, fresh)
         changed = self.monitor.advance(call)
         self._executed += 1
         if self._keeps_calls:
@@ -243,7 +242,7 @@ class Execution(Judging):
             self._error_positions.append(call.position)
         late = []
         broken = [n for n in changed if self.monitor.verdicts[n] is Verdict.VIOLATED]
-        again = self._shadows.advance(call, known.union(broken))
+        again = self._shadows.advance(call, known.union(broken)) if self._shadows else []
         for n in broken:
             if n not in known:
                 what = f"the result of {name}" if call.is_tool else f"the {name}"

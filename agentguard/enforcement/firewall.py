@@ -63,6 +63,7 @@ from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.model import Call
 
 TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
+NO_CALLS: Final[frozenset[str]] = frozenset()
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 DEFAULT_ASK_FALLBACK: Final = Severity(SeverityKind.SOFT_BLOCK)
 
@@ -283,6 +284,8 @@ class Firewall(Reporting):
 
     def _next_generation(self) -> None:
         self._generation += 1
+        if not self._warned:
+            return
         stale = [k for k, g in self._warned.items() if g < self._generation - 1]
         for key in stale:
             del self._warned[key]
@@ -325,18 +328,24 @@ class Firewall(Reporting):
                 )
             seen.add(tool_call_id)
         call = Call(name, args)
-        flights = list(self._inflight.values())
-        extra = [f.call for f in flights]
+        flights = list(self._inflight.values()) if self._inflight else []
+        extra = [f.call for f in flights] if flights else []
         found = self._findings(call, extra)
         try:
-            decision = self._over_budget(call, step, found, call_id, tool_call_id) or self._judge(
-                call, step, found, call_id, tool_call_id, inflight=bool(extra)
-            )
+            decision = self._over_budget(call, step, found, call_id, tool_call_id)
+            if decision is None and found.clean:  # the common case: nothing to judge
+                decision = Decision(
+                    Action.ALLOW, name, args, step, (), "", (), False, call_id, tool_call_id
+                )
+            elif decision is None:
+                decision = self._judge(
+                    call, step, found, call_id, tool_call_id, inflight=bool(extra)
+                )
         except ApproverRaised:  # asked again when the call is proposed again
             self._step = step
             raise
         if decision.executes:
-            relied = frozenset(f.decision.call_id for f in flights)
+            relied = frozenset(f.decision.call_id for f in flights) if flights else NO_CALLS
             self._inflight[call_id] = Flight(decision, call, relied, self._executed)
         return self._decide(decision)
 

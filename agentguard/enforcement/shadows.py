@@ -37,6 +37,9 @@ class Shadows:
     def __contains__(self, name: object) -> bool:
         return name in self._monitors
 
+    def __len__(self) -> int:
+        return len(self._monitors)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._monitors)
 
