@@ -63,25 +63,36 @@ class Chain:
         self.seq = 0
         self.head = genesis(run_id)
 
-    def render(self, record: Mapping[str, Any], event: str | None = None) -> str:
+    def render(
+        self,
+        record: Mapping[str, Any],
+        event: str | None = None,
+        checked: Iterable[str] | None = None,
+    ) -> str:
         """The JSON line for ``record`` with ``seq``, ``prev`` (and ``hmac``) added;
-        ``event``, when given, comes first."""
+        ``event``, when given, comes first; ``checked`` as for :func:`dumps`."""
         head = {} if event is None else {"event": event}
         fields = {**head, **record, "run_id": self.run_id, "seq": self.seq, "prev": self.head}
-        body = dumps(fields)
+        body = dumps(fields, checked)
         line = body if self.key is None else body[:-1] + _suffix(_mac(self.key, body))
         self.seq += 1
         self.head = line_hash(line)
         return line
 
 
-def dumps(fields: Mapping[str, Any]) -> str:
+def dumps(fields: Mapping[str, Any], checked: Iterable[str] | None = None) -> str:
     """One log line's JSON: what ``json.dumps(fields, default=str)`` says, rendered by
     orjson (several times faster, compact) when every value is plain JSON data, so both
     renderings mean the same document; anything else (an object, NaN, a huge int, a
-    non-string key) keeps the standard library's rendering."""
-    if _orjson is not None and _plain(fields):
-        return _orjson.dumps(fields).decode()
+    non-string key) keeps the standard library's rendering. ``checked`` names the fields
+    that may hold such values (the caller vouches for the others); None: all of them."""
+    if _orjson is not None:
+        values = fields.values() if checked is None else (fields.get(k) for k in checked)
+        if all(_plain(v) for v in values):
+            try:
+                return _orjson.dumps(fields).decode()
+            except TypeError:  # an unchecked field the caller vouched for was not plain
+                pass
     return json.dumps(fields, default=str)
 
 
@@ -94,14 +105,20 @@ def _plain(value: Any) -> bool:
     kind = type(value)
     if kind in _SCALARS:
         return True
+    if kind is dict:  # loops, not all(): this runs for every line of the log
+        for k, v in value.items():  # noqa: SIM110
+            if type(k) is not str or not _plain(v):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for v in value:  # noqa: SIM110
+            if not _plain(v):
+                return False
+        return True
     if kind is int:
         return value in _INT_RANGE
     if kind is float:
         return math.isfinite(value)
-    if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    if kind is list or kind is tuple:
-        return all(_plain(v) for v in value)
     return False
 
 

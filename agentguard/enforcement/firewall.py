@@ -46,7 +46,7 @@ from agentguard.enforcement.options import (
 from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.report import FirewallReport
-from agentguard.enforcement.reporting import Reporting
+from agentguard.enforcement.reporting import Reporting, TraceNotKeptError
 from agentguard.enforcement.sensitivity import result_sensitive
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
@@ -399,6 +399,7 @@ __all__ = [
     "FirewallProtocolError",
     "FirewallReport",
     "FirewallStateError",
+    "TraceNotKeptError",
     "args_key",
     "decision_from_dict",
     "error_text",

@@ -69,6 +69,13 @@ FIELDS: Final = (
     "pending",
 )
 """The fields of every decision event, in this order."""
+USER_DATA: Final = ("args", "result", "approval", "violations")
+"""The fields whose values come from the agent, its tools or its approver (any Python
+object); the others are the firewall's own strings, numbers and lists of them."""
+KNOWN: Final = frozenset(
+    (*FIELDS, *USER_DATA, "escalated", "call_id", "tool_call_id", "shadow", "is_error")
+) | {"position", "result_sha256", "kind", "would_block"}
+"""Every field the firewall writes; an event with another field is checked whole."""
 
 
 def _now() -> str:
@@ -287,7 +294,8 @@ class DecisionLog:
         record["violations"], record["pending"] = [], []  # fresh: a user processor may append
         record.update(fields)
         if self._chain is not None and self._file is not None:
-            self._file.write(self._chain.render(record, event) + "\n")
+            line = self._chain.render(record, event, USER_DATA if fields.keys() <= KNOWN else None)
+            self._file.write(line + "\n")
             self._file.flush()
         if self._user is not None:
             (self._user.warning if warn else self._user.info)(event, **record)
