@@ -53,6 +53,7 @@ class FirewallCore:
     _order: dict[str, int]
     _lock: threading.RLock
     _cond: threading.Condition
+    _waiting: int  # threads waiting on _cond (start, finish): only then is there anyone to wake
     keep_trace: bool
     _keeps_calls: bool  # keep_trace, or a tool precondition that reads the history
     _calls: list[Call]  # the executed calls, while _keeps_calls
@@ -90,6 +91,19 @@ class FirewallCore:
             self._log.emit(FAILURE_EVENT, warn=True, message=message)
             self._log.flush()
             raise
+
+    def _wait(self, timeout: float) -> None:
+        """Wait (the lock held) until a call in flight completes or is withdrawn."""
+        self._waiting += 1
+        try:
+            self._cond.wait(timeout)
+        finally:
+            self._waiting -= 1
+
+    def _wake(self) -> None:
+        """A call left the in-flight set: wake the threads waiting for one (if any)."""
+        if self._waiting:
+            self._cond.notify_all()
 
     def _decide(self, decision: Decision) -> Decision:
         if self.keep_trace or not _routine(decision):

@@ -55,7 +55,7 @@ class Execution(Judging):
                 remaining = deadline - time.monotonic()
                 if not waiting or remaining <= 0:
                     break
-                self._cond.wait(remaining)
+                self._wait(remaining)
             if self._inflight.get(decision.call_id) is not flight:
                 return self._refuse_ended(flight)
             out: Decision = self._guarded(self._recheck, flight)
@@ -125,7 +125,7 @@ class Execution(Judging):
             return fresh
         self._decide(fresh)
         self._withdrawn_now(old, f"re-checked when it was about to start: {fresh.message}")
-        self._cond.notify_all()
+        self._wake()
         return fresh
 
     def complete(
@@ -152,7 +152,7 @@ class Execution(Judging):
                     not flight.relied and flight.position == self._executed,
                 )
             finally:
-                self._cond.notify_all()
+                self._wake()
             return late
 
     def withdraw(self, decision: Decision, reason: str) -> None:
@@ -166,7 +166,7 @@ class Execution(Judging):
                 )
             del self._inflight[decision.call_id]
             self._withdrawn_now(flight.decision, reason)
-            self._cond.notify_all()
+            self._wake()
 
     def record(
         self,

@@ -143,6 +143,7 @@ class Firewall(Reporting):
         self._order = {c.name: i for i, c in enumerate(spec.constraints)}
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        self._waiting = 0
         # the history: kept on request (a tool precondition reads it); else counters only
         self.keep_trace = keep_trace
         self._keeps_calls = keep_trace or any(

@@ -113,7 +113,7 @@ class Reporting(Execution):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            self._cond.wait(remaining)
+            self._wait(remaining)
         for flight in list(self._inflight.values()):
             del self._inflight[flight.decision.call_id]
             self._withdrawn_now(

@@ -33,7 +33,7 @@ def spec() -> Spec:
 
 
 def firewall(**options: Any) -> Firewall:
-    fw = Firewall(spec(), **options)
+    fw = Firewall(spec(), **{"keep_trace": True, **options})
     for name, args, result in (
         ("verify_identity", {"customer_id": "c1"}, "ok"),
         ("lookup_order", {"order_id": "A1"}, {"order_id": "A1", "total": 40}),

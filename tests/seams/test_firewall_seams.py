@@ -25,7 +25,7 @@ constraint verified := G(issue_refund -> O verify_identity(result.ok = true))
 
 
 def fw(text: str = REFUND, **kw: Any) -> Firewall:
-    return Firewall(parse_spec(text), **kw)
+    return Firewall(parse_spec(text), **{"keep_trace": True, **kw})
 
 
 def events(path: Path) -> list[dict[str, Any]]:
