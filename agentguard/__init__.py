@@ -16,6 +16,7 @@ from typing import Any as _Any
 from agentguard import _checkout_finder
 from agentguard._version import __version__
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
+from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import (
     AgentGuardError,
     EvaluationError,
@@ -31,11 +32,12 @@ from agentguard.errors import (
 
 # eager, because `agentguard.guard` is also a module: importing the module later would
 # otherwise rebind the package attribute from the function to the module
-from agentguard.guard import guard
+from agentguard.guard import GuardOptions, guard
 from agentguard.language import load_spec, parse_formula, parse_spec
 from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
 from agentguard.language.printer import format_formula, format_spec
 from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace, verify_traces
+from agentguard.scoring.inputs import SpecLike, TraceLike
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.registry import (
     Registry,
@@ -90,8 +92,10 @@ __all__ = [
     "Decision",
     "EvaluationError",
     "Firewall",
+    "FirewallOptions",
     "FirewallReport",
     "Formula",
+    "GuardOptions",
     "MissingExtraError",
     "Monitor",
     "PredicateError",
@@ -102,11 +106,13 @@ __all__ = [
     "Spec",
     "SpecError",
     "SpecImportError",
+    "SpecLike",
     "SpecSemanticError",
     "SpecSyntaxError",
     "ToolDecl",
     "Trace",
     "TraceError",
+    "TraceLike",
     "TraceRecordError",
     "Verdict",
     "Violation",

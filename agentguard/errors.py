@@ -13,7 +13,7 @@ Hierarchy::
     │   ├── SpecSemanticError (ValueError)    all semantic problems of a spec, collected
     │   ├── SpecImportError (ImportError)     an `import` that cannot be read, or a cycle
     │   ├── SpecTooLargeError (ValueError)    a spec file or text over the size limit
-    │   └── SpecInputError (TypeError)        scoring.inputs: a spec argument of no spec type
+    │   └── SpecInputError (TypeError)        scoring.inputs: a value that is no Spec, path or text
     ├── TraceError (ValueError)
     │   └── TraceRecordError                  one bad record: file and line / record index
     ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)

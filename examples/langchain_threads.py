@@ -19,7 +19,6 @@ one after the other here only so that the scripted model's replies come in order
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -32,27 +31,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import agentguard
 from agentguard.testing.langchain_models import ScriptedChatModel, call
+from agentguard.testing.printout import print_decision_log, print_outcome
+from agentguard.testing.refund_desk import RefundDesk
 
-SPEC = """
-spec refunds
-tool verify_identity(customer_id: str)
-tool issue_refund(order_id: str, amount: number)
-constraint identity_first severity SOFT_BLOCK(3)
-    message "Verify the customer's identity before issuing a refund."
-  := G(issue_refund -> O verify_identity)
-"""
-
-
-@tool
-def verify_identity(customer_id: str) -> str:
-    """Check the customer's identity."""
-    return json.dumps({"customer_id": customer_id, "verified": True})
-
-
-@tool
-def issue_refund(order_id: str, amount: float) -> str:
-    """Refund an order."""
-    return json.dumps({"order_id": order_id, "refunded": amount})
+SPEC = Path(__file__).with_name("refunds.ltl")
 
 
 def ask(agent: Any, thread: str, text: str) -> None:
@@ -65,7 +47,8 @@ def ask(agent: Any, thread: str, text: str) -> None:
 def main(out_dir: Path | None = None) -> int:
     out_dir = out_dir or Path(tempfile.mkdtemp(prefix="agentguard-example-"))
     log = out_dir / "decisions.jsonl"
-    spec = agentguard.parse_spec(SPEC)
+    spec = agentguard.load_spec(SPEC)
+    tools = [tool(f) for f in RefundDesk().tools()]  # verify_identity, issue_refund
     saver = InMemorySaver()  # any LangGraph checkpointer (SQLite, Postgres) works the same
     model = ScriptedChatModel(
         [
@@ -78,9 +61,7 @@ def main(out_dir: Path | None = None) -> int:
         ]
     )
     guard = AgentGuardMiddleware(spec, log_path=log)
-    agent = create_agent(
-        model, [verify_identity, issue_refund], middleware=[guard], checkpointer=saver
-    )
+    agent = create_agent(model, tools, middleware=[guard], checkpointer=saver)
 
     ask(agent, "C-77", "I am customer C-77.")
     ask(agent, "C-78", "Refund order A2000 for customer C-78.")
@@ -90,16 +71,15 @@ def main(out_dir: Path | None = None) -> int:
         session = guard.session_for(thread)
         if session is None or session.compliance is None:
             return 1
-        print(f"{thread} executed:", " -> ".join(session.trace.names))
         print(
             f"{thread} decisions this turn:", [(d.action.value, d.tool) for d in session.attempts]
         )
-        print(f"{thread} compliance:", session.compliance.score, session.compliance.label)
+        print_outcome(session.trace, session.compliance, prefix=f"{thread} ")
 
     worker = AgentGuardMiddleware(spec, log_path=log)  # another process, same checkpointer
     second = create_agent(
         ScriptedChatModel([call("issue_refund", order_id="A1043", amount=10.0), "Refunded."]),
-        [verify_identity, issue_refund],
+        tools,
         middleware=[worker],
         checkpointer=saver,
     )
@@ -107,13 +87,8 @@ def main(out_dir: Path | None = None) -> int:
     resumed = worker.session_for("C-77")
     if resumed is None or resumed.compliance is None:
         return 1
-    print("second worker, C-77 executed:", " -> ".join(resumed.trace.names))
-    print("compliance:", resumed.compliance.score, resumed.compliance.label)
-
-    print(f"decision log {log}, read with json:")
-    for line in log.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        print("  ", {k: record[k] for k in ("run_id", "action", "tool") if k in record})
+    print_outcome(resumed.trace, resumed.compliance, prefix="second worker, C-77 ")
+    print_decision_log(log, ("run_id", "action", "tool"))
     return 0
 
 

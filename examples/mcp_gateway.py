@@ -20,6 +20,8 @@ from typing import Any
 
 import anyio
 
+from agentguard.testing.printout import print_decision_log
+
 SPEC = """
 spec refunds
 constraint lookup_first severity SOFT_BLOCK
@@ -92,10 +94,7 @@ def main(out_dir: Path | None = None) -> int:
     print("executed:", " -> ".join(finished["tool_sequence"]))
     compliance = finished["compliance"]
     print("compliance:", compliance["compliance_score"], compliance["compliance_label"])
-    print(f"decision log {log}, read with json:")
-    for line in log.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        print("  ", {k: record[k] for k in ("event", "action", "tool") if k in record})
+    print_decision_log(log)
     return 0
 
 

@@ -12,7 +12,6 @@ model reads why), the model verifies, the refund runs. The models are scripted
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +20,9 @@ from typing import Any
 from agents import Agent, Runner, function_tool, set_tracing_disabled
 
 import agentguard
-from agentguard.testing.openai_agents_models import ScriptedAgentsModel, call, if_observed
+from agentguard.testing.openai_agents_models import ScriptedAgentsModel, call
+from agentguard.testing.printout import print_run
+from agentguard.testing.refund_desk import RefundDesk, refund_before_verifying
 
 SPEC = """
 spec refunds
@@ -31,32 +32,12 @@ constraint identity_first severity SOFT_BLOCK(3)
 """
 
 
-@function_tool
-def verify_identity(customer_id: str) -> dict[str, Any]:
-    """Check the customer's identity."""
-    return {"customer_id": customer_id, "verified": True}
-
-
-@function_tool
-def issue_refund(order_id: str, amount: float) -> str:
-    """Refund an order."""
-    return f"refunded {amount:.2f} EUR on {order_id}"
-
-
 def build() -> Agent[Any]:
-    refund = call("issue_refund", order_id="A1042", amount=129.9)
     billing = Agent(
         name="billing",
         instructions="Handle refunds.",
-        tools=[verify_identity, issue_refund],
-        model=ScriptedAgentsModel(
-            [
-                refund,  # the mistake
-                if_observed("blocked", call("verify_identity", customer_id="C-77"), refund),
-                refund,  # the correction
-                "Refunded 129.90 EUR.",
-            ]
-        ),
+        tools=[function_tool(f) for f in RefundDesk().tools()],  # verify_identity, issue_refund
+        model=ScriptedAgentsModel(refund_before_verifying("Refunded 129.90 EUR.")),
     )
     return Agent(
         name="triage",
@@ -75,15 +56,7 @@ def main(out_dir: Path | None = None) -> int:
     result = asyncio.run(Runner.run(triage, "Refund order A1042 for customer C-77."))
     print("answer:", result.final_output, "| answered by:", result.last_agent.name)
     report = triage.agentguard.report
-    for decision in report.decisions:
-        print(f"  {decision.action.value:>8}  {decision.tool}({dict(decision.args)})")
-    print("executed:", " -> ".join(report.trace.names))
-    print("compliance:", report.compliance.score, report.compliance.label)
-
-    print(f"decision log {log}, read with json:")
-    for line in log.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        print("  ", {k: record[k] for k in ("event", "action", "tool") if k in record})
+    print_run(report.decisions, report.trace, report.compliance, log)
     return 0
 
 

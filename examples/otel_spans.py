@@ -9,7 +9,6 @@ exporter to send them to your observability stack.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -20,52 +19,22 @@ from smolagents import ToolCallingAgent, tool
 
 import agentguard
 from agentguard.guard import guard
-from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
+from agentguard.testing.refund_desk import RefundDesk, refund_before_verifying
+from agentguard.testing.smolagents_models import ScriptedModel, call
 
-SPEC = """
-spec refunds
-constraint identity_first severity SOFT_BLOCK(3)
-    message "Verify the customer's identity before issuing a refund."
-  := G(issue_refund -> O verify_identity)
-"""
-
-
-@tool
-def verify_identity(customer_id: str) -> str:
-    """Check the customer's identity.
-
-    Args:
-        customer_id: The customer's id.
-    """
-    return json.dumps({"customer_id": customer_id, "verified": True})
-
-
-@tool
-def issue_refund(order_id: str, amount: float) -> str:
-    """Refund an order.
-
-    Args:
-        order_id: The order number.
-        amount: The amount in EUR.
-    """
-    return json.dumps({"order_id": order_id, "refunded": amount})
+SPEC = Path(__file__).with_name("refunds.ltl")
 
 
 def main(out_dir: Path | None = None) -> int:  # noqa: ARG001 - the examples share one signature
     memory = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(memory))
-    refund = call("issue_refund", order_id="A1042", amount=129.9)
+    tools = [tool(f) for f in RefundDesk().tools()]
     model = ScriptedModel(
-        [
-            refund,
-            if_observed("BLOCKED", call("verify_identity", customer_id="C-77"), refund),
-            refund,
-            call("final_answer", answer="Refunded 129.90 EUR."),
-        ]
+        refund_before_verifying(call("final_answer", answer="Refunded 129.90 EUR."))
     )
-    agent = ToolCallingAgent(tools=[verify_identity, issue_refund], model=model, verbosity_level=0)
-    agent = guard(agent, agentguard.parse_spec(SPEC), tracer_provider=provider)
+    agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=0)
+    agent = guard(agent, agentguard.load_spec(SPEC), tracer_provider=provider)
     with provider.get_tracer("my.app").start_as_current_span("handle_ticket"):
         agent.run("Refund order A1042 for customer C-77.")
 

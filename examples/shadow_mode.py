@@ -9,7 +9,6 @@ anyway; the decision log says enforce mode would have blocked it (``"action": "b
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -18,35 +17,11 @@ from smolagents import ToolCallingAgent, tool
 
 import agentguard
 from agentguard.guard import guard
+from agentguard.testing.printout import print_decision_log, print_outcome
+from agentguard.testing.refund_desk import RefundDesk
 from agentguard.testing.smolagents_models import ScriptedModel, call
 
-SPEC = """
-spec refunds
-constraint identity_first severity SOFT_BLOCK(3)
-    message "Verify the customer's identity before issuing a refund."
-  := G(issue_refund -> O verify_identity)
-"""
-
-
-@tool
-def verify_identity(customer_id: str) -> str:
-    """Check the customer's identity.
-
-    Args:
-        customer_id: The customer's id.
-    """
-    return json.dumps({"customer_id": customer_id, "verified": True})
-
-
-@tool
-def issue_refund(order_id: str, amount: float) -> str:
-    """Refund an order.
-
-    Args:
-        order_id: The order number.
-        amount: The amount in EUR.
-    """
-    return json.dumps({"order_id": order_id, "refunded": amount})
+SPEC = Path(__file__).with_name("refunds.ltl")
 
 
 def main(out_dir: Path | None = None) -> int:
@@ -58,20 +33,17 @@ def main(out_dir: Path | None = None) -> int:
             call("final_answer", answer="Refunded 129.90 EUR."),
         ]
     )
-    agent = ToolCallingAgent(tools=[verify_identity, issue_refund], model=model, verbosity_level=0)
-    agent = guard(agent, agentguard.parse_spec(SPEC), log_path=log, mode="shadow")
+    tools = [tool(f) for f in RefundDesk().tools()]
+    agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=0)
+    agent = guard(agent, agentguard.load_spec(SPEC), log_path=log, mode="shadow")
 
     print("answer:", agent.run("Refund order A1042 for customer C-77."))
     report = agent.agentguard.report
     assert report is not None
-    print("executed:", " -> ".join(report.trace.names))
     for d in report.would_block:
         print(f"would {d.shadow.value if d.shadow else '?'}: {d.tool}({dict(d.args)})")
-    print("compliance:", report.compliance.score, report.compliance.label)
-    print("decision log, read with json:")
-    for line in log.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        print("  ", {k: record[k] for k in ("event", "action", "tool", "shadow") if k in record})
+    print_outcome(report.trace, report.compliance)
+    print_decision_log(log, ("event", "action", "tool", "shadow"))
     return 0
 
 

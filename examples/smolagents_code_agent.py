@@ -11,7 +11,6 @@ A real model works the same way: pass any smolagents model instead of ``Scripted
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -20,41 +19,11 @@ from smolagents import CodeAgent, tool
 
 import agentguard
 from agentguard.guard import guard
+from agentguard.testing.printout import print_run
+from agentguard.testing.refund_desk import RefundDesk
 from agentguard.testing.smolagents_models import ScriptedModel, if_observed
 
-SPEC = """
-spec refunds
-tool verify_identity(customer_id: str)
-tool issue_refund(order_id: str, amount: number)
-constraint identity_first severity SOFT_BLOCK(3)
-    message "Verify the customer's identity before issuing a refund."
-  := G(issue_refund -> O verify_identity)
-"""
-
-REFUNDS: list[str] = []
-
-
-@tool
-def verify_identity(customer_id: str) -> str:
-    """Check the customer's identity.
-
-    Args:
-        customer_id: The customer's id.
-    """
-    return json.dumps({"customer_id": customer_id, "verified": True})
-
-
-@tool
-def issue_refund(order_id: str, amount: float) -> str:
-    """Refund an order.
-
-    Args:
-        order_id: The order number.
-        amount: The amount in EUR.
-    """
-    REFUNDS.append(order_id)
-    return json.dumps({"order_id": order_id, "refunded": amount})
-
+SPEC = Path(__file__).with_name("refunds.ltl")
 
 MISTAKE = """
 result = issue_refund("A1042", 129.9)   # positional arguments are fine
@@ -70,21 +39,15 @@ final_answer("Refunded 129.90 EUR.")
 def main(out_dir: Path | None = None) -> int:
     out_dir = out_dir or Path(tempfile.mkdtemp(prefix="agentguard-example-"))
     log = out_dir / "decisions.jsonl"
+    desk = RefundDesk()  # records the refunds that really ran
     model = ScriptedModel([MISTAKE, if_observed("BLOCKED", CORRECTION, "final_answer('?')")])
-    agent = CodeAgent(tools=[verify_identity, issue_refund], model=model, verbosity_level=0)
-    agent = guard(agent, agentguard.parse_spec(SPEC), log_path=log)  # <- the one line
+    agent = CodeAgent(tools=[tool(f) for f in desk.tools()], model=model, verbosity_level=0)
+    agent = guard(agent, agentguard.load_spec(SPEC), log_path=log)  # <- the one line
 
     print("answer:", agent.run("Refund order A1042 for customer C-77."))
-    print("refunds actually issued:", REFUNDS)
+    print("refunds actually issued:", desk.refunded)
     session = agent.agentguard
-    for decision in session.attempts:
-        print(f"  {decision.action.value:>8}  {decision.tool}({dict(decision.args)})")
-    print("compliance:", session.compliance.score, session.compliance.label)
-
-    print(f"decision log {session.log_path}, read with json:")
-    for line in Path(session.log_path or log).read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        print("  ", {k: record[k] for k in ("event", "action", "tool") if k in record})
+    print_run(session.attempts, session.trace, session.compliance, session.log_path or log)
     return 0
 
 

@@ -11,21 +11,16 @@ Each step of the script is one of:
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Union
 
 from pydantic import PrivateAttr
 
 from agentguard.errors import MissingExtraError
-from agentguard.testing.script import (
-    Reaction,
-    ScriptedCall,
-    ScriptExhaustedError,
-    call,
-    call_with_id,
-    if_observed,
-)
+
+# re-exported, so that one import gives a model and the words of its script
+from agentguard.testing import ScriptExhaustedError, call, call_with_id, if_observed
+from agentguard.testing.script import Reaction, ScriptedCall, ScriptPlayer, content_text
 
 try:
     from langchain_core.language_models.chat_models import BaseChatModel
@@ -44,24 +39,21 @@ Step = Union[Turn, Reaction]  # noqa: UP007 - runtime alias on 3.10
 class ScriptedChatModel(BaseChatModel):
     """Replays ``script`` one step per model call; ``bind_tools`` returns the model itself."""
 
-    _script: list[Step] = PrivateAttr(default_factory=list)
-    _position: int = PrivateAttr(default=0)
-    _observations: list[str] = PrivateAttr(default_factory=list)
-    _ids: Iterator[int] = PrivateAttr(default_factory=lambda: itertools.count(1))
+    _player: ScriptPlayer[Turn] = PrivateAttr()
 
     def __init__(self, script: Sequence[Step], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._script = list(script)
+        self._player = ScriptPlayer(script)
 
     @property
     def observations(self) -> list[str]:
         """What the model saw before each turn (tool results, refusals), in order."""
-        return list(self._observations)
+        return list(self._player.observations)
 
     @property
     def position(self) -> int:
         """How many steps of the script were played."""
-        return self._position
+        return self._player.position
 
     @property
     def _llm_type(self) -> str:
@@ -81,15 +73,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: Any = None,  # noqa: ARG002
         **kwargs: Any,  # noqa: ARG002
     ) -> ChatResult:
-        if self._position >= len(self._script):
-            raise ScriptExhaustedError(
-                f"the script has {len(self._script)} steps and the agent asked for another"
-            )
-        step = self._script[self._position]
-        self._position += 1
-        seen = _last_text(messages)
-        self._observations.append(seen)
-        turn = step.choose(seen) if isinstance(step, Reaction) else step
+        turn = self._player.next_turn(_last_text(messages))
         return ChatResult(generations=[ChatGeneration(message=self._message(turn))])
 
     def _message(self, turn: Turn) -> AIMessage:
@@ -97,14 +81,9 @@ class ScriptedChatModel(BaseChatModel):
             return turn
         if isinstance(turn, str):
             return AIMessage(content=turn)
-        calls = [turn] if isinstance(turn, ScriptedCall) else list(turn)
         tool_calls = [
-            {
-                "name": c.name,
-                "args": dict(c.args),
-                "id": c.call_id if c.call_id is not None else f"call_{next(self._ids)}",
-            }
-            for c in calls
+            {"name": c.name, "args": dict(c.args), "id": call_id}
+            for call_id, c in self._player.with_ids(turn)
         ]
         return AIMessage(content="", tool_calls=tool_calls)
 
@@ -117,14 +96,7 @@ def _last_text(messages: Sequence[BaseMessage]) -> str:
             break
         if message.type != "system":
             tail.append(message)
-    return "\n".join(_content(m) for m in reversed(tail))
-
-
-def _content(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "\n".join(content_text(m.content) for m in reversed(tail))
 
 
 __all__ = [

@@ -20,13 +20,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Union
 
 from agentguard.errors import AgentGuardError, MissingExtraError
-from agentguard.testing.script import (
-    Reaction,
-    ScriptedCall,
-    ScriptExhaustedError,
-    call,
-    if_observed,
-)
+
+# re-exported, so that one import gives a model and the words of its script
+from agentguard.testing import ScriptExhaustedError, call, call_with_id, if_observed
+from agentguard.testing.script import Reaction, ScriptedCall, ScriptPlayer
 
 try:
     from agents import Model, ModelResponse, Usage
@@ -48,16 +45,18 @@ class ScriptedAgentsModel(Model):
     """Replays ``script`` one step per ``get_response`` call."""
 
     def __init__(self, script: Sequence[Step]) -> None:
-        self._script = list(script)
-        self._position = 0
-        self.observations: list[str] = []
-        """The last tool output seen before each step, in order ("" when none)."""
+        self.player: ScriptPlayer[Turn] = ScriptPlayer(script, ids=_CALL_IDS)
         self.seen_tools: list[list[str]] = []
         """The tool names offered to the model at each step."""
 
     @property
+    def observations(self) -> list[str]:
+        """The last tool output seen before each step, in order ("" when none)."""
+        return self.player.observations
+
+    @property
     def remaining(self) -> int:
-        return len(self._script) - self._position
+        return len(self.player.script) - self.player.position
 
     async def get_response(
         self,
@@ -75,33 +74,22 @@ class ScriptedAgentsModel(Model):
     ) -> ModelResponse:
         del system_instructions, model_settings, output_schema, tracing
         del previous_response_id, conversation_id, prompt
-        if self._position >= len(self._script):
-            raise ScriptExhaustedError(
-                f"the scripted model has {len(self._script)} steps and was asked for one more"
-            )
-        seen = _last_output(input)
-        self.observations.append(seen)
+        turn = self.player.next_turn(_last_output(input))
         self.seen_tools.append(
             [getattr(t, "name", "") for t in tools] + [h.tool_name for h in handoffs]
         )
-        step = self._script[self._position]
-        self._position += 1
-        if isinstance(step, Reaction):
-            step = step.choose(seen)
-        return ModelResponse(output=_output(step), usage=Usage(), response_id=None)
+        return ModelResponse(output=self._output(turn), usage=Usage(), response_id=None)
+
+    def _output(self, turn: Turn) -> list[Any]:
+        if isinstance(turn, str):
+            return [assistant_message(turn)]
+        return [function_call(c.name, c.args, call_id=i) for i, c in self.player.with_ids(turn)]
 
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         del args, kwargs
         raise StreamingNotScriptedError(
             "ScriptedAgentsModel scripts Runner.run and Runner.run_sync; it does not stream"
         )
-
-
-def _output(step: Any) -> list[Any]:
-    if isinstance(step, str):
-        return [assistant_message(step)]
-    calls = [step] if isinstance(step, ScriptedCall) else list(step)
-    return [function_call(c.name, c.args, call_id=f"call_{next(_CALL_IDS)}") for c in calls]
 
 
 def _last_output(items: str | list[Any]) -> str:
@@ -123,5 +111,6 @@ __all__ = [
     "ScriptedCall",
     "StreamingNotScriptedError",
     "call",
+    "call_with_id",
     "if_observed",
 ]

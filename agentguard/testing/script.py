@@ -1,14 +1,17 @@
-"""Framework-free pieces of a scripted model: the calls it emits and its reactions.
+"""Framework-free pieces of a scripted model: the calls it emits, its reactions, its player.
 
-Both scripted models (smolagents, LangChain) build on these, so a script reads the same
-whichever framework runs it.
+The scripted models (smolagents, LangChain, the OpenAI Agents SDK) build on these, so a
+script reads the same whichever framework runs it, and stepping through it (running out,
+reacting to what was seen, numbering the calls) works the same way in each: each model
+only translates a turn into its framework's message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from agentguard.errors import AgentGuardError
 
@@ -50,3 +53,55 @@ def if_observed(text: str, then: Any, otherwise: Any) -> Reaction:
 
 class ScriptExhaustedError(AgentGuardError, RuntimeError):
     """The agent asked the scripted model for more steps than the script has."""
+
+
+Turn = TypeVar("Turn")
+"""What one model turn is in a given framework's script (calls, text, a message)."""
+
+
+class ScriptPlayer(Generic[Turn]):
+    """Plays a script one step per model call and remembers what the model saw.
+
+    ``script`` and ``position`` may be reassigned between turns (a test that adds steps
+    to a running agent's model); ``ids`` numbers the calls without a scripted id, and can
+    be shared between models whose ids must never repeat (agents that hand off).
+    """
+
+    def __init__(self, script: Sequence[Turn | Reaction], ids: Iterator[int] | None = None) -> None:
+        self.script: list[Turn | Reaction] = list(script)
+        self.position = 0
+        self.observations: list[str] = []
+        """What the model saw before each turn (tool results, refusals), in order."""
+        self._ids = ids if ids is not None else itertools.count(1)
+
+    def next_turn(self, seen: str) -> Turn:
+        """The next step, a reaction decided on ``seen``; past the end, an error."""
+        if self.position >= len(self.script):
+            raise ScriptExhaustedError(
+                f"the script has {len(self.script)} steps and the agent asked for another"
+            )
+        step = self.script[self.position]
+        self.position += 1
+        self.observations.append(seen)
+        if isinstance(step, Reaction):
+            chosen: Turn = step.choose(seen)
+            return chosen
+        return step
+
+    def with_ids(
+        self, turn: ScriptedCall | Sequence[ScriptedCall]
+    ) -> list[tuple[str, ScriptedCall]]:
+        """The calls of one turn, each with its tool-call id (the scripted one, or ``call_<n>``)."""
+        calls = [turn] if isinstance(turn, ScriptedCall) else list(turn)
+        return [
+            (c.call_id if c.call_id is not None else f"call_{next(self._ids)}", c) for c in calls
+        ]
+
+
+def content_text(content: Any) -> str:
+    """A message's content as text: a string as is, the text parts of a list joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)

@@ -13,19 +13,14 @@ Used by agentguard's tests, examples and demo; useful to test your own specs.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any, Union
 
 from agentguard.errors import MissingExtraError
-from agentguard.testing.script import (
-    Reaction,
-    ScriptedCall,
-    ScriptExhaustedError,
-    call,
-    call_with_id,
-    if_observed,
-)
+
+# re-exported, so that one import gives a model and the words of its script
+from agentguard.testing import ScriptExhaustedError, call, call_with_id, if_observed
+from agentguard.testing.script import Reaction, ScriptedCall, ScriptPlayer, content_text
 
 try:
     from smolagents.models import (
@@ -50,10 +45,26 @@ class ScriptedModel(Model):  # type: ignore[misc]  # smolagents ships no type in
 
     def __init__(self, script: Sequence[Step], *, model_id: str = "scripted") -> None:
         super().__init__(model_id=model_id)
-        self.script = list(script)
-        self.position = 0
-        self.observations: list[str] = []
-        self._ids = itertools.count(1)
+        self.player: ScriptPlayer[Turn] = ScriptPlayer(script)
+
+    @property
+    def script(self) -> list[Step]:
+        """The steps; reassign to give a running agent's model new ones."""
+        return self.player.script
+
+    @script.setter
+    def script(self, steps: Sequence[Step]) -> None:
+        self.player.script = list(steps)
+
+    @property
+    def position(self) -> int:
+        """How many steps of the script were played."""
+        return self.player.position
+
+    @property
+    def observations(self) -> list[str]:
+        """What the model saw before each turn (tool results, refusals), in order."""
+        return self.player.observations
 
     def generate(
         self,
@@ -63,29 +74,19 @@ class ScriptedModel(Model):  # type: ignore[misc]  # smolagents ships no type in
         tools_to_call_from: list[Any] | None = None,  # noqa: ARG002
         **kwargs: Any,  # noqa: ARG002
     ) -> ChatMessage:
-        if self.position >= len(self.script):
-            raise ScriptExhaustedError(
-                f"the script has {len(self.script)} steps and the agent asked for another"
-            )
-        step = self.script[self.position]
-        self.position += 1
-        seen = last_observation(messages)
-        self.observations.append(seen)
-        turn = step.choose(seen) if isinstance(step, Reaction) else step
-        return self._message(turn)
+        return self._message(self.player.next_turn(last_observation(messages)))
 
     def _message(self, turn: Turn) -> ChatMessage:
         if isinstance(turn, str):
             code = turn if "<code>" in turn else f"Thought: next step.\n<code>\n{turn}\n</code>"
             return ChatMessage(role=MessageRole.ASSISTANT, content=code)
-        calls = [turn] if isinstance(turn, ScriptedCall) else list(turn)
         tool_calls = [
             ChatMessageToolCall(
-                id=c.call_id if c.call_id is not None else f"call_{next(self._ids)}",
+                id=call_id,
                 type="function",
                 function=ChatMessageToolCallFunction(name=c.name, arguments=dict(c.args)),
             )
-            for c in calls
+            for call_id, c in self.player.with_ids(turn)
         ]
         return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=tool_calls)
 
@@ -97,20 +98,12 @@ def last_observation(messages: Sequence[Any]) -> str:
         role_value = getattr(role, "value", role)
         if role_value in ("assistant", "system"):
             continue
-        return _text(_field(message, "content"))
+        return content_text(_field(message, "content"))
     return ""
 
 
 def _field(message: Any, name: str) -> Any:
     return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return "" if content is None else str(content)
 
 
 __all__ = [

@@ -157,26 +157,22 @@ def test_soft_block_can_stop_runs() -> None:
 # -- CLI ---------------------------------------------------------------------------
 
 
+def generate(out: Path, options: str) -> int:
+    """`agentguard bench generate OPTIONS --out OUT --json`: write instances into ``out``."""
+    return main(["bench", "generate", *options.split(), "--out", str(out), "--json"])
+
+
+def bench_run(instances: Path, options: str = "") -> int:
+    """`agentguard bench run INSTANCES OPTIONS`."""
+    return main(["bench", "run", str(instances), *options.split()])
+
+
 def test_cli_generate_writes_json_and_ltl(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench generate` writes an instance JSON and its .ltl spec per retained triplet."""
-    code = main(
-        [
-            "bench",
-            "generate",
-            "--template",
-            "loop_termination",
-            "fan_out+loop",
-            "--difficulty",
-            "1",
-            "2",
-            "--seeds",
-            "42",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
+    code = generate(
+        tmp_path, "--template loop_termination fan_out+loop --difficulty 1 2 --seeds 42"
     )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
@@ -192,23 +188,7 @@ def inst_spec(tmp_path: Path) -> str:
 
 def test_cli_generate_reports_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Instances past --max-calls are reported as dropped."""
-    main(
-        [
-            "bench",
-            "generate",
-            "--template",
-            "nested_loops+branching",
-            "--difficulty",
-            "5",
-            "--seeds",
-            "42",
-            "--max-calls",
-            "10",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
-    )
+    generate(tmp_path, "--template nested_loops+branching --difficulty 5 --seeds 42 --max-calls 10")
     out = json.loads(capsys.readouterr().out)
     assert out["written"] == []
     assert len(out["dropped"]) == 1
@@ -216,21 +196,9 @@ def test_cli_generate_reports_drops(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_cli_run_baseline_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`bench run --json` prints accuracy, compliance, layer pass rates and enforcement."""
-    main(
-        [
-            "bench",
-            "generate",
-            "--difficulty",
-            "1",
-            "--seeds",
-            "42",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
-    )
+    generate(tmp_path, "--difficulty 1 --seeds 42")
     capsys.readouterr()
-    assert main(["bench", "run", str(tmp_path), "--setting", "baseline", "--json", "--runs"]) == 0
+    assert bench_run(tmp_path, "--setting baseline --json --runs") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["runs"] == 12
     assert set(out["layer_pass_rates"]) == {"L1", "L2", "L3", "L4", "L5", "L6"}
@@ -247,54 +215,17 @@ def test_cli_run_baseline_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_cli_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Without --json the summary is a rich table."""
-    main(
-        [
-            "bench",
-            "generate",
-            "--template",
-            "forall_processing",
-            "--difficulty",
-            "1",
-            "--seeds",
-            "42",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
-    )
+    generate(tmp_path, "--template forall_processing --difficulty 1 --seeds 42")
     capsys.readouterr()
-    assert main(["bench", "run", str(tmp_path), "--trials", "2"]) == 0
+    assert bench_run(tmp_path, "--trials 2") == 0
     assert "baseline" in capsys.readouterr().out
 
 
 def test_cli_run_custom_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--agent module:callable loads a user's agent factory."""
-    main(
-        [
-            "bench",
-            "generate",
-            "--template",
-            "forall_processing",
-            "--difficulty",
-            "1",
-            "--seeds",
-            "42",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
-    )
+    generate(tmp_path, "--template forall_processing --difficulty 1 --seeds 42")
     capsys.readouterr()
-    code = main(
-        [
-            "bench",
-            "run",
-            str(tmp_path),
-            "--agent",
-            "agentguard.bench.agent:perfect_factory",
-            "--json",
-        ]
-    )
+    code = bench_run(tmp_path, "--agent agentguard.bench.agent:perfect_factory --json")
     assert code == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == 1.0
 
@@ -302,60 +233,30 @@ def test_cli_run_custom_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Bad template names, missing instances and bad --agent exit with status 2."""
     assert main(["bench", "generate", "--template", "nope", "--out", str(tmp_path)]) == 2
-    assert main(["bench", "run", str(tmp_path)]) == 2
+    assert bench_run(tmp_path) == 2
     (tmp_path / "x.json").write_text("{}")
-    assert main(["bench", "run", str(tmp_path)]) == 2
+    assert bench_run(tmp_path) == 2
     assert "error" in capsys.readouterr().err
 
 
 def test_cli_generate_simplified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--mode simplified writes aliased, augmented simplified instances that run."""
-    code = main(
-        [
-            "bench",
-            "generate",
-            "--mode",
-            "simplified",
-            "--template",
-            "nested_loops_fixed_2x2",
-            "--seeds",
-            "3",
-            "--augmentation",
-            "none",
-            "suffix",
-            "--aliases",
-            "7",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
+    code = generate(
+        tmp_path,
+        "--mode simplified --template nested_loops_fixed_2x2 --seeds 3"
+        " --augmentation none suffix --aliases 7",
     )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["written"]) == 2  # variants a and c, augmentation none
     assert len(out["dropped"]) == 2  # a 7-call core cannot take a suffix
-    assert (
-        main(
-            [
-                "bench",
-                "run",
-                str(tmp_path),
-                "--agent",
-                "agentguard.bench.agent:perfect_factory",
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert bench_run(tmp_path, "--agent agentguard.bench.agent:perfect_factory --json") == 0
     assert json.loads(capsys.readouterr().out)["compliance"] == 1.0
 
 
 def test_cli_generate_training_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--mode simplified-train writes the balanced 300-example training set."""
-    assert (
-        main(["bench", "generate", "--mode", "simplified-train", "--out", str(tmp_path), "--json"])
-        == 0
-    )
+    assert generate(tmp_path, "--mode simplified-train") == 0
     assert len(json.loads(capsys.readouterr().out)["written"]) == 300
 
 
@@ -374,24 +275,9 @@ def test_cli_run_block_and_warn_table17_shape(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`bench run --setting block-and-warn --json` reports events per layer with resolutions."""
-    main(
-        [
-            "bench",
-            "generate",
-            "--difficulty",
-            "2",
-            "--seeds",
-            "42",
-            "--out",
-            str(tmp_path),
-            "--json",
-        ]
-    )
+    generate(tmp_path, "--difficulty 2 --seeds 42")
     capsys.readouterr()
-    assert (
-        main(["bench", "run", str(tmp_path), "--setting", "block-and-warn", "--json", "--runs"])
-        == 0
-    )
+    assert bench_run(tmp_path, "--setting block-and-warn --json --runs") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["setting"] == "block-and-warn"
     events = out["enforcement"]

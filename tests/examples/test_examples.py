@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -34,6 +35,21 @@ def load(name: str) -> ModuleType:
     return module
 
 
+Run = Callable[[str], "pytest.CaptureResult[str]"]
+"""Runs an example by file name and returns what it printed."""
+
+
+@pytest.fixture
+def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Run:
+    """Run an example's ``main(tmp_path)``, assert it returns 0, and give what it printed."""
+
+    def run_example(name: str) -> pytest.CaptureResult[str]:
+        assert load(name).main(tmp_path) == 0
+        return capsys.readouterr()
+
+    return run_example
+
+
 def test_the_examples_exist() -> None:
     """smolagents (both agent types), LangChain create_agent (one run, and many
     conversations), LangGraph ToolNode, the MCP gateway and an OpenAI Agents SDK handoff."""
@@ -57,11 +73,10 @@ def test_the_examples_exist() -> None:
 
 @pytest.mark.parametrize("name", FIREWALL_SCRIPTS)
 def test_example_blocks_then_corrects_and_reads_its_log(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, run: Run, tmp_path: Path
 ) -> None:
     """main() returns 0; the output shows a refusal, the allowed refund and the log records."""
-    assert load(name).main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run(name).out
     assert "block" in out.lower()
     assert "compliance: 1.0" in out
     assert "read with json" in out
@@ -70,87 +85,70 @@ def test_example_blocks_then_corrects_and_reads_its_log(
     assert log.read_text(encoding="utf-8").strip()
 
 
-def test_threads_example_keeps_one_trace_per_conversation(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_code_agent_example_refunds_once(run: Run) -> None:
+    """The blocked line of the model's code never ran: exactly one refund was issued."""
+    out = run("smolagents_code_agent.py").out
+    assert "refunds actually issued: ['A1042']" in out
+    assert "executed: verify_identity -> issue_refund -> final_answer" in out
+
+
+def test_threads_example_keeps_one_trace_per_conversation(run: Run) -> None:
     """Turn 2 and a second worker continue C-77's trace; C-78's refund is blocked."""
-    assert load("langchain_threads.py").main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run("langchain_threads.py").out
     assert "C-77 executed: verify_identity -> final_answer -> issue_refund -> final_answer" in out
     assert "C-78 decisions this turn: [('block', 'issue_refund')" in out
     assert "second worker, C-77 executed: verify_identity ->" in out
 
 
-def test_shadow_mode_example_runs_the_refund_and_reports_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_shadow_mode_example_runs_the_refund_and_reports_it(run: Run) -> None:
     """The unverified refund runs; the report and the log say enforce would have blocked it."""
-    assert load("shadow_mode.py").main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run("shadow_mode.py").out
     assert "executed: issue_refund -> final_answer" in out
     assert "would block: issue_refund({'order_id': 'A1042', 'amount': 129.9})" in out
     assert "'action': 'block', 'tool': 'issue_refund', 'shadow': True" in out
 
 
-def test_audit_log_example_verifies_then_catches_the_edit(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_audit_log_example_verifies_then_catches_the_edit(run: Run) -> None:
     """The keyed log verifies as written; hiding the block fails at line 1."""
-    assert load("audit_log.py").main(tmp_path) == 0
-    captured = capsys.readouterr()
+    captured = run("audit_log.py")
     assert "intact: 6 lines, 1 run(s), chain and HMACs" in captured.out
     assert "decisions.jsonl:1: HMAC does not match" in captured.err
 
 
-def test_otel_example_nests_decision_spans_in_the_app_span(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_otel_example_nests_decision_spans_in_the_app_span(run: Run) -> None:
     """Four decision spans, each under the application's handle_ticket span."""
-    assert load("otel_spans.py").main() == 0
-    out = capsys.readouterr().out
+    out = run("otel_spans.py").out
     assert "under handle_ticket: block issue_refund ['identity_first']" in out
     assert out.count("span agentguard.decision under handle_ticket") == 4
 
 
-def test_policy_tests_example_passes_then_shows_a_diff(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_policy_tests_example_passes_then_shows_a_diff(run: Run) -> None:
     """The shipped refund cases pass; the wrong expectation prints expected/got lines."""
-    assert load("policy_tests.py").main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run("policy_tests.py").out
     assert "8 passed, 0 failed" in out
     assert '+ got:      {"action": "stop"}' in out
 
 
-def test_human_approval_example_approves_then_denies(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_human_approval_example_approves_then_denies(run: Run) -> None:
     """The small refund needs nobody; 900 is approved by alice, 2000 denied with the reason."""
-    assert load("human_approval.py").main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run("human_approval.py").out
     assert out.count("approver asked") == 2
     assert "refund 900: allow_override Approved by alice" in out
     assert "refund 2000: block Denied by alice" in out and "needs a manager" in out
 
 
-def test_policy_diff_example_lists_the_changed_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_policy_diff_example_lists_the_changed_call(run: Run) -> None:
     """The recorded email now stops the run; the score drops; diff exits 1."""
-    assert load("policy_diff.py").main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run("policy_diff.py").out
     assert "send_email: allow [] -> stop ['no_emails']" in out
     assert "1 of 1 run(s) change" in out
 
 
-def test_benchmark_files_example_scores_bfcl_and_tau2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_benchmark_files_example_scores_bfcl_and_tau2(run: Run) -> None:
     """BFCL result files and a tau2 results file are scored as written; the faults are found."""
     pytest.importorskip("bfcl_eval")
     pytest.importorskip("tau2")
-    assert load("benchmark_files.py").main(tmp_path) == 0
-    out = capsys.readouterr().out
+    out = run("benchmark_files.py").out
     assert "multi_turn_base_0: T=10 FED=11 None ok=True" in out
     assert "multi_turn_base_1: T=6 FED=1 state-consistency ok=False" in out
     assert "task 0 trial 1: T=5 FED=2 state-consistency ok=True" in out

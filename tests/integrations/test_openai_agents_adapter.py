@@ -303,8 +303,8 @@ class ByTask(ScriptedAgentsModel):
         items = kwargs["input"]
         task = items if isinstance(items, str) else str(items[0]["content"])
         await asyncio.sleep(0.01)
-        self._script = [self.scripts[task].pop(0)]
-        self._position = 0
+        self.player.script = [self.scripts[task].pop(0)]
+        self.player.position = 0
         return await super().get_response(*args, **kwargs)
 
 

@@ -114,7 +114,7 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
         SEMANTIC,
         1,
         32,
-        "invalid regular expression /[a-/: unterminated character set at position 0",
+        "invalid regular expression /[a-/: missing ]: [a-",
     ),
     (
         "unbound_hint",
@@ -319,6 +319,14 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
     ),
     ("tool_name", "constraint c := Called(1)", SEMANTIC, 1, 24, "Called expects a tool name here"),
     (
+        "tool_dialogue",
+        "tool user_message()\nconstraint c := user_message",
+        SEMANTIC,
+        1,
+        1,
+        "'user_message' is a dialogue event, not a tool: it cannot be declared",
+    ),
+    (
         "tool_twice",
         "tool a()\ntool a()\nconstraint c := a",
         SEMANTIC,
@@ -388,7 +396,7 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
         SEMANTIC,
         1,
         14,
-        "constraint 'c': unknown severity 'LOUD' (HARD_STOP, SOFT_BLOCK(n), BLOCK_AND_WARN, TOLERATE)",
+        "constraint 'c': unknown severity 'LOUD' (HARD_STOP, SOFT_BLOCK(n), BLOCK_AND_WARN, TOLERATE, ASK)",
     ),
     (
         "severity_count",
@@ -456,12 +464,12 @@ IMPORT_CASES: list[tuple[str, dict[str, str | bytes], str]] = [
     (
         "missing",
         {"a.ltl": 'import "gone.ltl"\n'},
-        "cannot import 'gone.ltl': No such file or directory",
+        "cannot import 'gone.ltl': cannot read spec (No such file or directory)",
     ),
     (
         "not_utf8",
         {"a.ltl": 'import "b.ltl"\n', "b.ltl": b"constraint c := \xff\n"},
-        "cannot import 'b.ltl': not UTF-8 (byte 16)",
+        "cannot import 'b.ltl': cannot decode spec as UTF-8 (byte 16: invalid start byte)",
     ),
     (
         "syntax",
@@ -485,6 +493,25 @@ def test_import_diagnostic(tmp_path: Path, files: dict[str, str | bytes], messag
     assert problem.location is not None
     where = (problem.location.line, problem.location.column)
     assert where == (1, 1) or (message.startswith("in imported file") and where == (1, 12))
+
+
+def test_import_outside_the_spec_folder(tmp_path: Path) -> None:
+    """An import reaching out of the spec's folder tree is a located problem naming the root."""
+    (tmp_path / "inner").mkdir()
+    _write(tmp_path / "outside.ltl", "constraint o := a\n")
+    spec = _write(tmp_path / "inner" / "a.ltl", 'import "../outside.ltl"\n')
+    with pytest.raises(SpecSemanticError) as info:
+        load_spec(spec)
+    problem = info.value.problems[0]
+    assert problem.message == OUTSIDE_MESSAGE.format(root=tmp_path.resolve() / "inner")
+    assert problem.location is not None
+    assert (problem.location.line, problem.location.column) == (1, 1)
+
+
+OUTSIDE_MESSAGE = (
+    "cannot import '../outside.ltl': outside the spec's folder {root} (imports stay in its "
+    "tree, symlinks resolved; allow more with allow_imports_from)"
+)
 
 
 def test_nesting_too_deep() -> None:
@@ -543,8 +570,9 @@ def test_every_message_template_is_in_the_table() -> None:
     produced += [
         "formula nested too deeply to process; split it into several constraints or macros",
         "a string is not a formula",
+        OUTSIDE_MESSAGE.format(root="/r"),
     ]
     templates = _templates()
-    assert len(templates) == 53
+    assert len(templates) == 54
     missing = [t for t in templates if not any(re.fullmatch(t, m) for m in produced)]
     assert not missing, missing

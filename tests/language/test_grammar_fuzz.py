@@ -80,7 +80,7 @@ _BIG = "9" * 5000
         f"constraint c := F[<={_BIG}] a",
         f"constraint c := a(k[{_BIG}] = 1)",
         f"constraint c severity SOFT_BLOCK({_BIG}) := a",
-        "constraint c := a(k ~ /a{99999999999}/)",
+        "constraint c := a(k ~ /a{1001}/)",
         "constraint c := a(k = '\\x')",
         'import "\\u0000"',
     ],

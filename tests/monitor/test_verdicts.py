@@ -9,6 +9,7 @@ from agentguard.monitor import FormulaMonitor, Monitor, Verdict
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import UNKNOWN, Call, Trace
+from tests.semantics.empty_trace import EMPTY_TRACE_VALUES
 
 S, V, P = Verdict.SATISFIED, Verdict.VIOLATED, Verdict.PENDING
 
@@ -72,23 +73,7 @@ def test_one_tool_per_position_is_respected() -> None:
     assert run("G(a -> b)", ["c", "a"]) == [P, V]
 
 
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("a", False),
-        ("X a", False),
-        ("N a", True),
-        ("F a", False),
-        ("G a", True),
-        ("a U b", False),
-        ("a W b", True),
-        ("a R b", True),
-        ("Y a", False),
-        ("Z a", True),
-        ("O a", False),
-        ("H a", True),
-    ],
-)
+@pytest.mark.parametrize(("text", "value"), EMPTY_TRACE_VALUES)
 def test_empty_trace_values(text: str, value: bool) -> None:
     """The empty trace follows the documented conventions (and the offline evaluator)."""
     m = Monitor.for_formula(parse_formula(text))

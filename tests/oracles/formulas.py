@@ -359,42 +359,65 @@ def sample_cases(
 # ltlf2dfa (its own MONA encodings: LTLf for the future, PPLTL at the last position) -----
 
 
-def to_ltlf2dfa(formula: Formula) -> str:
-    """ltlf2dfa's LTLf text (``X`` strong, ``WX`` weak; ``W`` and bounded ops expanded)."""
+@dataclass(frozen=True)
+class Ltlf2dfaDialect:
+    """One of ltlf2dfa's two input languages: the operators it writes as we do, its
+    spelling of our weak next (``N``) or weak yesterday (``Z``), and what it cannot take."""
+
+    what: str
+    unary: tuple[str, ...]
+    weak: tuple[Unary, str]
+    binary: tuple[str, ...]
+    bounded: tuple[Bounded, ...]
+
+
+#: LTLf for the future (``X`` strong, ``WX`` weak; ``W`` and bounded ops expanded)
+LTLF: Final = Ltlf2dfaDialect(
+    "a future LTLf formula",
+    ("!", "X", "F", "G"),
+    ("N", "WX"),
+    (*BOOLEAN_BINARY, "U", "R"),
+    FUTURE_BOUNDED,
+)
+#: PPLTL for a pure-past formula (``Y`` is ltlf2dfa's strong ``Y``, ``WY`` its weak one)
+PPLTL: Final = Ltlf2dfaDialect(
+    "a pure-past formula",
+    ("!", "Y", "O", "H"),
+    ("Z", "WY"),
+    (*BOOLEAN_BINARY, "S"),
+    PAST_BOUNDED,
+)
+
+
+def to_ltlf2dfa_text(formula: Formula, dialect: Ltlf2dfaDialect) -> str:
+    """``formula`` in ltlf2dfa's ``dialect``; a ValueError if the dialect cannot say it."""
     match formula:
         case Const(value):
             return "true" if value else "false"
         case Atom(name):
             return name
-        case Un(op, arg) if op in ("!", "X", "F", "G"):
-            return f"({op}({to_ltlf2dfa(arg)}))"
-        case Un("N", arg):
-            return f"(WX({to_ltlf2dfa(arg)}))"
-        case Bin("W", left, right):
-            return to_ltlf2dfa(Bin("|", Bin("U", left, right), Un("G", left)))
-        case Bin(op, left, right) if op not in ("S",):
-            return f"(({to_ltlf2dfa(left)}) {op} ({to_ltlf2dfa(right)}))"
-        case Bnd(op, bound, arg) if op in FUTURE_BOUNDED:
-            return to_ltlf2dfa(expand_bounded(op, bound, arg))
-    raise ValueError(f"not a future LTLf formula: {to_agentguard(formula)}")
+        case Un(op, arg) if op in dialect.unary:
+            return f"({op}({to_ltlf2dfa_text(arg, dialect)}))"
+        case Un(op, arg) if op == dialect.weak[0]:
+            return f"({dialect.weak[1]}({to_ltlf2dfa_text(arg, dialect)}))"
+        case Bin("W", left, right) if dialect is LTLF:
+            return to_ltlf2dfa_text(Bin("|", Bin("U", left, right), Un("G", left)), dialect)
+        case Bin(op, left, right) if op in dialect.binary:
+            left_text, right_text = (to_ltlf2dfa_text(x, dialect) for x in (left, right))
+            return f"(({left_text}) {op} ({right_text}))"
+        case Bnd(op, bound, arg) if op in dialect.bounded:
+            return to_ltlf2dfa_text(expand_bounded(op, bound, arg), dialect)
+    raise ValueError(f"not {dialect.what}: {to_agentguard(formula)}")
+
+
+def to_ltlf2dfa(formula: Formula) -> str:
+    """ltlf2dfa's LTLf text of a future formula."""
+    return to_ltlf2dfa_text(formula, LTLF)
 
 
 def to_ppltl(formula: Formula) -> str:
-    """ltlf2dfa's PPLTL text for a pure-past formula (``Y`` is ltlf2dfa's strong ``Y``)."""
-    match formula:
-        case Const(value):
-            return "true" if value else "false"
-        case Atom(name):
-            return name
-        case Un(op, arg) if op in ("!", "Y", "O", "H"):
-            return f"({op}({to_ppltl(arg)}))"
-        case Un("Z", arg):
-            return f"(WY({to_ppltl(arg)}))"
-        case Bnd(op, bound, arg) if op in PAST_BOUNDED:
-            return to_ppltl(expand_bounded(op, bound, arg))
-        case Bin(op, left, right) if op in (*BOOLEAN_BINARY, "S"):
-            return f"(({to_ppltl(left)}) {op} ({to_ppltl(right)}))"
-    raise ValueError(f"not a pure-past formula: {to_agentguard(formula)}")
+    """ltlf2dfa's PPLTL text of a pure-past formula."""
+    return to_ltlf2dfa_text(formula, PPLTL)
 
 
 def random_guarded_past(rng: random.Random, depth: int) -> Formula:

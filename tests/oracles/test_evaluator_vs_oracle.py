@@ -14,6 +14,7 @@ from hypothesis import given, settings
 
 from agentguard import Trace, holds, parse_formula
 
+from .comparison import Disagreement, Plan, engine_if_available, plan_params, report
 from .formulas import (
     FUTURE,
     MIXED,
@@ -24,18 +25,16 @@ from .formulas import (
     Fragment,
     Un,
     formulas,
-    is_future,
     sample_cases,
-    size,
     to_agentguard,
     traces,
 )
-from .ltlf_oracle import Engine, empty_trace_holds, engine_available, oracle_holds
-from .marks import engine_for, needs, needs_mona
+from .ltlf_oracle import Engine, empty_trace_holds, oracle_holds
+from .marks import needs_mona
 
-#: (fragment, engine, seed, formulas, traces per formula): 9,000 non-empty pairs in all,
-#: 5,000 of them on Spot alone, so a machine without MONA still meets the 5,000.
-PLAN: tuple[tuple[Fragment, Engine, int, int, int], ...] = (
+#: 9,000 non-empty pairs in all, 5,000 of them on Spot alone, so a machine without MONA
+#: still meets the 5,000.
+PLAN: Plan = (
     (FUTURE, "spot", 101, 500, 10),
     (PAST, "mona", 102, 150, 10),
     (MIXED, "mona", 103, 250, 10),
@@ -43,27 +42,14 @@ PLAN: tuple[tuple[Fragment, Engine, int, int, int], ...] = (
 DEPTH = 4
 MAX_LEN = 8
 
-#: formula, trace, agentguard's answer, the oracle's answer
-Disagreement = tuple[Formula, tuple[str, ...], bool, bool]
-
 
 def agentguard_holds(formula: Formula, word: Sequence[str]) -> bool:
     return bool(holds(parse_formula(to_agentguard(formula)), Trace.of(*word)))
 
 
-def report(disagreements: list[Disagreement]) -> str:
-    """The ten smallest disagreements as ``formula | trace | agentguard | oracle`` lines."""
-    ranked = sorted(disagreements, key=lambda d: (size(d[0]), len(d[1])))
-    lines = [
-        f"{to_agentguard(f)} | {list(w)} | agentguard={ours} | oracle={theirs}"
-        for f, w, ours, theirs in ranked[:10]
-    ]
-    return f"{len(disagreements)} disagreements, smallest first:\n" + "\n".join(lines)
-
-
 @pytest.mark.parametrize(
     ("fragment", "engine", "seed", "count", "per_formula"),
-    [pytest.param(*p, marks=needs(p[1]), id=p[0].name) for p in PLAN],
+    plan_params(PLAN),
 )
 def test_holds_agrees_with_the_oracle(
     fragment: Fragment, engine: Engine, seed: int, count: int, per_formula: int
@@ -79,7 +65,7 @@ def test_holds_agrees_with_the_oracle(
                 disagreements.append((formula, word, ours, theirs))
     print(f"holds vs {engine} ({fragment.name}): {checked} pairs, {len(disagreements)} wrong")
     assert checked == count * per_formula
-    assert not disagreements, report(disagreements)
+    assert not disagreements, report(disagreements, "agentguard")
 
 
 @pytest.mark.parametrize("fragment", [FUTURE, PAST, MIXED], ids=lambda f: f.name)
@@ -91,7 +77,7 @@ def test_holds_on_the_empty_trace_follows_the_convention(fragment: Fragment) -> 
         if ours != theirs:
             disagreements.append((formula, (), ours, theirs))
     print(f"holds on the empty trace ({fragment.name}): 300 formulas")
-    assert not disagreements, report(disagreements)
+    assert not disagreements, report(disagreements, "agentguard")
 
 
 @pytest.mark.parametrize(
@@ -110,8 +96,7 @@ def test_holds_on_the_empty_trace_follows_the_convention(fragment: Fragment) -> 
 def test_named_finite_trace_cases(formula: Formula, word: tuple[str, ...], expected: bool) -> None:
     """The textbook finite-trace cases hold as the oracle says (and as written here)."""
     assert agentguard_holds(formula, word) is expected
-    engine = engine_for(is_future(formula))
-    if engine_available(engine):
+    if (engine := engine_if_available(formula)) is not None:
         assert oracle_holds(formula, word, engine) is expected
 
 

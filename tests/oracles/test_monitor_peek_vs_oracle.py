@@ -39,6 +39,21 @@ def accepted(formula: Formula, engine: Engine, word: tuple[str, ...]) -> bool:
     return dfa(formula, engine).accepts(word)
 
 
+def mismatch(
+    monitor: Monitor,
+    proposed: Call | list[Call],
+    formula: Formula,
+    engine: Engine,
+    extended: tuple[str, ...],
+) -> list[str]:
+    """``peek(proposed, ending=True)`` against the oracle on the ``extended`` prefix: its
+    (verdict, truth value if the run ended there), as a one-line difference when they differ."""
+    peek = monitor.peek(proposed, ending=True)
+    got = (peek.verdicts[monitor.NAME].name, peek.final[monitor.NAME])
+    want = (verdict_after(formula, engine, extended), accepted(formula, engine, extended))
+    return [] if got == want else [f"{to_agentguard(formula)} | {list(extended)} | {got} {want}"]
+
+
 @pytest.mark.parametrize(("fragment", "engine", "seed"), CASES)
 def test_peek_gives_the_oracle_verdict_of_every_proposed_call(
     fragment: Fragment, engine: Engine, seed: int
@@ -54,27 +69,12 @@ def test_peek_gives_the_oracle_verdict_of_every_proposed_call(
             for m, name in enumerate(word):
                 prefix = word[:m]
                 for letter in LETTERS:
-                    peek = monitor.peek(Call(letter), ending=True)
-                    got = (peek.verdicts[monitor.NAME].name, peek.final[monitor.NAME])
-                    extended = (*prefix, letter)
-                    want = (
-                        verdict_after(formula, engine, extended),
-                        accepted(formula, engine, extended),
-                    )
                     checked += 1
-                    if got != want:
-                        wrong.append(f"{to_agentguard(formula)} | {list(extended)} | {got} {want}")
+                    wrong += mismatch(monitor, Call(letter), formula, engine, (*prefix, letter))
                 pair = (rng.choice(LETTERS), rng.choice(LETTERS))  # a parallel batch of two
-                peek = monitor.peek([Call(x) for x in pair], ending=True)
-                got = (peek.verdicts[monitor.NAME].name, peek.final[monitor.NAME])
-                extended = (*prefix, *pair)
-                want = (
-                    verdict_after(formula, engine, extended),
-                    accepted(formula, engine, extended),
-                )
                 checked += 1
-                if got != want:
-                    wrong.append(f"{to_agentguard(formula)} | {list(extended)} | {got} {want}")
+                batch = [Call(x) for x in pair]
+                wrong += mismatch(monitor, batch, formula, engine, (*prefix, *pair))
                 step = monitor.step(Call(name)).name  # the peeks above must not have moved it
                 if step != verdict_after(formula, engine, word[: m + 1]):
                     wrong.append(f"{to_agentguard(formula)} | {list(word[: m + 1])} | after peek")

@@ -15,6 +15,7 @@ from agentguard import parse_formula
 from agentguard.monitor import Monitor
 from agentguard.trace.model import Call
 
+from .comparison import Disagreement, Plan, engine_if_available, plan_params, report
 from .formulas import (
     FUTURE,
     MIXED,
@@ -25,25 +26,16 @@ from .formulas import (
     Fragment,
     Un,
     formulas,
-    is_future,
     sample_cases,
-    size,
     to_agentguard,
     traces,
 )
-from .ltlf_oracle import (
-    Engine,
-    classify,
-    empty_trace_holds,
-    engine_available,
-    oracle_holds,
-    oracle_verdicts,
-)
-from .marks import engine_for, needs, needs_mona
+from .ltlf_oracle import Engine, classify, empty_trace_holds, oracle_holds, oracle_verdicts
+from .marks import needs, needs_mona
 
-#: (fragment, engine, seed, formulas, traces per formula): about 90,000 prefix verdicts,
-#: over 50,000 of them on Spot alone, so a machine without MONA still meets the 50,000.
-PLAN: tuple[tuple[Fragment, Engine, int, int, int], ...] = (
+#: about 90,000 prefix verdicts, over 50,000 of them on Spot alone, so a machine without
+#: MONA still meets the 50,000.
+PLAN: Plan = (
     (FUTURE, "spot", 201, 1200, 6),
     (PAST, "mona", 202, 300, 6),
     (MIXED, "mona", 203, 600, 6),
@@ -68,26 +60,16 @@ def final_name(holds: bool) -> str:
     return "SATISFIED" if holds else "VIOLATED"
 
 
-def report(disagreements: list[tuple[Formula, tuple[str, ...], str, str]]) -> str:
-    """The ten smallest disagreements: formula, shortest wrong prefix, both verdicts."""
-    ranked = sorted(disagreements, key=lambda d: (size(d[0]), len(d[1])))
-    lines = [
-        f"{to_agentguard(f)} | {list(w)} | monitor={ours} | oracle={theirs}"
-        for f, w, ours, theirs in ranked[:10]
-    ]
-    return f"{len(disagreements)} disagreements, smallest first:\n" + "\n".join(lines)
-
-
 @pytest.mark.parametrize(
     ("fragment", "engine", "seed", "count", "per_formula"),
-    [pytest.param(*p, marks=needs(p[1]), id=p[0].name) for p in PLAN],
+    plan_params(PLAN),
 )
 def test_monitor_verdicts_agree_with_the_dfa_oracle(
     fragment: Fragment, engine: Engine, seed: int, count: int, per_formula: int
 ) -> None:
     """After every call of every random trace the monitor gives the oracle's verdict,
     and when the run ends its final verdict is the oracle's truth value."""
-    disagreements: list[tuple[Formula, tuple[str, ...], str, str]] = []
+    disagreements: list[Disagreement] = []
     checked = 0
     for formula, words in sample_cases(seed, count, fragment, DEPTH, per_formula, MAX_LEN):
         for word in words:
@@ -104,7 +86,7 @@ def test_monitor_verdicts_agree_with_the_dfa_oracle(
         f"monitor vs {engine} ({fragment.name}): {checked} prefix verdicts, "
         f"{len(disagreements)} traces with a disagreement"
     )
-    assert not disagreements, report(disagreements)
+    assert not disagreements, report(disagreements, "monitor")
 
 
 @pytest.mark.parametrize(
@@ -123,13 +105,13 @@ def test_classification_agrees_with_the_dfa_oracle(
     The empty trace counts as a trace (so ``a``, violated by ending before any call with
     no bad prefix, is mixed), as agentguard's classifier decides.
     """
-    disagreements: list[tuple[Formula, tuple[str, ...], str, str]] = []
+    disagreements: list[Disagreement] = []
     for formula, _ in sample_cases(seed, 250, fragment, DEPTH, 0, 0):
         got = Monitor.for_formula(parse_formula(to_agentguard(formula))).classification()
         want = classify(formula, engine, include_empty=True)
         if not got.exact or got.kind.value != want:
             disagreements.append((formula, (), f"{got.kind.value} exact={got.exact}", want))
-    assert not disagreements, report(disagreements)
+    assert not disagreements, report(disagreements, "monitor")
 
 
 @pytest.mark.parametrize("fragment", [FUTURE, PAST, MIXED], ids=lambda f: f.name)
@@ -172,8 +154,7 @@ def test_plan_checks_at_least_50000_prefix_verdicts() -> None:
 def test_named_prefix_cases(formula: Formula, word: tuple[str, ...], expected: list[str]) -> None:
     """Textbook prefix verdicts: the oracle and the monitor both give them."""
     assert monitor_verdicts(formula, word) == expected
-    engine = engine_for(is_future(formula))
-    if engine_available(engine):
+    if (engine := engine_if_available(formula)) is not None:
         assert oracle_verdicts(formula, word, engine) == expected
 
 

@@ -35,6 +35,7 @@ from .formulas import (
     to_agentguard,
 )
 from .ltlf_oracle import (
+    Dfa,
     VerdictName,
     classify,
     empty_trace_holds,
@@ -186,6 +187,15 @@ def test_prefix_verdicts_match_bounded_enumeration(engine: str) -> None:
         checked += 1
 
 
+def assert_same_dfa(first: Dfa, second: Dfa, f: Formula, rng: random.Random) -> None:
+    """Two engines' DFAs of ``f`` give the same verdicts (and acceptance) on ten random words."""
+    for _ in range(10):
+        word = random_trace(rng, 8)
+        assert first.verdicts(word) == second.verdicts(word), (to_agentguard(f), word)
+        if word:
+            assert first.accepts(word) == second.accepts(word), (to_agentguard(f), word)
+
+
 @needs_mona
 @needs_spot
 def test_spot_and_mona_agree_on_future_formulas() -> None:
@@ -193,12 +203,7 @@ def test_spot_and_mona_agree_on_future_formulas() -> None:
     rng = random.Random(14)
     for _ in range(200):
         f = random_formula(rng, 4, FUTURE)
-        s, m = spot_dfa(f), mona_dfa(f)
-        for _ in range(10):
-            word = random_trace(rng, 8)
-            assert s.verdicts(word) == m.verdicts(word), (to_agentguard(f), word)
-            if word:
-                assert s.accepts(word) == m.accepts(word), (to_agentguard(f), word)
+        assert_same_dfa(spot_dfa(f), mona_dfa(f), f, rng)
 
 
 @needs_ltlf2dfa
@@ -207,12 +212,7 @@ def test_ltlf2dfa_encoding_agrees_with_ours() -> None:
     rng = random.Random(15)
     for i in range(60):
         f = random_formula(rng, 3, FUTURE) if i % 2 else random_guarded_past(rng, 3)
-        theirs, ours = ltlf2dfa_dfa(f), mona_dfa(f)
-        for _ in range(10):
-            word = random_trace(rng, 8)
-            assert theirs.verdicts(word) == ours.verdicts(word), (to_agentguard(f), word)
-            if word:
-                assert theirs.accepts(word) == ours.accepts(word), (to_agentguard(f), word)
+        assert_same_dfa(ltlf2dfa_dfa(f), mona_dfa(f), f, rng)
 
 
 def test_past_fragment_generator_uses_only_past() -> None:

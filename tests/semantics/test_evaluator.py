@@ -9,6 +9,7 @@ from agentguard import Call, PredicateError, Trace, holds, parse_formula
 from agentguard.language import ast as A
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Registry
+from tests.semantics.empty_trace import EMPTY_TRACE_VALUES
 from tests.semantics.reference import ref_holds
 from tests.strategies import data_formulas, propositional, quantified, traces
 
@@ -60,29 +61,7 @@ class TestTemporal:
         assert h("G(a -> X b)", Trace.of("a")) is False
         assert h("G(a -> N b)", Trace.of("a")) is True
 
-    @pytest.mark.parametrize(
-        ("text", "expected"),
-        [
-            ("a", False),
-            ("X a", False),
-            ("N a", True),
-            ("F a", False),
-            ("G a", True),
-            ("a U b", False),
-            ("a W b", True),
-            ("a R b", True),
-            ("Y a", False),
-            ("Z a", True),
-            ("O a", False),
-            ("H a", True),
-            ("a S b", False),
-            ("!a", True),
-            ("Called(a)", False),
-            ("CalledN(a, 0, =)", True),
-            ("forall x: a(k = x)", True),
-            ("exists x: a(k = x)", False),
-        ],
-    )
+    @pytest.mark.parametrize(("text", "expected"), EMPTY_TRACE_VALUES)
     def test_empty_trace_convention(self, text: str, expected: bool) -> None:
         """The documented empty-trace rule."""
         assert h(text, Trace()) is expected
