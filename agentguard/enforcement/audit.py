@@ -71,8 +71,11 @@ class Chain:
     ) -> str:
         """The JSON line for ``record`` with ``seq``, ``prev`` (and ``hmac``) added;
         ``event``, when given, comes first; ``checked`` as for :func:`dumps`."""
-        head = {} if event is None else {"event": event}
-        fields = {**head, **record, "run_id": self.run_id, "seq": self.seq, "prev": self.head}
+        if event is None:
+            fields = {**record, "run_id": self.run_id, "seq": self.seq, "prev": self.head}
+        else:
+            fields = {"event": event, **record, "run_id": self.run_id}
+            fields["seq"], fields["prev"] = self.seq, self.head
         body = dumps(fields, checked)
         line = body if self.key is None else body[:-1] + _suffix(_mac(self.key, body))
         self.seq += 1

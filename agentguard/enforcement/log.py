@@ -22,11 +22,13 @@ by a digest (``result_sha256``), so a check of such a log cannot judge tests on 
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain
@@ -78,8 +80,21 @@ KNOWN: Final = frozenset(
 """Every field the firewall writes; an event with another field is checked whole."""
 
 
+_second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+
+
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat()
+    """``datetime.now(timezone.utc).isoformat()``, with the date and time of day formatted
+    once per second (every log line carries one; isoformat is most of a line's cost)."""
+    global _second  # one immutable pair, swapped whole: safe across threads
+    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    cached = _second
+    if cached[0] != seconds:
+        when = dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+        cached = _second = (seconds, when.strftime("%Y-%m-%dT%H:%M:%S"))
+    if micros:
+        return f"{cached[1]}.{micros:06d}+00:00"
+    return f"{cached[1]}+00:00"
 
 
 class DecisionLog:
@@ -102,7 +117,7 @@ class DecisionLog:
         self.path = Path(path) if path is not None else None
         self.redact = redact
         self._user = logger
-        self._file: IO[str] | None = None
+        self._file: io.FileIO | None = None
         self._chain: Chain | None = None
         self._key = key
         self._common: dict[str, Any] = {
@@ -130,7 +145,9 @@ class DecisionLog:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        # unbuffered: each line is one write(2) of its UTF-8 bytes, on disk (in the OS)
+        # when emit returns, with no buffer to flush
+        self._file = io.FileIO(self.path, "a")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
         self._chain = Chain(self.run_id, self._key)
 
@@ -295,8 +312,9 @@ class DecisionLog:
         record.update(fields)
         if self._chain is not None and self._file is not None:
             line = self._chain.render(record, event, USER_DATA if fields.keys() <= KNOWN else None)
-            self._file.write(line + "\n")
-            self._file.flush()
+            data = memoryview((line + "\n").encode("utf-8"))
+            while data:  # a regular file takes it in one write; a short write continues
+                data = data[self._file.write(data) or 0 :]
         if self._user is not None:
             (self._user.warning if warn else self._user.info)(event, **record)
         if hooks.SINKS:
@@ -320,15 +338,18 @@ def _leaves(value: Any) -> list[Any]:
     return [] if value is None or isinstance(value, bool) else [value]
 
 
-def _violation_fields(v: Violation | None) -> dict[str, Any]:
+_NO_VIOLATION: Final[Mapping[str, Any]] = {
+    "constraint": None,
+    "layer": None,
+    "weight": None,
+    "severity": None,
+    "verdict": None,
+}
+
+
+def _violation_fields(v: Violation | None) -> Mapping[str, Any]:
     if v is None:
-        return {
-            "constraint": None,
-            "layer": None,
-            "weight": None,
-            "severity": None,
-            "verdict": None,
-        }
+        return _NO_VIOLATION
     return {
         "constraint": v.constraint,
         "layer": v.layer,

@@ -148,6 +148,7 @@ JSON_DATA = st.recursive(
 )
 
 
+@settings(deadline=None)
 @given(st.dictionaries(st.text(max_size=8), JSON_DATA | st.builds(object), max_size=6))
 def test_a_rendered_line_is_the_standard_json_document(fields: dict[str, Any]) -> None:
     """The fast rendering of a log line means what json.dumps(default=str) means."""

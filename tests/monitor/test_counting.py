@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.language import parse_formula, parse_spec
@@ -15,6 +15,7 @@ from agentguard.trace.model import Call, Trace
 COUNT_OPS = ("=", ">=", "<=", ">", "<")
 
 
+@settings(deadline=None)
 @given(
     op=st.sampled_from(sorted(OPS)),
     limit=st.integers(0, 4),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.trace.identity import call_key, canonical, digest, value_key
@@ -12,6 +12,7 @@ from agentguard.trace.identity import call_key, canonical, digest, value_key
 ARGS = st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4) | st.booleans())
 
 
+@settings(deadline=None)
 @given(ARGS)
 def test_a_call_key_is_its_argument_content(args: dict[str, object]) -> None:
     """Key order does not matter; the tool name and every value do."""
