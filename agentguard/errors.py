@@ -20,8 +20,10 @@ Hierarchy::
     │   └── PredicateError                    a user predicate or extractor raised
     ├── MissingExtraError (ImportError)       an optional extra is not installed
     ├── MonitorStateError (ValueError)        monitor.monitor: a saved state does not fit
-    ├── FirewallConfigError (ValueError)      enforcement.firewall: bad Firewall options
+    ├── FirewallConfigError (ValueError)      enforcement.options: bad Firewall options
     ├── FirewallStateError (ValueError)       enforcement.firewall: a saved state does not fit
+    ├── TraceNotKeptError (RuntimeError)      enforcement.reporting: the trace of a Firewall
+    │                                         built without keep_trace=True
     ├── FirewallProtocolError (ValueError)    enforcement.flight: an adapter broke the
     │                                         propose / executed / withdraw protocol
     ├── ApprovalError (ValueError)            enforcement.approval: an approver's answer that

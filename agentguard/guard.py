@@ -207,7 +207,9 @@ class GuardSession:
             return Firewall.restore(self.spec, state, **self.firewall_kwargs)
         if self._factory is not None:
             return self._factory()
-        return Firewall(self.spec, **self.firewall_kwargs)
+        # agent runs are short and their traces exported: a session keeps the trace
+        options: FirewallOptions = {"keep_trace": True, **self.firewall_kwargs}
+        return Firewall(self.spec, **options)
 
     # checking calls ----------------------------------------------------------------
     # The execution protocol of docs/firewall.md, with the session's bookkeeping: a batch

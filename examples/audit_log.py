@@ -35,7 +35,7 @@ def main(out_dir: Path | None = None) -> int:
     print("exit", intact)
 
     lines = log.read_text(encoding="utf-8").splitlines()
-    lines[0] = lines[0].replace('"action": "block"', '"action": "allow"')  # hide the block
+    lines[0] = lines[0].replace('"action":"block"', '"action":"allow"')  # hide the block
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("verify after hiding the block:")
     tampered = agentguard_cli(["audit", "verify", str(log), "--key", KEY])

@@ -197,7 +197,7 @@ class McpGateway:
             found = self.sessions.get(key)
             if found is None:
                 listed = {t.name: t.input_schema for t in self._tools}
-                options = {"agent_tools": listed, **self.firewall_kwargs}
+                options = {"agent_tools": listed, "keep_trace": True, **self.firewall_kwargs}
                 firewall = Firewall(self.firewall_spec(), **options)
                 found = self.sessions[key] = _Session(key, firewall)
                 log.info("agentguard: session %s started (run %s)", key, firewall.run_id)

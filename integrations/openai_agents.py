@@ -116,7 +116,8 @@ class OpenAIAgentsGuard:
                 spec = self.spec
                 if self.schema_checks:
                     spec = with_declarations(spec, self._declared.values())
-                entry = (usage, _Run(Firewall(spec, **self.firewall_kwargs)))
+                options: FirewallOptions = {"keep_trace": True, **self.firewall_kwargs}
+                entry = (usage, _Run(Firewall(spec, **options)))  # a run's trace is kept
                 self._runs[id(usage)] = entry
             return entry[1]
 

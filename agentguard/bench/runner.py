@@ -188,7 +188,8 @@ def run_enforced(instance: Instance, factory: AgentFactory, setting: Setting) ->
     firewall_cls = _firewall_class()
     spec_text = instance_spec_text(instance, severity=SEVERITY[setting])
     spec = parse_spec(spec_text, source=f"<{instance.id}>")
-    fw = firewall_cls(spec, run_id=f"{instance.id}/{setting}", soft_block_limit=3)
+    # the run is scored on its executed trace: keep it
+    fw = firewall_cls(spec, run_id=f"{instance.id}/{setting}", soft_block_limit=3, keep_trace=True)
     agent = factory(instance)
     toolbox = Toolbox(instance.seed, instance.difficulty, instance.tools, aliases=instance.aliases)
     budget = call_budget(instance.difficulty)

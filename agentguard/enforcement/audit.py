@@ -21,9 +21,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+try:  # optional speed-up of the log rendering (same JSON content without it)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is installed in CI
+    _orjson = None  # type: ignore[assignment]
 
 CHAIN_VERSION: Final = "agentguard.log/1"
 FINISH_EVENT: Final = "agentguard.finish"
@@ -57,14 +63,66 @@ class Chain:
         self.seq = 0
         self.head = genesis(run_id)
 
-    def render(self, record: Mapping[str, Any]) -> str:
-        """The JSON line for ``record`` with ``seq``, ``prev`` (and ``hmac``) added."""
-        fields = {**record, "run_id": self.run_id, "seq": self.seq, "prev": self.head}
-        body = json.dumps(fields, default=str)
+    def render(
+        self,
+        record: Mapping[str, Any],
+        event: str | None = None,
+        checked: Iterable[str] | None = None,
+    ) -> str:
+        """The JSON line for ``record`` with ``seq``, ``prev`` (and ``hmac``) added;
+        ``event``, when given, comes first; ``checked`` as for :func:`dumps`."""
+        if event is None:
+            fields = {**record, "run_id": self.run_id, "seq": self.seq, "prev": self.head}
+        else:
+            fields = {"event": event, **record, "run_id": self.run_id}
+            fields["seq"], fields["prev"] = self.seq, self.head
+        body = dumps(fields, checked)
         line = body if self.key is None else body[:-1] + _suffix(_mac(self.key, body))
         self.seq += 1
         self.head = line_hash(line)
         return line
+
+
+def dumps(fields: Mapping[str, Any], checked: Iterable[str] | None = None) -> str:
+    """One log line's JSON: what ``json.dumps(fields, default=str)`` says, rendered by
+    orjson (several times faster, compact) when every value is plain JSON data, so both
+    renderings mean the same document; anything else (an object, NaN, a huge int, a
+    non-string key) keeps the standard library's rendering. ``checked`` names the fields
+    that may hold such values (the caller vouches for the others); None: all of them."""
+    if _orjson is not None:
+        values = fields.values() if checked is None else (fields.get(k) for k in checked)
+        if all(_plain(v) for v in values):
+            try:
+                return _orjson.dumps(fields).decode()
+            except TypeError:  # an unchecked field the caller vouched for was not plain
+                pass
+    return json.dumps(fields, default=str)
+
+
+_SCALARS: Final = frozenset((str, bool, type(None)))
+_INT_RANGE: Final = range(-(2**63), 2**64)
+
+
+def _plain(value: Any) -> bool:
+    """JSON data that orjson and ``json`` render alike (exact types: no subclasses)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is dict:  # loops, not all(): this runs for every line of the log
+        for k, v in value.items():  # noqa: SIM110
+            if type(k) is not str or not _plain(v):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for v in value:  # noqa: SIM110
+            if not _plain(v):
+                return False
+        return True
+    if kind is int:
+        return value in _INT_RANGE
+    if kind is float:
+        return math.isfinite(value)
+    return False
 
 
 @dataclass(frozen=True, slots=True)

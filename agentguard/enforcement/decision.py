@@ -23,7 +23,7 @@ class Action(str, enum.Enum):
 
     @property
     def executes(self) -> bool:
-        return self in (Action.ALLOW, Action.OVERRIDE)
+        return self is Action.ALLOW or self is Action.OVERRIDE
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,11 @@ class Findings(NamedTuple):
     errors: Mapping[str, tuple[str, ...]]
     problems: list[ToolProblem]
 
+    @property
+    def clean(self) -> bool:
+        """Nothing violated, deferred, failed or mis-declared: the call is allowed as is."""
+        return not (self.violated or self.deferred or self.errors or self.problems)
+
     def names(self, fail_closed: bool) -> set[str]:
         out = {*self.violated, *self.deferred, *(p.constraint for p in self.problems)}
         if fail_closed:

@@ -22,16 +22,18 @@ by a digest (``result_sha256``), so a check of such a log cannot judge tests on 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
+import io
 import json
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain
 from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.trace.identity import digest
 from agentguard.trace.model import Call
 
 Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
@@ -69,10 +71,30 @@ FIELDS: Final = (
     "pending",
 )
 """The fields of every decision event, in this order."""
+USER_DATA: Final = ("args", "result", "approval", "violations")
+"""The fields whose values come from the agent, its tools or its approver (any Python
+object); the others are the firewall's own strings, numbers and lists of them."""
+KNOWN: Final = frozenset(
+    (*FIELDS, *USER_DATA, "escalated", "call_id", "tool_call_id", "shadow", "is_error")
+) | {"position", "result_sha256", "kind", "would_block"}
+"""Every field the firewall writes; an event with another field is checked whole."""
+
+
+_second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat()
+    """``datetime.now(timezone.utc).isoformat()``, with the date and time of day formatted
+    once per second (every log line carries one; isoformat is most of a line's cost)."""
+    global _second  # one immutable pair, swapped whole: safe across threads
+    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    cached = _second
+    if cached[0] != seconds:
+        when = dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+        cached = _second = (seconds, when.strftime("%Y-%m-%dT%H:%M:%S"))
+    if micros:
+        return f"{cached[1]}.{micros:06d}+00:00"
+    return f"{cached[1]}+00:00"
 
 
 class DecisionLog:
@@ -95,9 +117,27 @@ class DecisionLog:
         self.path = Path(path) if path is not None else None
         self.redact = redact
         self._user = logger
-        self._file: IO[str] | None = None
+        self._file: io.FileIO | None = None
         self._chain: Chain | None = None
         self._key = key
+        self._common: dict[str, Any] = {
+            "run_id": run_id,
+            "step": None,
+            "tool": None,
+            "args": None,
+            "constraint": None,
+            "layer": None,
+            "weight": None,
+            "severity": None,
+            "verdict": None,
+            "action": None,
+            "message": "",
+            "spec": spec_name,
+            "spec_hash": spec_hash,
+            "timestamp": None,
+            "violations": [],
+            "pending": [],
+        }
         if self.path is not None:
             self._open()
 
@@ -105,7 +145,9 @@ class DecisionLog:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        # unbuffered: each line is one write(2) of its UTF-8 bytes, on disk (in the OS)
+        # when emit returns, with no buffer to flush
+        self._file = io.FileIO(self.path, "a")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
         self._chain = Chain(self.run_id, self._key)
 
@@ -188,7 +230,7 @@ class DecisionLog:
         if self.redact is None:
             fields["result"] = call.result
         else:
-            fields["result_sha256"] = _digest(call.result)
+            fields["result_sha256"] = digest(call.result)
         self.emit(
             RESULT_EVENT,
             warn=call.error,
@@ -264,28 +306,15 @@ class DecisionLog:
         """One event with the common fields; JSON line to the file, event to the user logger."""
         if not self.enabled:
             return
-        record: dict[str, Any] = {
-            "run_id": self.run_id,
-            "step": None,
-            "tool": None,
-            "args": None,
-            "constraint": None,
-            "layer": None,
-            "weight": None,
-            "severity": None,
-            "verdict": None,
-            "action": None,
-            "message": "",
-            "spec": self.spec_name,
-            "spec_hash": self.spec_hash,
-            "timestamp": _now(),
-            "violations": [],
-            "pending": [],
-        }
+        record = self._common.copy()  # the common fields, in FIELDS order
+        record["timestamp"] = _now()
+        record["violations"], record["pending"] = [], []  # fresh: a user processor may append
         record.update(fields)
         if self._chain is not None and self._file is not None:
-            self._file.write(self._chain.render({"event": event, **record}) + "\n")
-            self._file.flush()
+            line = self._chain.render(record, event, USER_DATA if fields.keys() <= KNOWN else None)
+            data = memoryview((line + "\n").encode("utf-8"))
+            while data:  # a regular file takes it in one write; a short write continues
+                data = data[self._file.write(data) or 0 :]
         if self._user is not None:
             (self._user.warning if warn else self._user.info)(event, **record)
         if hooks.SINKS:
@@ -309,20 +338,18 @@ def _leaves(value: Any) -> list[Any]:
     return [] if value is None or isinstance(value, bool) else [value]
 
 
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+_NO_VIOLATION: Final[Mapping[str, Any]] = {
+    "constraint": None,
+    "layer": None,
+    "weight": None,
+    "severity": None,
+    "verdict": None,
+}
 
 
-def _violation_fields(v: Violation | None) -> dict[str, Any]:
+def _violation_fields(v: Violation | None) -> Mapping[str, Any]:
     if v is None:
-        return {
-            "constraint": None,
-            "layer": None,
-            "weight": None,
-            "severity": None,
-            "verdict": None,
-        }
+        return _NO_VIOLATION
     return {
         "constraint": v.constraint,
         "layer": v.layer,

@@ -5,18 +5,38 @@
 ``**options: Unpack[FirewallOptions]`` (PEP 692) lets mypy reject a misspelt option or a
 wrong type at the call of ``guard()``, not at run time deep inside an adapter. Keep the
 keys in step with ``Firewall.__init__`` (tests/enforcement/test_options.py checks it).
+The checks of the values live here too, beside the names they check.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict
 
 from agentguard.enforcement.agent_tools import AgentTools
 from agentguard.enforcement.approval import Approver
 from agentguard.enforcement.log import Redactor
+from agentguard.errors import AgentGuardError
 from agentguard.semantics.registry import Registry
-from agentguard.severity import Severity
+from agentguard.severity import Severity, SeverityKind
+
+PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
+BUDGET_POLICIES: Final = ("warn", "stop")
+MODES: Final = ("enforce", "shadow")
+CHOICES: Final = {
+    "mode": MODES,
+    "on_budget": BUDGET_POLICIES,
+    "on_predicate_error": PREDICATE_POLICIES,
+}
+"""The options that take one of a few names, and those names."""
+SEVERITY_EXAMPLES: Final = {
+    "schema_severity": "'SOFT_BLOCK' or 'SOFT_BLOCK(2)'",
+    "ask_fallback": "'SOFT_BLOCK'",
+}
+
+
+class FirewallConfigError(AgentGuardError, ValueError):
+    """A Firewall option has an invalid value."""
 
 
 class FirewallOptions(TypedDict, total=False):
@@ -42,3 +62,34 @@ class FirewallOptions(TypedDict, total=False):
     approver: Approver | None
     ask_fallback: Severity | str
     on_budget: str
+    keep_trace: bool
+
+
+def check_choices(**options: str) -> None:
+    """Each named option is one of its :data:`CHOICES`."""
+    for name, value in options.items():
+        allowed = CHOICES[name]
+        if value not in allowed:
+            raise FirewallConfigError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def check_limits(soft_block_limit: int, max_finish_sendbacks: int, start_timeout: float) -> None:
+    if soft_block_limit < 0 or max_finish_sendbacks < 0:
+        raise FirewallConfigError("soft_block_limit and max_finish_sendbacks must be >= 0")
+    if start_timeout < 0:
+        raise FirewallConfigError("start_timeout must be >= 0")
+
+
+def severity_option(name: str, value: Severity | str) -> Severity:
+    """A severity option given as a Severity or its text (``"SOFT_BLOCK(2)"``);
+    ``ask_fallback`` is what an ASK falls back to, so it cannot be ASK itself."""
+    if isinstance(value, str):
+        try:
+            value = Severity.parse(value)
+        except ValueError:
+            raise FirewallConfigError(
+                f"{name} must be a severity such as {SEVERITY_EXAMPLES[name]}, got {value!r}"
+            ) from None
+    if name == "ask_fallback" and value.kind is SeverityKind.ASK:
+        raise FirewallConfigError("ask_fallback must be a severity other than ASK")
+    return value

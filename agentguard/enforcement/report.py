@@ -36,6 +36,7 @@ class FirewallReport:
     verdicts: Mapping[str, Verdict] = field(default_factory=dict)
     late_violations: tuple[Violation, ...] = ()
     mode: str = "enforce"
+    trace_kept: bool = True  # False: ``Firewall(keep_trace=False)``, ``trace`` is empty
 
     @property
     def attempts(self) -> tuple[Decision, ...]:

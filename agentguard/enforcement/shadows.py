@@ -7,6 +7,10 @@ like a *new* violation of it. Appendix A.5.3 wants each later violation warned a
 override covers one call. So each such constraint gets a shadow monitor of its own that
 sees the executed trace *without* the calls whose violation was already admitted, and
 asks it whether the next call violates the constraint again.
+
+A shadow starts either from the executed calls (:meth:`Shadows.excuse`, when the firewall
+keeps its trace) or from a snapshot of the main monitor taken just before the call that
+is excused (:meth:`Shadows.start`): the same state, without keeping the calls.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
-from agentguard.monitor.monitor import Peek
+from agentguard.monitor.peek import Peek
 from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call
 
@@ -32,6 +36,9 @@ class Shadows:
 
     def __contains__(self, name: object) -> bool:
         return name in self._monitors
+
+    def __len__(self) -> int:
+        return len(self._monitors)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._monitors)
@@ -52,10 +59,18 @@ class Shadows:
                 monitor.advance(call)
         self._monitors[name] = monitor
 
-    def advance(self, call: Call, admitted: Iterable[str]) -> list[str]:
-        """Commit an executed call; returns the shadows it newly violates (not admitted).
+    def start(self, constraint: A.Constraint, position: int, monitor: Monitor) -> None:
+        """The call at ``position`` violated ``constraint`` and ran: its shadow is
+        ``monitor``, in the state just before that call (nothing excused earlier)."""
+        self.excused.setdefault(constraint.name, set()).add(position)
+        self._constraints[constraint.name] = constraint
+        self._monitors[constraint.name] = monitor
 
-        For an ``admitted`` constraint the call is excused (its shadow skips it).
+    def advance(self, call: Call, admitted: Iterable[str]) -> list[str]:
+        """Commit an executed call; returns the shadows it violates again (not admitted).
+
+        The call is excused (its shadow skips it) for an ``admitted`` constraint and for
+        each one it violates again: the shadow stays as it was before the call.
         """
         admitted = set(admitted)
         newly: list[str] = []
@@ -63,9 +78,11 @@ class Shadows:
             if name in admitted:
                 self.excused[name].add(call.position)
                 continue
-            monitor.advance(call)
-            if monitor.verdicts[name] is Verdict.VIOLATED:
+            if monitor.peek(call).verdicts[name] is Verdict.VIOLATED:
+                self.excused[name].add(call.position)
                 newly.append(name)
+                continue
+            monitor.advance(call)
         return newly
 
     def peek(self, name: str, extra: Sequence[Call], call: Call, ending: bool) -> Peek:

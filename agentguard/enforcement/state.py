@@ -17,6 +17,7 @@ from agentguard.monitor import Monitor
 from agentguard.monitor.persistence import expect_bool, expect_int, expect_list, expect_mapping
 from agentguard.semantics.registry import Registry
 from agentguard.tools.checker import ToolChecker
+from agentguard.trace.final_tool import count_tool_calls
 from agentguard.trace.model import UNKNOWN, Call, CallKind
 
 
@@ -32,6 +33,9 @@ class Firewall(Protocol):
     tools: ToolChecker
     monitor: Monitor
     _calls: list[Call]
+    _executed: int
+    _tool_count: int
+    _error_positions: list[int]
     _constraints: dict[str, A.Constraint]
     _decisions: list[Decision]
     _inflight: dict[str, Flight]
@@ -94,6 +98,9 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
     fw._calls = [_call(r, i) for i, r in enumerate(calls)]
     if fw.monitor.position != len(fw._calls):
         raise ValueError("the monitor's position does not match the executed calls")
+    fw._executed = len(fw._calls)
+    fw._tool_count = count_tool_calls(fw._calls, fw.final_tools)
+    fw._error_positions = [c.position for c in fw._calls if c.error]
     for call in fw._calls:
         if call.is_tool:
             fw.tools.observe(call)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
-from agentguard.monitor.monitor import FormulaMonitor, Monitor, MonitorStateError, Peek, classify
+from agentguard.monitor.monitor import FormulaMonitor, Monitor, MonitorStateError, classify
+from agentguard.monitor.peek import Peek
 from agentguard.monitor.report import budget_report
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 

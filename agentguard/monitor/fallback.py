@@ -13,6 +13,7 @@ from typing import Any
 
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.language.reads import reads_results
 from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
 from agentguard.monitor.state_sets import call_doc, call_from_doc
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
@@ -76,7 +77,7 @@ class FallbackNode:
             return Verdict.PENDING, None
         if _reads_metrics(self.formula):
             return Verdict.PENDING, None
-        if any(not c.has_result for c in calls) and _reads_results(self.formula):
+        if any(not c.has_result for c in calls) and reads_results(self.formula):
             return Verdict.PENDING, None  # the truth may hang on the result still to come
         return Verdict.PENDING, self._holds([*self.calls, *calls], {}, errors)
 
@@ -103,19 +104,4 @@ def _reads_metrics(f: Any) -> bool:
         return any(_reads_metrics(x) for x in f)
     if hasattr(f, "__dataclass_fields__"):
         return any(_reads_metrics(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
-    return False
-
-
-def _reads_results(f: Any) -> bool:
-    """Could the formula's truth depend on a call's result (conservatively)?"""
-    if isinstance(f, A.FieldRef):
-        return f.is_result
-    if isinstance(f, A.Domain):
-        return f.extractor not in ("args", "tools")
-    if isinstance(f, A.TracePredicate) and f.name in ("CalledWithResult", "Predicate"):
-        return True
-    if isinstance(f, tuple):
-        return any(_reads_results(x) for x in f)
-    if hasattr(f, "__dataclass_fields__"):
-        return any(_reads_results(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
     return False

@@ -9,6 +9,7 @@ state would change on any call, so the work per call does not grow with the trac
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
@@ -16,12 +17,13 @@ from typing import Any, Final
 from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
-from agentguard.monitor.budget import hint as budget_hint
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
-from agentguard.monitor.machine import BUDGET_HITS, Machine
-from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node, build_node
+from agentguard.monitor.counting import count_node
+from agentguard.monitor.hints import hint
+from agentguard.monitor.machine import BUDGET_HITS
+from agentguard.monitor.nodes import Node, build_node
+from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
 from agentguard.monitor.persistence import expect_int, expect_mapping
-from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.registry import Matcher, Registry, default_registry
@@ -32,33 +34,6 @@ STATE_FORMAT: Final = "agentguard.monitor/1"
 
 class MonitorStateError(AgentGuardError, ValueError):
     """A saved monitor state does not fit this spec or is malformed."""
-
-
-class Peek:
-    """Verdicts if the proposed calls were appended (nothing is committed).
-
-    ``verdicts`` holds every constraint; ``final`` (only when asked with ``ending``) the
-    truth if the run ended right after them, None where unknown before the results arrive;
-    ``errors`` the user-predicate errors met; ``changed`` the constraints whose verdict
-    differs from the current one.
-    """
-
-    __slots__ = ("changed", "errors", "final", "verdicts")
-
-    def __init__(
-        self,
-        verdicts: Mapping[str, Verdict],
-        final: Mapping[str, bool | None] | None = None,
-        errors: Mapping[str, tuple[str, ...]] | None = None,
-        changed: tuple[str, ...] = (),
-    ) -> None:
-        self.verdicts = verdicts
-        self.final: Mapping[str, bool | None] = final if final is not None else {}
-        self.errors: Mapping[str, tuple[str, ...]] = errors if errors is not None else {}
-        self.changed = changed
-
-    def __repr__(self) -> str:
-        return f"Peek(changed={self.changed!r}, final={dict(self.final)!r}, errors={dict(self.errors)!r})"
 
 
 class Monitor:
@@ -86,7 +61,10 @@ class Monitor:
         self.uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
         self._nodes: dict[str, Node] = {}
         for name, plan in compiled.plans.items():
-            self._nodes[name] = build_node(plan, self.registry, self.match, self.uncounted)
+            counter = count_node(plan)  # a count too large to unroll: one integer
+            self._nodes[name] = counter or build_node(
+                plan, self.registry, self.match, self.uncounted
+            )
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
         self._counting = frozenset(n for n, node in self._nodes.items() if node.counts)
         self._by_name: dict[str, list[str]] = {}
@@ -144,6 +122,10 @@ class Monitor:
 
     def node(self, name: str) -> Node:
         return self._nodes[name]
+
+    def affected(self, name: str) -> Iterable[str]:
+        """Constraints a call to ``name`` may move (the others stay as they are)."""
+        return self._affected(name)
 
     def _affected(self, name: str) -> Iterable[str]:
         """Constraints a call to ``name`` may move (the others stay as they are)."""
@@ -249,57 +231,36 @@ class Monitor:
         """Constraints whose evaluation raised (a user predicate): violated, as offline."""
         return {n: node.error for n, node in self._nodes.items() if node.error}
 
+    # ------------------------------------------------------------------ forks
+    def snapshot(self, name: str) -> Snapshot:
+        """The state of constraint ``name`` now, to start a monitor of it from later
+        (:meth:`fork`) without keeping the calls that led here. Cheap for an automaton or a
+        counter (their state is immutable values); other nodes are saved as a document."""
+        node = self._nodes[name]
+        if type(node) in COPYABLE:
+            return Snapshot(name, self.position, copy.copy(node), None)
+        return Snapshot(name, self.position, None, node.save())
+
+    def fork(self, snap: Snapshot) -> Monitor:
+        """A monitor of the one constraint of ``snap``, continuing from that state."""
+        constraint = next(c for c in self.constraints if c.name == snap.name)
+        m = Monitor(
+            [constraint], registry=self.registry, match=self.match, uncounted=self.uncounted
+        )
+        if snap.node is not None:
+            m._nodes[snap.name] = copy.copy(snap.node)  # the snapshot may fork again
+        else:
+            m._nodes[snap.name].restore(snap.doc or {})
+        m.position = snap.position
+        node = m._nodes[snap.name]
+        m._verdicts[snap.name] = node.verdict()
+        m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
+        return m
+
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
-        return self._hint(self._nodes[name], proposed, ending)
-
-    def _hint(self, node: Node, proposed: Call | None, ending: bool) -> str:
-        if isinstance(node, BoolNode):
-            # a conjunction is repaired by repairing the part that fails (others: none)
-            if node.op != "and":
-                return ""
-            batch = [proposed.at(self.position)] if proposed is not None else []
-            for child in node.children:
-                verdict, final = child.peek(batch, ending, [])
-                if (verdict is Verdict.VIOLATED or (ending and final is False)) and (
-                    found := self._hint(child, proposed, ending)
-                ):
-                    return found
-            return ""
-        if isinstance(node, QuantNode) and proposed is not None:
-            return node.hint(proposed.at(self.position), ending=ending)
-        if not isinstance(node, AutomatonNode) or node.error:
-            return ""
-        if node.budget:
-            count = node.count + (
-                1 if proposed is not None and proposed.name not in self.uncounted else 0
-            )
-            found = budget_hint(node.budget, count, ending=ending)
-            if found:
-                return found
-        m: Machine = node.machine
-        try:
-            then = (
-                m.letters_of(proposed.at(self.position), {}, pending=True)
-                if proposed is not None
-                else []
-            )
-        except AgentGuardError:  # the call cannot be evaluated (peek reported why): no route
-            return ""
-        if not ending and not then:
-            return ""
-        if ending and not then:
-            route = _repair_end(m, node.state)
-        else:
-            route = m.repair(node.state, then, ending=ending)
-        if not route:
-            return ""
-        steps = " then ".join(m.describe(letter) for letter in route)
-        what = (
-            "finishing" if ending else (f"calling {proposed.name}" if proposed is not None else "")
-        )
-        return f"call {steps} before {what}".strip()
+        return hint(self._nodes[name], proposed, self.position, self.uncounted, ending)
 
     # ------------------------------------------------------------------ state files
     def save(self, *, key: Key | None = None) -> dict[str, Any]:
@@ -357,28 +318,6 @@ class Monitor:
         m = cls(spec, registry=registry, match=match, uncounted=uncounted)
         m._restore(doc, key)
         return m
-
-
-def _repair_end(m: Machine, state: int) -> list[tuple[str, int]] | None:
-    """Shortest letters after which ending the run would satisfy the machine."""
-    letters = m.all_letters()
-    if letters is None or m.accepts(state):
-        return None
-    seen = {state}
-    frontier: list[tuple[int, list[tuple[str, int]]]] = [(state, [])]
-    for _ in range(3):
-        nxt = []
-        for node, path in frontier:
-            for letter in letters:
-                succ = m.step(node, letter)
-                if succ in seen:
-                    continue
-                seen.add(succ)
-                if m.accepts(succ):
-                    return [*path, letter]
-                nxt.append((succ, [*path, letter]))
-        frontier = nxt
-    return None
 
 
 class FormulaMonitor:
@@ -444,3 +383,14 @@ def classify(
 ) -> Classification:
     """Safety / mixed / liveness of one formula over finite traces (for ``agentguard lint``)."""
     return FormulaMonitor(formula, registry=registry, match=match).classification()
+
+
+__all__ = [
+    "STATE_FORMAT",
+    "FormulaMonitor",
+    "Monitor",
+    "MonitorStateError",
+    "Peek",
+    "Snapshot",
+    "classify",
+]

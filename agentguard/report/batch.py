@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Final
 
 from agentguard.errors import AgentGuardError, TraceError
-from agentguard.language.ast import Domain, FieldRef, Spec
+from agentguard.language.ast import Spec
+from agentguard.language.reads import reads_results
 from agentguard.scoring import verify_traces
 from agentguard.scoring.report import FULL, NONE, PARTIAL, ComplianceReport
 from agentguard.trace.loaders import LoadedTrace, iter_trace_file
@@ -157,7 +158,7 @@ def unjudged_constraints(spec: Spec, trace: Trace) -> tuple[str, ...]:
     """
     if not trace.metrics.get("redacted_results"):
         return ()
-    return tuple(c.name for c in spec.constraints if _reads_results(c.formula))
+    return tuple(c.name for c in spec.constraints if reads_results(c.formula))
 
 
 def unjudged_message(item: CheckedTrace) -> str:
@@ -170,19 +171,6 @@ def unjudged_message(item: CheckedTrace) -> str:
         "(written under redaction), so these constraints, which test results, cannot be "
         f"judged from it: {', '.join(item.unjudged)}"
     )
-
-
-def _reads_results(node: object) -> bool:
-    """Does an AST node test a call's result (a ``result...`` field, ``results(...)``)?"""
-    if isinstance(node, FieldRef):
-        return node.is_result
-    if isinstance(node, Domain):
-        return node.extractor == "results"
-    if isinstance(node, (tuple, list)):
-        return any(_reads_results(n) for n in node)
-    if not is_dataclass(node):
-        return False
-    return any(_reads_results(getattr(node, f.name)) for f in fields(node) if f.name != "span")
 
 
 # ------------------------------------------------------------------ grouping

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from agentguard.language.ast import PARAM_TYPES
 from agentguard.semantics.values import compare, values_equal
+from agentguard.trace.identity import value_key  # one home of identity (re-exported)
 from agentguard.trace.model import decode_result
 
 TYPE_NAMES: Final = PARAM_TYPES
@@ -93,18 +94,6 @@ def leaves(data: Any) -> Iterator[Any]:
             decoded = decode_result(node)
             if decoded is not node:
                 stack.append(decoded)
-
-
-def value_key(value: Any) -> Any:
-    """A set key with :func:`occurs_in`'s equality (a bool never equals a number);
-    None for an unhashable value."""
-    if isinstance(value, bool):
-        return (bool, value)
-    try:
-        hash(value)
-    except TypeError:
-        return None
-    return value
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -28,8 +28,8 @@ def test_edited_line_exits_one_naming_it(
     log = tmp_path / "d.jsonl"
     write_run(log)
     lines = read(log)
-    assert '"action": "block"' in lines[0]
-    lines[0] = lines[0].replace('"action": "block"', '"action": "allow"')
+    assert '"action":"block"' in lines[0]
+    lines[0] = lines[0].replace('"action":"block"', '"action":"allow"')
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["audit", "verify", str(log)]) == 1
     assert f"{log}:2: run" in capsys.readouterr().err

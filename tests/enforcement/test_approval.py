@@ -96,7 +96,7 @@ def test_approved_call_runs_and_the_log_says_by_whom(tmp_path: Path) -> None:
         return Approval(True, by="alice", reason="known customer")
 
     log = tmp_path / "d.jsonl"
-    fw = Firewall(SPEC, approver=approver, log_path=log)
+    fw = Firewall(SPEC, approver=approver, log_path=log, keep_trace=True)
     d = fw.propose("issue_refund", {"amount": 900})
     assert d.action is Action.OVERRIDE and d.executes
     assert d.approval is not None and d.approval["by"] == "alice"
@@ -114,7 +114,11 @@ def test_approved_call_runs_and_the_log_says_by_whom(tmp_path: Path) -> None:
 
 def test_denied_call_is_refused_with_the_reason() -> None:
     """A denial blocks the call; the model's message carries the approver's reason."""
-    fw = Firewall(SPEC, approver=lambda r: {"approved": False, "by": "bob", "reason": "too much"})
+    fw = Firewall(
+        SPEC,
+        approver=lambda r: {"approved": False, "by": "bob", "reason": "too much"},
+        keep_trace=True,
+    )
     d = fw.propose("issue_refund", {"amount": 900})
     assert d.action is Action.BLOCK and not d.executes
     assert "Denied by bob" in d.message and "too much" in d.message
@@ -128,7 +132,7 @@ def test_async_approver_inside_and_outside_an_event_loop() -> None:
         await asyncio.sleep(0)
         return True
 
-    fw = Firewall(SPEC, approver=approver)
+    fw = Firewall(SPEC, approver=approver, keep_trace=True)
     first = fw.propose("issue_refund", {"amount": 900})
     assert first.action is Action.OVERRIDE
     fw.complete(first, "ok")  # an approval covers one call: the next one is asked again
@@ -147,7 +151,7 @@ def test_no_ask_when_nothing_is_violated_or_a_stop_fires() -> None:
         calls.append(request.tool)
         return True
 
-    fw = Firewall(SPEC, approver=approver)
+    fw = Firewall(SPEC, approver=approver, keep_trace=True)
     assert fw.propose("issue_refund", {"amount": 10}).action is Action.ALLOW
     assert fw.propose("delete_account", {}).action is Action.STOP
     assert calls == []
@@ -155,11 +159,14 @@ def test_no_ask_when_nothing_is_violated_or_a_stop_fires() -> None:
 
 def test_without_an_approver_ask_falls_back() -> None:
     """No approver: SOFT_BLOCK by default, or the configured ask_fallback."""
-    assert Firewall(SPEC).propose("issue_refund", {"amount": 900}).action is Action.BLOCK
-    fw = Firewall(SPEC, ask_fallback="HARD_STOP")
+    assert (
+        Firewall(SPEC, keep_trace=True).propose("issue_refund", {"amount": 900}).action
+        is Action.BLOCK
+    )
+    fw = Firewall(SPEC, ask_fallback="HARD_STOP", keep_trace=True)
     assert fw.propose("issue_refund", {"amount": 900}).action is Action.STOP
     with pytest.raises(FirewallConfigError, match="other than ASK"):
-        Firewall(SPEC, ask_fallback="ASK")
+        Firewall(SPEC, ask_fallback="ASK", keep_trace=True)
 
 
 def test_approver_errors_propagate_unchanged_and_bad_answers_are_named() -> None:
@@ -171,17 +178,19 @@ def test_approver_errors_propagate_unchanged_and_bad_answers_are_named() -> None
     def busy(request: ApprovalRequest) -> Any:
         raise Busy("nobody there")
 
-    fw = Firewall(SPEC, approver=busy)
+    fw = Firewall(SPEC, approver=busy, keep_trace=True)
     with pytest.raises(Busy):
         fw.propose("issue_refund", {"amount": 900})
     assert fw.decisions == () and fw.propose("x", {}).step == 0  # nothing advanced
     with pytest.raises(ApprovalError, match="must answer"):
-        Firewall(SPEC, approver=lambda r: "yes").propose("issue_refund", {"amount": 900})
+        Firewall(SPEC, approver=lambda r: "yes", keep_trace=True).propose(
+            "issue_refund", {"amount": 900}
+        )
 
 
 def test_shadow_mode_does_not_ask() -> None:
     """Shadow mode records that enforce would ask, and asks nobody."""
-    fw = Firewall(SPEC, mode="shadow", approver=lambda r: pytest.fail("asked"))
+    fw = Firewall(SPEC, mode="shadow", approver=lambda r: pytest.fail("asked"), keep_trace=True)
     d = fw.propose("issue_refund", {"amount": 900})
     assert d.executes and d.shadow is Action.BLOCK
     assert "would hold this call for approval" in d.message

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.enforcement.audit import Chain, genesis, line_hash, verify_lines
+from agentguard.enforcement.audit import Chain, dumps, genesis, line_hash, verify_lines
 from agentguard.enforcement.firewall import Firewall
 from agentguard.language import parse_spec
 
@@ -131,3 +132,30 @@ def test_every_tampering_is_caught_at_or_after_its_line(kind: str, data: st.Data
     # 1-based: the line itself or the next (a forged copy of a run's first line reads as a
     # restarted chain, so it is caught one line later)
     assert i + 1 <= result.problem.line <= i + 3
+
+
+JSON_DATA = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5) | st.integers(0, 9), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSON_DATA | st.builds(object), max_size=6))
+def test_a_rendered_line_is_the_standard_json_document(fields: dict[str, Any]) -> None:
+    """The fast rendering of a log line means what json.dumps(default=str) means."""
+    expected = json.loads(json.dumps(fields, default=str))
+    rendered = json.loads(dumps(fields))
+    if isinstance(expected, dict):  # object() renders by its repr, which differs per call
+        for key, value in fields.items():
+            if type(value) is object:
+                expected.pop(key), rendered.pop(key)
+    assert json.dumps(rendered, sort_keys=True) == json.dumps(expected, sort_keys=True)

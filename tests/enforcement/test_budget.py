@@ -21,7 +21,7 @@ constraint searched := F search
 
 def test_the_41st_call_is_stopped() -> None:
     """A HARD_STOP budget of 40 allows 40 tool calls and stops the 41st before it runs."""
-    fw = Firewall(parse_spec(BUDGET))
+    fw = Firewall(parse_spec(BUDGET), keep_trace=True)
     for i in range(40):
         d = fw.propose("search", {"q": i})
         assert d.action is Action.ALLOW
@@ -36,7 +36,7 @@ def test_the_41st_call_is_stopped() -> None:
 
 def test_the_final_answer_is_not_a_tool_call() -> None:
     """After exactly 40 tool calls the final answer is allowed and the run is compliant."""
-    fw = Firewall(parse_spec(BUDGET))
+    fw = Firewall(parse_spec(BUDGET), keep_trace=True)
     for i in range(40):
         fw.propose("search", {"q": i})
         fw.record("search", {"q": i}, "ok")
@@ -49,7 +49,7 @@ def test_the_final_answer_is_not_a_tool_call() -> None:
 
 def test_a_minimum_number_of_calls_is_enforced_at_the_final_answer() -> None:
     """metrics.num_tool_calls >= 2 sends back a final answer after one call, with a hint."""
-    fw = Firewall(parse_spec("constraint enough := metrics.num_tool_calls >= 2"))
+    fw = Firewall(parse_spec("constraint enough := metrics.num_tool_calls >= 2"), keep_trace=True)
     fw.propose("a", {})
     fw.record("a", {}, "ok")
     d = fw.propose("final_answer", {"answer": 1})
@@ -59,7 +59,10 @@ def test_a_minimum_number_of_calls_is_enforced_at_the_final_answer() -> None:
 
 def test_user_metrics_decide_the_report() -> None:
     """finish(metrics) with the caller's own count scores as offline with those metrics."""
-    fw = Firewall(parse_spec("constraint budget severity TOLERATE := metrics.num_tool_calls <= 1"))
+    fw = Firewall(
+        parse_spec("constraint budget severity TOLERATE := metrics.num_tool_calls <= 1"),
+        keep_trace=True,
+    )
     for name in ("a", "b"):
         d = fw.propose(name, {})
         assert d.executes
@@ -86,7 +89,7 @@ def test_refusals_are_definitive_and_compliance_is_offline(
     equals holds() and verify_trace() on the executed trace with its metrics."""
     text = f"constraint budget := metrics.num_tool_calls {op} {k}\nconstraint b := G(b -> O a)"
     spec = parse_spec(text)
-    fw = Firewall(spec, soft_block_limit=1000, max_finish_sendbacks=1000)
+    fw = Firewall(spec, soft_block_limit=1000, max_finish_sendbacks=1000, keep_trace=True)
     executed: list[str] = []
     for name in proposals:
         d = fw.propose(name, {})

@@ -56,7 +56,7 @@ def run(fw: Firewall, name: str, args: dict[str, Any] | None = None, result: Any
 
 def test_hard_stop_stops_the_run() -> None:
     """HARD_STOP: not executed, the run stops, later proposals are stopped too."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     d = fw.propose("delete_account", {})
     assert d.action is Action.STOP and not d.executes
     assert fw.stopped
@@ -66,7 +66,7 @@ def test_hard_stop_stops_the_run() -> None:
 
 def test_soft_block_escalates_after_n_blocked_attempts() -> None:
     """SOFT_BLOCK(2): two blocks, then the third attempt becomes a STOP."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     refund = {"order_id": "A", "amount": 5}
     first, second, third = (fw.propose("issue_refund", refund) for _ in range(3))
     assert (first.action, second.action) == (Action.BLOCK, Action.BLOCK)
@@ -77,14 +77,14 @@ def test_soft_block_escalates_after_n_blocked_attempts() -> None:
 def test_soft_block_without_a_limit_uses_the_firewall_default() -> None:
     """A plain SOFT_BLOCK escalates after soft_block_limit blocks."""
     s = parse_spec("spec s\ntool a()\nconstraint c severity SOFT_BLOCK := G !a")
-    fw = Firewall(s, soft_block_limit=1)
+    fw = Firewall(s, soft_block_limit=1, keep_trace=True)
     assert fw.propose("a", {}).action is Action.BLOCK
     assert fw.propose("a", {}).action is Action.STOP
 
 
 def test_block_and_warn_identical_retry_overrides() -> None:
     """BLOCK_AND_WARN: the very next identical call executes as an override."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     run(fw, "verify_identity", {"customer_id": "c"})
     big = {"order_id": "A", "amount": 900}
     d = fw.propose("issue_refund", big)
@@ -94,7 +94,7 @@ def test_block_and_warn_identical_retry_overrides() -> None:
 
 def test_block_and_warn_different_retry_moves_the_insistence_pointer() -> None:
     """A different retry is warned again; then only that new call overrides."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     run(fw, "verify_identity", {"customer_id": "c"})
     a, b = {"order_id": "A", "amount": 900}, {"order_id": "A", "amount": 800}
     assert fw.propose("issue_refund", a).action is Action.BLOCK
@@ -105,7 +105,7 @@ def test_block_and_warn_different_retry_moves_the_insistence_pointer() -> None:
 
 def test_block_and_warn_needs_the_very_next_call() -> None:
     """An unrelated call in between cancels the override."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     run(fw, "verify_identity", {"customer_id": "c"})
     big = {"order_id": "A", "amount": 900}
     assert fw.propose("issue_refund", big).action is Action.BLOCK
@@ -115,7 +115,7 @@ def test_block_and_warn_needs_the_very_next_call() -> None:
 
 def test_tolerate_logs_and_executes() -> None:
     """TOLERATE: the call runs, the violation is on the decision."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     run(fw, "note")
     d = fw.propose("note", {})
     assert d.action is Action.ALLOW
@@ -124,7 +124,7 @@ def test_tolerate_logs_and_executes() -> None:
 
 def test_strongest_action_wins_and_the_message_lists_all() -> None:
     """A refund violating SOFT_BLOCK and BLOCK_AND_WARN is blocked, naming both, with a hint."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     d = fw.propose("issue_refund", {"order_id": "A", "amount": 900})
     assert d.action is Action.BLOCK
     assert [v.constraint for v in d.violations] == ["identity_first", "cap"]
@@ -136,7 +136,7 @@ def test_strongest_action_wins_and_the_message_lists_all() -> None:
 
 def test_finishing_with_a_pending_obligation_is_sent_back_with_a_hint() -> None:
     """The final answer is checked as if the run ended: F cite fires on it."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     d = fw.propose("final_answer", {"answer": 1})
     assert d.action is Action.BLOCK
     assert [v.constraint for v in d.violations] == ["cited"]
@@ -147,7 +147,7 @@ def test_finishing_with_a_pending_obligation_is_sent_back_with_a_hint() -> None:
 
 def test_finish_send_backs_are_bounded() -> None:
     """After max_finish_sendbacks blocked final answers, the answer goes through (non-compliant)."""
-    fw = Firewall(spec(), max_finish_sendbacks=2)
+    fw = Firewall(spec(), max_finish_sendbacks=2, keep_trace=True)
     actions = [fw.propose("final_answer", {"answer": i}).action for i in range(3)]
     assert actions == [Action.BLOCK, Action.BLOCK, Action.ALLOW]
     fw.record("final_answer", {"answer": 2}, 2)
@@ -159,7 +159,7 @@ def test_finish_send_backs_are_bounded() -> None:
 def test_violation_found_when_the_result_arrives_stops_a_hard_stop_run(tmp_path: Path) -> None:
     """A result test decides only at record time; a HARD_STOP then stops the run (log flushed)."""
     log = tmp_path / "log.jsonl"
-    fw = Firewall(spec(), log_path=log)
+    fw = Firewall(spec(), log_path=log, keep_trace=True)
     assert fw.propose("search", {"q": "x"}).action is Action.ALLOW
     late = fw.record("search", {"q": "x"}, {"count": 0})
     assert [v.constraint for v in late] == ["no_empty_search"]
@@ -171,7 +171,7 @@ def test_violation_found_when_the_result_arrives_stops_a_hard_stop_run(tmp_path:
 
 def test_batch_calls_are_checked_in_order_against_the_earlier_ones() -> None:
     """propose_batch: each call sees the earlier allowed calls of the batch."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     ds = fw.propose_batch(
         [
             ("verify_identity", {"customer_id": "c"}),
@@ -179,7 +179,7 @@ def test_batch_calls_are_checked_in_order_against_the_earlier_ones() -> None:
         ]
     )
     assert [d.action for d in ds] == [Action.ALLOW, Action.ALLOW]
-    fw2 = Firewall(spec())
+    fw2 = Firewall(spec(), keep_trace=True)
     ds = fw2.propose_batch(
         [
             ("issue_refund", {"order_id": "A", "amount": 5}),
@@ -204,7 +204,13 @@ def test_user_predicate_errors_follow_the_policy(policy: str, action: Action) ->
         "spec p\ntool t(i: int)\nconstraint c := forall x in args(t.i): flaky(x)", registry=reg
     )
     with capture_logs() as logs:
-        fw = Firewall(s, registry=reg, on_predicate_error=policy, logger=structlog.get_logger())
+        fw = Firewall(
+            s,
+            registry=reg,
+            on_predicate_error=policy,
+            logger=structlog.get_logger(),
+            keep_trace=True,
+        )
         d = fw.propose("t", {"i": 1})
     assert d.action is action
     if policy == "fail_open":
@@ -217,7 +223,11 @@ def test_decision_log_has_stable_fields_and_redacts_args(tmp_path: Path) -> None
     """Every decision is one JSON line with the documented fields; args pass the redactor."""
     log = tmp_path / "log.jsonl"
     fw = Firewall(
-        spec(), log_path=log, run_id="r1", redact=lambda tool, args: dict.fromkeys(args, "***")
+        spec(),
+        log_path=log,
+        run_id="r1",
+        redact=lambda tool, args: dict.fromkeys(args, "***"),
+        keep_trace=True,
     )
     fw.propose("issue_refund", {"order_id": "A", "amount": 5})
     fw.propose("delete_account", {})
@@ -244,7 +254,7 @@ def test_decision_log_has_stable_fields_and_redacts_args(tmp_path: Path) -> None
 def test_decisions_go_to_the_users_structlog_logger() -> None:
     """With logger=..., every decision is an event in the user's pipeline."""
     with capture_logs() as logs:
-        fw = Firewall(spec(), logger=structlog.get_logger())
+        fw = Firewall(spec(), logger=structlog.get_logger(), keep_trace=True)
         fw.propose("lookup_order", {"order_id": "A"})
         fw.propose("delete_account", {})
     assert [(e["event"], e["action"]) for e in logs] == [
@@ -256,7 +266,7 @@ def test_decisions_go_to_the_users_structlog_logger() -> None:
 
 def test_finish_reports_compliance_and_history() -> None:
     """finish(): compliance of the executed trace, the monitor's final verdicts, every decision."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     run(fw, "issue_refund", {"order_id": "A", "amount": 5})
     run(fw, "verify_identity", {"customer_id": "c"})
     run(fw, "issue_refund", {"order_id": "A", "amount": 5})
@@ -287,7 +297,7 @@ def test_state_round_trip_continues_identically(tmp_path: Path) -> None:
         ("final_answer", {"answer": 1}),
     ]
     for cut in range(len(script) + 1):
-        fw = Firewall(spec())
+        fw = Firewall(spec(), keep_trace=True)
         for name, args in script[:cut]:
             run(fw, name, args)
         doc = json.loads(json.dumps(fw.save()))
@@ -299,7 +309,7 @@ def test_state_round_trip_continues_identically(tmp_path: Path) -> None:
 
 def test_restore_refuses_another_spec() -> None:
     """A saved state only restores onto the same spec."""
-    doc = Firewall(spec()).save()
+    doc = Firewall(spec(), keep_trace=True).save()
     other = parse_spec("spec o\ntool a()\nconstraint c := F a")
     with pytest.raises(FirewallStateError):
         Firewall.restore(other, doc)
@@ -309,7 +319,7 @@ def test_spec_can_be_a_path(tmp_path: Path) -> None:
     """Firewall(path) loads the .ltl file."""
     p = tmp_path / "refunds.ltl"
     p.write_text(SPEC_TEXT, encoding="utf-8")
-    fw = Firewall(p)
+    fw = Firewall(p, keep_trace=True)
     assert fw.propose("delete_account", {}).action is Action.STOP
     kinds = {n: str(c) for n, c in fw.classification().items()}
     assert kinds["never_delete"] == "safety" and kinds["cited"] == "liveness"
@@ -318,12 +328,12 @@ def test_spec_can_be_a_path(tmp_path: Path) -> None:
 def test_bad_options_are_refused() -> None:
     """on_predicate_error accepts only the two policies."""
     with pytest.raises(FirewallConfigError):
-        Firewall(spec(), on_predicate_error="maybe")
+        Firewall(spec(), on_predicate_error="maybe", keep_trace=True)
 
 
 def test_severity_kinds_are_reported_on_violations() -> None:
     """Violations carry their constraint's severity, layer and weight."""
-    d = Firewall(spec()).propose("delete_account", {})
+    d = Firewall(spec(), keep_trace=True).propose("delete_account", {})
     v = d.violations[0]
     assert (v.severity.kind, v.weight, v.message) == (
         SeverityKind.HARD_STOP,
@@ -341,7 +351,7 @@ def test_a_failing_result_matcher_is_a_predicate_error_not_a_crash(tmp_path: Pat
 
     reg.set_matcher(matcher)
     s = parse_spec("spec m\ntool t()\nconstraint c := G !CalledWithResult(t, 1, {})")
-    fw = Firewall(s, registry=reg, on_predicate_error="fail_open")
+    fw = Firewall(s, registry=reg, on_predicate_error="fail_open", keep_trace=True)
     assert fw.propose("t", {}).action is Action.ALLOW
     late = fw.record("t", {}, 1)
     assert [v.constraint for v in late] == ["c"]

@@ -40,7 +40,7 @@ def test_every_decision_is_a_span_with_stable_attributes(
 ) -> None:
     """A block and an allow: two spans, the attributes named in ATTRIBUTES, one event."""
     provider, memory = exporter
-    fw = Firewall(SPEC, tracer_provider=provider, run_id="r1")
+    fw = Firewall(SPEC, tracer_provider=provider, run_id="r1", keep_trace=True)
     fw.propose("issue_refund", {"order_id": "A1"}, tool_call_id="c1")
     fw.complete(fw.propose("verify_identity", {"customer_id": "C"}), "ok")
     spans = memory.get_finished_spans()
@@ -69,7 +69,7 @@ def test_shadow_spans_carry_the_enforced_action(
 ) -> None:
     """In shadow mode the span says what enforce would do, and shadow = true."""
     provider, memory = exporter
-    fw = Firewall(SPEC, tracer_provider=provider, mode="shadow")
+    fw = Firewall(SPEC, tracer_provider=provider, mode="shadow", keep_trace=True)
     fw.propose("issue_refund", {})
     attrs = dict(memory.get_finished_spans()[0].attributes or {})
     assert attrs["agentguard.action"] == "block"
@@ -83,7 +83,9 @@ def test_redacted_values_stay_out_of_span_events(
     """A value the redactor hides does not appear in a violation event."""
     provider, memory = exporter
     spec = parse_spec('spec r\nconstraint no_secret := G !pay(card = "4111")')
-    fw = Firewall(spec, tracer_provider=provider, redact=lambda t, a: dict.fromkeys(a, "*"))
+    fw = Firewall(
+        spec, tracer_provider=provider, redact=lambda t, a: dict.fromkeys(a, "*"), keep_trace=True
+    )
     fw.propose("pay", {"card": "4111"})
     (event,) = memory.get_finished_spans()[0].events
     assert "4111" not in " ".join(str(v) for v in dict(event.attributes or {}).values())
@@ -199,5 +201,7 @@ def test_global_provider_is_used_when_asked() -> None:
 def test_otel_false_emits_nothing(exporter: tuple[TracerProvider, InMemorySpanExporter]) -> None:
     """otel=False turns spans off even with a provider."""
     provider, memory = exporter
-    Firewall(SPEC, tracer_provider=provider, otel=False).propose("issue_refund", {})
+    Firewall(SPEC, tracer_provider=provider, otel=False, keep_trace=True).propose(
+        "issue_refund", {}
+    )
     assert memory.get_finished_spans() == ()

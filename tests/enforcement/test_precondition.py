@@ -63,7 +63,7 @@ def test_requires_follows_a_long_run() -> None:
     spec = parse_spec(
         "tool a()\ntool verify()\ntool refund(n: int)\n  requires O verify & !Y refund"
     )
-    fw = Firewall(spec)
+    fw = Firewall(spec, keep_trace=True)
     for name in ["verify", *["a"] * 5000]:
         fw.propose(name, {})
         fw.record(name, {}, "ok")

@@ -38,7 +38,7 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
 
 
 def run(mode: str, log: Path) -> tuple[Firewall, list[Any]]:
-    fw = Firewall(parse_spec(SPEC), log_path=log, mode=mode, enforce_tools=False)
+    fw = Firewall(parse_spec(SPEC), log_path=log, mode=mode, enforce_tools=False, keep_trace=True)
     decisions = []
     for name, args in SCRIPT:
         d = fw.propose(name, args)
@@ -66,7 +66,7 @@ def test_shadow_decisions_are_the_enforced_ones_but_every_call_runs(tmp_path: Pa
     assert not fw.stopped
     assert [c.name for c in fw.trace] == [n for n, _ in SCRIPT]
     # enforce mode decides the first call identically, then stops where shadow would
-    efw = Firewall(parse_spec(SPEC), mode="enforce", enforce_tools=False)
+    efw = Firewall(parse_spec(SPEC), mode="enforce", enforce_tools=False, keep_trace=True)
     first = efw.propose(*SCRIPT[0])
     assert first.action is decisions[0].shadow
     assert first.violations == decisions[0].violations
@@ -119,7 +119,7 @@ def test_shadow_late_hard_stop_does_not_stop(tmp_path: Path) -> None:
         "spec s\nconstraint ok severity HARD_STOP := G(lookup -> lookup(result.ok = true))"
     )
     log = tmp_path / "late.jsonl"
-    fw = Firewall(spec, log_path=log, mode="shadow")
+    fw = Firewall(spec, log_path=log, mode="shadow", keep_trace=True)
     d = fw.propose("lookup", {})
     late = fw.complete(d, {"ok": False})
     assert [v.constraint for v in late] == ["ok"]
@@ -142,7 +142,7 @@ def test_enforce_mode_logs_no_shadow_field(tmp_path: Path) -> None:
 def test_unknown_mode_is_a_config_error() -> None:
     """A misspelled mode is refused up front."""
     with pytest.raises(FirewallConfigError, match="mode must be one of"):
-        Firewall(parse_spec(SPEC), mode="audit")
+        Firewall(parse_spec(SPEC), mode="audit", keep_trace=True)
 
 
 RAN: list[str] = []

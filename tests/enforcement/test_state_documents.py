@@ -45,7 +45,7 @@ def spec() -> Spec:
 
 def saved(*, key: bytes | None = None) -> dict[str, Any]:
     """A real state with calls, decisions, counts, a late violation and a call in flight."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     fw.propose("issue_refund", {"order_id": "A", "amount": 5})  # soft block: counted
     d = fw.propose("lookup_order", {"order_id": "A"})
     fw.record("lookup_order", {"order_id": "A"}, {"ok": True}, call_id=d.call_id)
@@ -132,7 +132,7 @@ def test_with_a_key_any_edit_is_refused(path: tuple[Any, ...], value: Any, delet
 
 def test_a_stopped_run_cannot_be_un_stopped() -> None:
     """The attack the MAC is for: flipping `stopped` back to false."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     fw.propose("delete_account", {})
     assert fw.stopped
     doc = json.loads(json.dumps(fw.save(key=KEY)))
@@ -141,7 +141,7 @@ def test_a_stopped_run_cannot_be_un_stopped() -> None:
     with pytest.raises(FirewallStateError, match="modified"):
         Firewall.restore(spec(), doc, key=KEY)
     with pytest.raises(FirewallStateError, match="not authenticated"):
-        Firewall.restore(spec(), Firewall(spec()).save(), key=KEY)
+        Firewall.restore(spec(), Firewall(spec(), keep_trace=True).save(), key=KEY)
     with pytest.raises(FirewallStateError, match="modified"):
         Firewall.restore(spec(), fw.save(key=b"another key"), key=KEY)
 

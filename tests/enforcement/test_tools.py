@@ -33,7 +33,7 @@ def spec() -> Spec:
 
 
 def firewall(**options: Any) -> Firewall:
-    fw = Firewall(spec(), **options)
+    fw = Firewall(spec(), **{"keep_trace": True, **options})
     for name, args, result in (
         ("verify_identity", {"customer_id": "c1"}, "ok"),
         ("lookup_order", {"order_id": "A1"}, {"order_id": "A1", "total": 40}),
@@ -123,7 +123,7 @@ def test_dependency_value_must_come_from_an_earlier_result() -> None:
 
 def test_dependency_needs_the_result_not_only_the_call() -> None:
     """A lookup still in flight (no result yet) does not supply the value."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     fw.propose("verify_identity", {"customer_id": "c"})
     fw.record("verify_identity", {"customer_id": "c"}, "ok")
     assert fw.propose("lookup_order", {"order_id": "A1"}).executes
@@ -133,7 +133,7 @@ def test_dependency_needs_the_result_not_only_the_call() -> None:
 
 def test_requires_is_checked_on_the_prefix() -> None:
     """requires O verify_identity: refused before verification, with the monitor's hint."""
-    fw = Firewall(spec())
+    fw = Firewall(spec(), keep_trace=True)
     fw.propose("lookup_order", {"order_id": "A1"})
     fw.record("lookup_order", {"order_id": "A1"}, {"order_id": "A1"})
     action, name, detail, hint = only(fw, "issue_refund", {"order_id": "A1", "amount": 1})
@@ -193,14 +193,14 @@ def test_tool_checks_do_not_enter_the_compliance_score() -> None:
 
 def test_a_spec_without_tool_declarations_accepts_any_tool() -> None:
     """No declarations: no tool checks at all."""
-    fw = Firewall(parse_spec("constraint c := F a"))
+    fw = Firewall(parse_spec("constraint c := F a"), keep_trace=True)
     assert fw.propose("anything", {"x": [1]}).action is Action.ALLOW
 
 
 def test_invalid_schema_severity_is_a_config_error() -> None:
     """An unknown severity name is refused when the firewall is built."""
     with pytest.raises(FirewallConfigError):
-        Firewall(spec(), schema_severity="LOUD")
+        Firewall(spec(), schema_severity="LOUD", keep_trace=True)
 
 
 def test_checker_names_and_occurrence() -> None:

@@ -24,7 +24,7 @@ def session(**kw: Any) -> tuple[GuardSession, list[Firewall]]:
     made: list[Firewall] = []
 
     def factory() -> Firewall:
-        made.append(Firewall(spec))
+        made.append(Firewall(spec, keep_trace=True))
         return made[-1]
 
     return GuardSession(spec, firewall_factory=factory), made

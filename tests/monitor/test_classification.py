@@ -100,12 +100,13 @@ def test_hint_for_a_pending_obligation_at_the_end() -> None:
     )
 
 
-def test_classify_helper_and_large_counts_fall_back() -> None:
-    """classify(formula) works on its own; a count above the unrolling limit is checked at the end."""
+def test_classify_helper_and_large_counts_count() -> None:
+    """classify(formula) works on its own; a count above the unrolling limit is a counter
+    (an upper bound is safety, as an unrolled one)."""
     from agentguard.monitor import classify
 
     assert str(classify(parse_formula("F cite"))) == "liveness"
     m = Monitor.for_formula(parse_formula("CalledN(a, 500, <=)"))
     assert m.step(Call("a")) is Verdict.PENDING
     assert m.finish() is Verdict.SATISFIED
-    assert str(m.classification()) == "at least mixed"
+    assert str(m.classification()) == "safety"

@@ -118,17 +118,17 @@ def test_a_spec_is_compiled_once_and_shared() -> None:
     assert compile_spec(spec) is compiled
     assert compile_spec(parse_spec("constraint c := " + conjunction(20) + "\n")) is compiled
     assert Monitor(spec).compiled is compiled
-    Firewall(spec)
+    Firewall(spec, keep_trace=True)
     start = time.perf_counter()
     for _ in range(20):
-        Firewall(spec)
+        Firewall(spec, keep_trace=True)
     assert (time.perf_counter() - start) / 20 < 0.005
 
 
 def test_a_restore_reuses_the_compiled_spec() -> None:
     """Firewall.restore builds no machine: the restored monitor shares the plans."""
     spec = parse_spec("constraint c := " + conjunction(10) + "\n")
-    fw = Firewall(spec)
+    fw = Firewall(spec, keep_trace=True)
     fw.propose("t3", {})
     other = Firewall.restore(spec, fw.save())
     assert other.monitor.compiled is fw.monitor.compiled

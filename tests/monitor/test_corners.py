@@ -32,7 +32,8 @@ class TestLiteralIdentity:
     def test_firewall_does_not_block_a_compliant_call(self) -> None:
         """The firewall allows `a(k=true)` under `G(!a(k = true)) | G(!a(k = 1))`."""
         fw = Firewall(
-            parse_spec("constraint c severity HARD_STOP := G(!a(k = true)) | G(!a(k = 1))")
+            parse_spec("constraint c severity HARD_STOP := G(!a(k = true)) | G(!a(k = 1))"),
+            keep_trace=True,
         )
         decision = fw.propose("a", {"k": True})
         assert decision.action is Action.ALLOW
@@ -60,7 +61,7 @@ class TestRegexFromData:
             "constraint d := forall x in args(b.p): G(!a(k ~ x))\n"
             "constraint e := F a\n"
         )
-        fw = Firewall(spec)
+        fw = Firewall(spec, keep_trace=True)
         fw.propose("b", {"p": "("})
         fw.record("b", {"p": "("}, None)
         fw.propose("a", {"k": "zz"})

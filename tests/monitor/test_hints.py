@@ -49,7 +49,7 @@ def test_no_hint_for_an_unbroken_instance() -> None:
 
 def test_the_firewall_sends_the_quantified_hint_to_the_model() -> None:
     """A blocked refund's message tells the model which order to look up."""
-    fw = Firewall(parse_spec(f"constraint lookup_first := {LOOKUP_FIRST}"))
+    fw = Firewall(parse_spec(f"constraint lookup_first := {LOOKUP_FIRST}"), keep_trace=True)
     d = fw.propose("issue_refund", {"order_id": "A1"})
     assert d.action is Action.BLOCK
     assert 'To satisfy it: call lookup_order(order_id = "A1") before calling issue_refund.' in (

@@ -65,7 +65,7 @@ def test_verify_trace_and_firewall_read_the_same_string_the_same_way(tmp_path: P
     for value in (TEXT, str(path), path):
         report = verify_trace(Trace.of("rm"), value)
         assert report.compliance_score == 0.0
-        assert isinstance(Firewall(value).spec, ast.Spec)
+        assert isinstance(Firewall(value, keep_trace=True).spec, ast.Spec)
 
 
 def test_trace_like_values() -> None:

@@ -25,7 +25,7 @@ constraint verified := G(issue_refund -> O verify_identity(result.ok = true))
 
 
 def fw(text: str = REFUND, **kw: Any) -> Firewall:
-    return Firewall(parse_spec(text), **kw)
+    return Firewall(parse_spec(text), **{"keep_trace": True, **kw})
 
 
 def events(path: Path) -> list[dict[str, Any]]:
@@ -166,7 +166,7 @@ class TestDecisionLog:
         log = tmp_path / "log.jsonl"
         spec = tmp_path / "s.ltl"
         spec.write_text(REFUND + "constraint only_refunds := G !delete\n")
-        f = Firewall(spec, log_path=log, redact=lambda tool, args: {})
+        f = Firewall(spec, log_path=log, redact=lambda tool, args: {}, keep_trace=True)
         f.record("verify_identity", {"ssn": "123-45-6789"}, {"ok": True})
         f.finish()
         assert "123-45-6789" not in log.read_text()
@@ -216,7 +216,9 @@ tool pay(who: str) requires allowed("vip")
             raise ValueError("backend down")
 
         reg.register_predicate("allowed", allowed)
-        f = Firewall(parse_spec(self.TEXT), registry=reg, on_predicate_error=policy)
+        f = Firewall(
+            parse_spec(self.TEXT), registry=reg, on_predicate_error=policy, keep_trace=True
+        )
         assert f.propose("pay", {"who": "a"}).action is action
 
     def test_a_predicate_of_a_custom_registry_is_found(self) -> None:
@@ -224,8 +226,12 @@ tool pay(who: str) requires allowed("vip")
         yes, no = Registry(), Registry()
         yes.register_predicate("allowed", lambda x: x == "vip")
         no.register_predicate("allowed", lambda x: x == "nobody")
-        allowed = Firewall(parse_spec(self.TEXT), registry=yes).propose("pay", {"who": "a"})
-        refused = Firewall(parse_spec(self.TEXT), registry=no).propose("pay", {"who": "a"})
+        allowed = Firewall(parse_spec(self.TEXT), registry=yes, keep_trace=True).propose(
+            "pay", {"who": "a"}
+        )
+        refused = Firewall(parse_spec(self.TEXT), registry=no, keep_trace=True).propose(
+            "pay", {"who": "a"}
+        )
         assert allowed.action is Action.ALLOW
         assert refused.action is Action.BLOCK
         assert refused.violations[0].constraint == "tool:pay:requires"
@@ -297,6 +303,7 @@ def test_a_predicate_error_logged_under_fail_open_is_scrubbed(tmp_path: Path) ->
         on_predicate_error="fail_open",
         log_path=log,
         redact=lambda tool, args: {},
+        keep_trace=True,
     )
     assert f.propose("pay", {"card": "4111-2222"}).executes
     f.finish()

@@ -103,7 +103,7 @@ def test_bare_firewall(tmp_path: Path) -> None:
         encoding = ENCODINGS[run % 3]
         log = tmp_path / f"fw{run % 2}.jsonl"
         log.unlink(missing_ok=True)
-        fw = Firewall(SPEC, log_path=log)
+        fw = Firewall(SPEC, log_path=log, keep_trace=True)
         for turn in [*random_turns(rng), [call("final_answer", answer="done")]]:
             decisions = fw.propose_batch([(c.name, c.args) for c in turn])
             for decision in decisions:
@@ -126,7 +126,7 @@ def test_bare_firewall_with_dialogue_events(tmp_path: Path) -> None:
         encoding = ENCODINGS[run % 3]
         log = tmp_path / f"dlg{run % 2}.jsonl"
         log.unlink(missing_ok=True)
-        fw = Firewall(spec, log_path=log)
+        fw = Firewall(spec, log_path=log, keep_trace=True)
         for turn in [*random_turns(rng), [call("final_answer", answer="done")]]:
             if rng.random() < 0.6:
                 fw.observe("user", rng.choice(["yes please", "no", "Yes.", "maybe"]))

@@ -20,7 +20,7 @@ constraint no_empty severity TOLERATE := G !search(result.count = 0)
 def test_capture_collects_decisions_and_events_without_a_log_file() -> None:
     """Inside the block every decision and log event is collected, even with no log configured."""
     with capture_firewall() as cap:
-        fw = Firewall(SPEC, run_id="t1")
+        fw = Firewall(SPEC, run_id="t1", keep_trace=True)
         fw.propose("search", {"q": "x"})
         fw.record("search", {"q": "x"}, {"count": 0})
         fw.propose("delete_account", {})
@@ -41,5 +41,5 @@ def test_capture_stops_collecting_after_the_block() -> None:
     """Decisions made after the block are not collected."""
     with capture_firewall() as cap:
         pass
-    Firewall(SPEC).propose("search", {"q": "x"})
+    Firewall(SPEC, keep_trace=True).propose("search", {"q": "x"})
     assert cap.decisions == [] and cap.events == []

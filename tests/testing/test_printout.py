@@ -21,7 +21,7 @@ constraint identity_first severity SOFT_BLOCK(3) := G(issue_refund -> O verify_i
 
 def guarded_run(log: Path) -> FirewallReport:
     """A refund (blocked), a verification and the refund again, then the run ends."""
-    fw = Firewall(SPEC, log_path=log)
+    fw = Firewall(SPEC, log_path=log, keep_trace=True)  # the printout shows what ran
     fw.propose("issue_refund", {"order_id": "A1"})
     for name, args in (
         ("verify_identity", {"customer_id": "C"}),

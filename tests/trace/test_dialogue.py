@@ -209,7 +209,7 @@ def test_tau2_positions_follow_the_dropped_messages(tmp_path: Path) -> None:
 def test_firewall_judges_observed_messages(tmp_path: Path) -> None:
     """observe() advances the monitor: a booking is blocked until the user said yes."""
     log = tmp_path / "log.jsonl"
-    fw = Firewall(CONFIRM, log_path=log)
+    fw = Firewall(CONFIRM, log_path=log, keep_trace=True)
     fw.observe("user", "Book HAT271.")
     assert not fw.propose("book_reservation", {}).executes
     fw.observe("assistant", "Shall I book it?")
@@ -239,7 +239,7 @@ def test_firewall_judges_observed_messages(tmp_path: Path) -> None:
 def test_firewall_without_dialogue_spec_only_logs_messages(tmp_path: Path) -> None:
     """A spec naming no message keeps X meaning the next tool call online too."""
     log = tmp_path / "log.jsonl"
-    fw = Firewall(NEXT, log_path=log)
+    fw = Firewall(NEXT, log_path=log, keep_trace=True)
     d = fw.propose("lookup", {})
     fw.complete(fw.start(d), 1)
     assert fw.observe("assistant", "found it") == []
@@ -255,14 +255,14 @@ def test_firewall_without_dialogue_spec_only_logs_messages(tmp_path: Path) -> No
 
 def test_firewall_refuses_a_proposal_named_like_a_message() -> None:
     """Proposing user_message is an error: it is no tool."""
-    fw = Firewall(CONFIRM)
+    fw = Firewall(CONFIRM, keep_trace=True)
     with pytest.raises(TraceRecordError, match="reserved"):
         fw.propose("user_message", {"text": "yes"})
 
 
 def test_firewall_state_keeps_messages() -> None:
     """save_state / restore carries the observed messages with their kind."""
-    fw = Firewall(CONFIRM)
+    fw = Firewall(CONFIRM, keep_trace=True)
     fw.observe("user", "yes")
     again = Firewall.restore(CONFIRM, fw.save())
     assert again.trace[0].kind == "user"
@@ -274,7 +274,7 @@ def test_message_can_violate_a_hard_stop() -> None:
     spec = parse_spec(
         "constraint quiet severity HARD_STOP := G !assistant_message(text ~ /secret/)"
     )
-    fw = Firewall(spec)
+    fw = Firewall(spec, keep_trace=True)
     (late,) = fw.observe("assistant", "the secret is 42")
     assert late.constraint == "quiet" and fw.stopped
 

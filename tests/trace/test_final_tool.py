@@ -27,7 +27,7 @@ def test_one_name_everywhere() -> None:
     """The loaders, the guard and the firewall's default use the same final tool name."""
     assert FINAL_TOOL == "final_answer"
     assert FINAL_ANSWER is FINAL_TOOL and GUARD_FINAL_TOOL is FINAL_TOOL
-    assert Firewall(SPEC).final_tools == FINAL_TOOLS == (FINAL_TOOL,)
+    assert Firewall(SPEC, keep_trace=True).final_tools == FINAL_TOOLS == (FINAL_TOOL,)
 
 
 def _args(name: str) -> dict[str, str]:
@@ -42,7 +42,7 @@ def _records(names: list[str]) -> list[dict[str, object]]:
 @given(NAMES)
 def test_firewall_and_loader_count_alike(names: list[str]) -> None:
     """The firewall's metrics, a loaded trace's metrics and count_tool_calls agree."""
-    fw = Firewall(SPEC)
+    fw = Firewall(SPEC, keep_trace=True)
     for name in names:
         args = _args(name)
         assert fw.propose(name, args).executes
@@ -58,7 +58,7 @@ def test_firewall_and_loader_count_alike(names: list[str]) -> None:
 @given(NAMES)
 def test_online_budget_equals_offline_budget(names: list[str]) -> None:
     """A num_tool_calls budget decided online by the firewall equals the offline verdict."""
-    fw = Firewall(SPEC)
+    fw = Firewall(SPEC, keep_trace=True)
     for name in names:
         args = _args(name)
         fw.propose(name, args)
@@ -71,7 +71,7 @@ def test_online_budget_equals_offline_budget(names: list[str]) -> None:
 
 def test_custom_final_tools_are_not_counted() -> None:
     """A firewall with its own final tools leaves them out of the count, like the helper."""
-    fw = Firewall(SPEC, final_tools=("note",))
+    fw = Firewall(SPEC, final_tools=("note",), keep_trace=True)
     for name, args in [("search", {"q": "x"}), ("note", {})]:
         fw.propose(name, args)
         fw.record(name, args, "ok")

@@ -44,7 +44,7 @@ def test_one_event_alone_is_explained() -> None:
 def test_live_firewall_outputs_agree(tmp_path: Path) -> None:
     """The report and the log of one real firewall run give the trace the firewall executed."""
     log = tmp_path / "d.jsonl"
-    fw = Firewall(parse_spec(SPEC), run_id="r", log_path=log)
+    fw = Firewall(parse_spec(SPEC), run_id="r", log_path=log, keep_trace=True)
     for name, args in (("lookup", {"x": "a"}), ("pay", {"amount": 500}), ("pay", {"amount": 5})):
         if fw.propose(name, args).executes:
             fw.record(name, args, "ok")

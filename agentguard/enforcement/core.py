@@ -1,0 +1,136 @@
+"""The Firewall's fields, and the few steps every part of it shares.
+
+:class:`~agentguard.enforcement.firewall.Firewall` is assembled from one class per job,
+each in its own module, stacked in this order: the fields and shared steps here, judging
+a proposal (:mod:`~agentguard.enforcement.judging`), the execution protocol
+(:mod:`~agentguard.enforcement.execution`), the end of the run and its state documents
+(:mod:`~agentguard.enforcement.reporting`), then construction and proposing
+(:mod:`~agentguard.enforcement.firewall`). The annotations below are what every layer
+may read; only the constructor sets them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from agentguard.enforcement import hooks
+from agentguard.enforcement.approval import Approver, ApproverRaised
+from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.enforcement.flight import FirewallProtocolError, Flight, call_of
+from agentguard.enforcement.log import FAILURE_EVENT, DecisionLog
+from agentguard.enforcement.otel import DecisionSpans
+from agentguard.enforcement.report import FirewallReport
+from agentguard.enforcement.shadows import Shadows
+from agentguard.language import ast as A
+from agentguard.monitor import Monitor
+from agentguard.semantics.registry import Registry
+from agentguard.severity import Severity
+from agentguard.tools.checker import ToolChecker
+from agentguard.trace.model import Call
+
+
+class FirewallCore:
+    """The state of one run, shared by every part of the Firewall."""
+
+    spec: A.Spec
+    registry: Registry | None
+    run_id: str
+    spec_hash: str
+    soft_block_limit: int
+    final_tools: tuple[str, ...]
+    max_finish_sendbacks: int
+    on_predicate_error: str
+    on_budget: str
+    schema_severity: Severity
+    start_timeout: float
+    mode: str
+    approver: Approver | None
+    ask_fallback: Severity
+    tools: ToolChecker
+    monitor: Monitor
+    _constraints: dict[str, A.Constraint]
+    _order: dict[str, int]
+    _lock: threading.RLock
+    _cond: threading.Condition
+    _waiting: int  # threads waiting on _cond (start, finish): only then is there anyone to wake
+    keep_trace: bool
+    _keeps_calls: bool  # keep_trace, or a tool precondition that reads the history
+    _calls: list[Call]  # the executed calls, while _keeps_calls
+    _executed: int  # how many calls entered the trace
+    _tool_count: int  # metrics.num_tool_calls: executed tool calls, final answers excluded
+    _error_positions: list[int]  # metrics.tool_errors
+    _result_sensitive: frozenset[str]  # constraints a result (or a predicate) may decide
+    _inflight: dict[str, Flight]
+    _withdrawn: dict[str, str]  # call_id -> why it never ran
+    _decisions: list[Decision]
+    _late: list[Violation]
+    _soft_counts: dict[str, int]
+    _warned: dict[str, int]  # call identity -> generation of its BLOCK_AND_WARN warning
+    _generation: int
+    _sendbacks: int
+    _stopped: bool
+    _step: int
+    _budget_logged: set[str]
+    _shadows: Shadows
+    _report: FirewallReport | None
+    _log: DecisionLog
+    _spans: DecisionSpans | None
+    _check_started: int  # when the check being decided began (ns), for its span
+
+    def _guarded(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except FirewallProtocolError:
+            raise
+        except ApproverRaised as exc:  # the approver's own exception (a LangGraph interrupt)
+            raise exc.original from None
+        except Exception as exc:
+            secrets = self._log.secrets(*call_of(args)) if args else []
+            message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
+            self._log.emit(FAILURE_EVENT, warn=True, message=message)
+            self._log.flush()
+            raise
+
+    def _wait(self, timeout: float) -> None:
+        """Wait (the lock held) until a call in flight completes or is withdrawn."""
+        self._waiting += 1
+        try:
+            self._cond.wait(timeout)
+        finally:
+            self._waiting -= 1
+
+    def _wake(self) -> None:
+        """A call left the in-flight set: wake the threads waiting for one (if any)."""
+        if self._waiting:
+            self._cond.notify_all()
+
+    def _decide(self, decision: Decision) -> Decision:
+        if self.keep_trace or not _routine(decision):
+            self._decisions.append(decision)
+        self._log.decision(decision)
+        if self._spans is not None:
+            self._spans.emit(
+                decision, start_ns=self._check_started, mode=self.mode, scrub=self._scrub
+            )
+        if hooks.SINKS:
+            hooks.publish_decision(decision)
+        if decision.action is Action.STOP:
+            self._log.flush()
+        return decision
+
+    def _scrub(self, decision: Decision, text: str) -> str:
+        return self._log.scrub(text, self._log.secrets(decision.tool, decision.args))
+
+    def _withdrawn_now(self, decision: Decision, reason: str) -> None:
+        """Log a call that never ran; a later ``start`` of it is refused with the reason."""
+        self._withdrawn[decision.call_id] = reason
+        self._log.withdrawn(decision, reason)
+
+
+def _routine(d: Decision) -> bool:
+    """A clean ALLOW: without ``keep_trace`` the firewall does not keep it (the log does)."""
+    return d.action is Action.ALLOW and not d.violations and d.shadow is None and d.approval is None
+
+
+__all__ = ["FirewallCore"]

@@ -1,0 +1,297 @@
+"""The execution protocol: an allowed call starts, completes (or is withdrawn).
+
+``start`` runs right before the tool body (it may wait for, or re-check against, the
+calls the approval relied on); ``complete`` enters the call with its result or error
+into the trace and reports the violations found only now; ``withdraw`` says a call never
+ran; ``record`` and ``observe`` are the shorthands adapters use. Only completed calls
+enter the trace ("the trace is what ran"). Part of the Firewall (see
+:mod:`agentguard.enforcement.core`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_text, named, refusal
+from agentguard.enforcement.judging import Judging
+from agentguard.language.dialogue import spec_mentions_dialogue
+from agentguard.monitor import Verdict
+from agentguard.monitor.peek import Snapshot
+from agentguard.severity import SeverityKind
+from agentguard.trace.model import UNKNOWN, Call, CallKind
+
+
+class Execution(Judging):
+    """start / complete / withdraw (and record / observe) of the calls a proposal allowed."""
+
+    def start(self, decision: Decision, *, timeout: float | None = None) -> Decision:
+        """The call is about to run: the same decision if it may, else a refusal.
+
+        A call whose approval relied on calls still in flight (it is not allowed on the
+        executed calls alone, or not alongside the calls running now) waits, up to
+        ``timeout`` seconds (default ``start_timeout``), for them to finish; then it is
+        re-checked against what really ran. A refused call counts as withdrawn (logged).
+        """
+        with self._cond:
+            reason = self._withdrawn.get(decision.call_id)
+            if reason is not None:  # withdrawn meanwhile (a sibling stopped the run...)
+                return refusal(decision, f"agentguard did not run this call: {reason}.")
+            flight = self._flight(decision, "start")
+            if flight.started:
+                raise FirewallProtocolError(f"{named(decision)} was already started")
+            limit = self.start_timeout if timeout is None else timeout
+            deadline = time.monotonic() + limit
+            while not self._stopped:
+                if self._inflight.get(decision.call_id) is not flight:
+                    return self._refuse_ended(flight)  # the run finished while it waited
+                running = [f.call for f in self._inflight.values() if f.started]
+                if self._admits(flight, running):
+                    flight.started = True
+                    return flight.decision
+                waiting = [cid for cid in flight.relied if cid in self._inflight]
+                remaining = deadline - time.monotonic()
+                if not waiting or remaining <= 0:
+                    break
+                self._wait(remaining)
+            if self._inflight.get(decision.call_id) is not flight:
+                return self._refuse_ended(flight)
+            out: Decision = self._guarded(self._recheck, flight)
+            return out
+
+    def _refuse_ended(self, flight: Flight) -> Decision:
+        reason = self._withdrawn.get(flight.decision.call_id, "the run ended before it started")
+        return refusal(flight.decision, f"agentguard did not run this call: {reason}.")
+
+    def _flight(self, decision: Decision, verb: str) -> Flight:
+        flight = self._inflight.get(decision.call_id)
+        if flight is None:
+            raise FirewallProtocolError(
+                f"cannot {verb} {named(decision)}: it is not in flight (refused, already "
+                "completed or withdrawn, or from another run)"
+            )
+        return flight
+
+    def _admits(self, flight: Flight, running: Sequence[Call]) -> bool:
+        """May the call start now without relying on calls that have not finished?"""
+        if not flight.relied and not running and flight.position == self._executed:
+            return True  # nothing happened since its approval
+        accepted = {v.constraint for v in flight.decision.violations}
+        closed = self.on_predicate_error == "fail_closed"
+        prefixes: list[Sequence[Call]] = [[]] if not running else [[], running]
+        return all(
+            not (self._findings(flight.call, extra).names(closed) - accepted) for extra in prefixes
+        )
+
+    def _recheck(self, flight: Flight) -> Decision:
+        """Judge the call again on what really ran (executed calls, then the running ones)."""
+        if self._spans is not None:
+            self._check_started = time.time_ns()
+        old = flight.decision
+        del self._inflight[old.call_id]
+        running = [f.call for f in self._inflight.values() if f.started]
+        step = old.step
+        if self._stopped:
+            fresh = Decision(
+                Action.STOP,
+                old.tool,
+                old.args,
+                step,
+                (),
+                "The run was stopped by agentguard before this call started.",
+                (),
+                False,
+                old.call_id,
+                old.tool_call_id,
+            )
+        else:
+            # on the executed calls alone (what it relied on may still be running, result
+            # unknown), and, if that is clean, alongside the calls running now
+            found = self._findings(flight.call, [])
+            beside = False
+            if running and not found.names(self.on_predicate_error == "fail_closed"):
+                found, beside = self._findings(flight.call, running), True
+            fresh = self._judge(
+                flight.call, step, found, old.call_id, old.tool_call_id, inflight=beside
+            )
+        if fresh.executes:
+            flight.decision, flight.started = fresh, True
+            flight.position = self._executed
+            self._inflight[old.call_id] = flight
+            if fresh != old:
+                self._decide(fresh)
+            return fresh
+        self._decide(fresh)
+        self._withdrawn_now(old, f"re-checked when it was about to start: {fresh.message}")
+        self._wake()
+        return fresh
+
+    def complete(
+        self,
+        decision: Decision,
+        result: Any = None,
+        *,
+        error: str | BaseException | None = None,
+    ) -> list[Violation]:
+        """The call ran: it enters the trace with its result (or its error, kept on the
+        call); returns the violations found only now that the result is known."""
+        with self._cond:
+            flight = self._flight(decision, "complete")
+            del self._inflight[decision.call_id]
+            try:
+                if error is not None:
+                    result = error_text(error) if result is None else result
+                late: list[Violation] = self._guarded(
+                    self._commit,
+                    flight.call,
+                    result,
+                    error is not None,
+                    flight.decision,
+                    not flight.relied and flight.position == self._executed,
+                )
+            finally:
+                self._wake()
+            return late
+
+    def withdraw(self, decision: Decision, reason: str) -> None:
+        """The call never ran (its arguments were rejected, a sibling stopped the run...):
+        it leaves the in-flight set without entering the trace, and the log says why."""
+        with self._cond:
+            flight = self._flight(decision, "withdraw")
+            if flight.started:
+                raise FirewallProtocolError(
+                    f"cannot withdraw {named(decision)}: it started; complete it with its error"
+                )
+            del self._inflight[decision.call_id]
+            self._withdrawn_now(flight.decision, reason)
+            self._wake()
+
+    def record(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        result: Any,
+        *,
+        call_id: str | None = None,
+        error: str | BaseException | None = None,
+    ) -> list[Violation]:
+        """Shorthand for :meth:`complete`: matched to the in-flight decision by ``call_id``
+        when given, else by name and arguments (a call never proposed is recorded as is)."""
+        args = dict(args or {})
+        with self._cond:
+            flight = self._inflight.get(call_id) if call_id is not None else None
+            if flight is None:
+                for f in self._inflight.values():
+                    if f.call.name == name and f.call.args == args:  # a dict, as proposed
+                        flight = f
+                        break
+            if flight is not None:
+                return self.complete(flight.decision, result, error=error)
+            if error is not None:
+                result = error_text(error) if result is None else result
+            late: list[Violation] = self._guarded(
+                self._commit, Call(name, args), result, error is not None, None, False
+            )
+            return late
+
+    def observe(self, kind: CallKind, text: Any, **fields: Any) -> list[Violation]:
+        """A dialogue event: a message the user sent (``"user"``) or the assistant wrote
+        (``"assistant"``). Nothing is decided (it already happened): it is logged
+        (``agentguard.message``) and, when the spec names a dialogue event, enters the
+        trace and advances the monitor; returns the violations it caused, as
+        :meth:`complete` does for a result (docs/firewall.md, "Dialogue events")."""
+        message = Call.message(kind, text, **fields)
+        with self._cond:
+            if not spec_mentions_dialogue(self.spec):  # judged on tool calls only
+                self._log.message(message, judged=False)
+                return []
+            late: list[Violation] = self._guarded(
+                self._commit, message, UNKNOWN, False, None, False
+            )
+            return late
+
+    def _commit(
+        self, proposed: Call, result: Any, error: bool, decision: Decision | None, fresh: bool
+    ) -> list[Violation]:
+        """Enter an executed call: the monitor, the tool checker, the shadows, the log.
+
+        ``fresh``: ``decision`` was judged on exactly the executed calls (no call in flight
+        then, none completed since), so its verdicts are this step's wherever the result
+        cannot matter.
+        """
+        name, args = proposed.name, proposed.args  # the firewall's own copy of the arguments
+        known = {v.constraint for v in decision.violations} if decision is not None else set()
+        # Call decodes JSON text
+        call = Call(name, args, result, self._executed, error, proposed.kind)
+        snaps = None
+        if not self._keeps_calls:  # no history to rebuild a shadow from: keep the states
+            quiet = fresh and not known and not self._result_sensitive
+            snaps = {} if quiet else self._snapshots(call, known, fresh)
+        changed = self.monitor.advance(call)
+        self._executed += 1
+        if self._keeps_calls:
+            self._calls.append(call)
+        if call.is_tool:
+            if call.name not in self.final_tools:
+                self._tool_count += 1
+            if self.tools.enabled:
+                self.tools.observe(call)
+        if error:
+            self._error_positions.append(call.position)
+        late = []
+        broken = [n for n in changed if self.monitor.verdicts[n] is Verdict.VIOLATED]
+        again = self._shadows.advance(call, known.union(broken)) if self._shadows else []
+        for n in broken:
+            if n not in known:
+                what = f"the result of {name}" if call.is_tool else f"the {name}"
+                detail = self.monitor.node(n).error or f"{what} violates it"
+                late.append(self._violation(n, detail, ""))
+            if n in self._shadows:
+                continue  # already excused from its shadow above
+            if snaps is None:
+                self._shadows.excuse(self._constraints[n], call.position, self._calls)
+            else:  # the state just before this call, without the calls kept
+                snap = snaps[n]
+                self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
+        for n in again:  # a constraint violated before, violated again by this result
+            late.append(self._violation(n, f"the result of {name} violates it again", ""))
+        if call.is_tool:
+            self._log.result(call, decision)
+        else:
+            self._log.message(call, judged=True)
+        if late:
+            late.sort(key=lambda v: self._order[v.constraint])
+            self._late.extend(late)
+            hard = any(v.severity.kind is SeverityKind.HARD_STOP for v in late)
+            if hard and self.mode == "enforce":
+                self._stopped = True
+            self._log.late(
+                call.position,
+                name,
+                args,
+                late,
+                self._stopped or hard,
+                shadow=self.mode == "shadow",
+            )
+            if self._stopped:
+                self._log.flush()
+        return late
+
+    def _snapshots(self, call: Call, known: set[str], fresh: bool) -> dict[str, Snapshot]:
+        """The states, before ``call``, of the constraints it may break for the first time
+        (each would start a shadow monitor from there). A fresh decision already said what
+        the call breaks, except where the result (or a user predicate) may change it."""
+        monitor, shadows = self.monitor, self._shadows
+        out = {}
+        for n in monitor.affected(call.name):
+            if n in shadows or monitor.verdicts[n] is not Verdict.PENDING:
+                continue
+            if fresh and n not in known and n not in self._result_sensitive:
+                continue
+            out[n] = monitor.snapshot(n)
+        return out
+
+
+__all__ = ["Execution"]
