@@ -6,9 +6,8 @@ sources:
 
 * ``.ltl`` tool declarations (:func:`declarations_from_spec`, reads ``Spec.tools``),
 * JSON Schema documents: OpenAI/BFCL function definitions or ``{tool: schema}``
-  (:func:`declarations_from_json_schema`); ``enum``, array ``items`` and
-  ``additionalProperties`` become the declaration's ``enum``, ``items`` and
-  ``allow_extra``, numeric bounds (``minimum``...) are not kept,
+  (:func:`declarations_from_json_schema`), each schema read by the one rule of
+  :mod:`agentguard.tools.json_schema` (shared with the MCP and OpenAI Agents adapters),
 * a plain ``{tool: [param, ...]}`` or ``{tool: {param: type}}`` mapping
   (:func:`declarations_from_params`).
 """
@@ -16,14 +15,11 @@ sources:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
-from agentguard.language.ast import PARAM_TYPE_ALIASES, Param, Spec, ToolDecl
+from agentguard.language.ast import Param, Spec, ToolDecl
 from agentguard.pec.errors import PecError
-
-TYPE_ALIASES: Final = {**PARAM_TYPE_ALIASES, "tuple": "list"}
-"""Type names a tool definition may use: AgentLTL's and JSON Schema's, and BFCL's
-``tuple`` (a JSON array)."""
+from agentguard.tools.json_schema import TYPE_ALIASES, declaration_from_json_schema
 
 ToolDecls = Mapping[str, ToolDecl]
 """The declarations an oracle checks calls against, by tool name."""
@@ -61,31 +57,7 @@ def declarations_from_json_schema(doc: Any) -> dict[str, ToolDecl]:
 def _from_object_schema(name: str, schema: Any) -> ToolDecl:
     if not isinstance(schema, Mapping):
         raise PecError(f"tool {name!r}: parameters must be a JSON Schema object")
-    props = schema.get("properties", {}) or {}
-    required = set(schema.get("required", ()) or ())
-    params = []
-    for pname, pschema in props.items():
-        pschema = pschema if isinstance(pschema, Mapping) else {}
-        items = pschema.get("items")
-        item_type = _json_type(items.get("type")) if isinstance(items, Mapping) else None
-        enum = pschema.get("enum")
-        params.append(
-            Param(
-                str(pname),
-                _json_type(pschema.get("type")),
-                optional=pname not in required,
-                enum=tuple(enum) if isinstance(enum, list) else None,
-                items=None if item_type == "any" else item_type,
-            )
-        )
-    extra = schema.get("additionalProperties", False) is not False
-    return ToolDecl(name, tuple(params), allow_extra=extra)
-
-
-def _json_type(raw: Any) -> str:
-    if isinstance(raw, list):  # ["string", "null"]: take the first non-null type
-        raw = next((t for t in raw if t != "null"), "any")
-    return TYPE_ALIASES.get(str(raw).lower(), "any") if raw is not None else "any"
+    return declaration_from_json_schema(name, schema)
 
 
 # ---------------------------------------------------------------- from a mapping

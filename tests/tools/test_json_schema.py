@@ -1,0 +1,69 @@
+"""One reading of a JSON Schema into a tool declaration, for the oracle and the adapters."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentguard.pec.declarations import declarations_from_json_schema
+from agentguard.tools.arguments import signature
+from agentguard.tools.checker import ToolChecker
+from agentguard.tools.json_schema import declaration_from_json_schema, json_type
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "mode": {"type": "string", "enum": ["fast", "safe"]},
+        "ids": {"type": "array", "items": {"type": "integer"}},
+        "limit": {"type": "integer", "exclusiveMaximum": 10},
+        "either": {"type": ["string", "null"]},
+        "one": {"type": ["boolean"]},
+    },
+    "required": ["mode"],
+}
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind"),
+    [
+        ("string", "str"),
+        ("integer", "int"),
+        ("tuple", "list"),
+        (["boolean"], "bool"),
+        (["string", "null"], "any"),
+        (["string", "integer"], "any"),
+        (None, "any"),
+        ("made-up", "any"),
+    ],
+)
+def test_json_types(raw: object, kind: str) -> None:
+    """A single type maps to its AgentLTL type; a union, none or an unknown name is any."""
+    assert json_type(raw) == kind
+
+
+def test_the_oracle_and_the_adapters_read_a_schema_alike() -> None:
+    """The PEC loader gives the very declaration the adapters use."""
+    direct = declaration_from_json_schema("find", SCHEMA)
+    via_pec = declarations_from_json_schema([{"name": "find", "parameters": SCHEMA}])["find"]
+    assert via_pec == direct
+    assert signature(direct).startswith("find(mode: str")
+
+
+def test_enum_items_bound_and_closed_arguments_are_checked() -> None:
+    """enum, items, the kept bound and a closed declaration each refuse a bad call."""
+    checker = ToolChecker([declaration_from_json_schema("find", SCHEMA)])
+    assert checker.check("find", {"mode": "fast", "ids": [1], "limit": 9, "either": None}, []) == []
+    for bad in (
+        {"mode": "slow"},
+        {"mode": "fast", "ids": ["x"]},
+        {"mode": "fast", "limit": 10},
+        {"mode": "fast", "other": 1},
+    ):
+        assert checker.check("find", bad, []), bad
+
+
+def test_additional_properties_true_allows_extra_arguments() -> None:
+    """A schema that says extra properties are allowed is an open declaration."""
+    decl = declaration_from_json_schema("f", {"properties": {}, "additionalProperties": True})
+    assert decl.allow_extra
+    assert ToolChecker([decl]).check("f", {"anything": 1}, []) == []
+    assert not declaration_from_json_schema("f", {"properties": {}}).allow_extra
