@@ -26,10 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-try:  # optional speed-up of the log rendering (same JSON content without it)
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is installed in CI
-    _orjson = None  # type: ignore[assignment]
+import orjson
 
 CHAIN_VERSION: Final = "agentguard.log/1"
 FINISH_EVENT: Final = "agentguard.finish"
@@ -89,13 +86,12 @@ def dumps(fields: Mapping[str, Any], checked: Iterable[str] | None = None) -> st
     renderings mean the same document; anything else (an object, NaN, a huge int, a
     non-string key) keeps the standard library's rendering. ``checked`` names the fields
     that may hold such values (the caller vouches for the others); None: all of them."""
-    if _orjson is not None:
-        values = fields.values() if checked is None else (fields.get(k) for k in checked)
-        if all(_plain(v) for v in values):
-            try:
-                return _orjson.dumps(fields).decode()
-            except TypeError:  # an unchecked field the caller vouched for was not plain
-                pass
+    values = fields.values() if checked is None else (fields.get(k) for k in checked)
+    if all(_plain(v) for v in values):
+        try:
+            return orjson.dumps(fields).decode()
+        except TypeError:  # an unchecked field the caller vouched for was not plain
+            pass
     return json.dumps(fields, default=str)
 
 
