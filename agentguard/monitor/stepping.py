@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Final
@@ -39,6 +39,23 @@ OTHER: Final = ""
 """The name class of a call to a tool the formula never mentions."""
 
 Letter = tuple[str, int]
+
+
+def expand_unknown(name: str, mask: int, unknown: Sequence[int]) -> tuple[Letter, ...]:
+    """Every letter a call may be while the atoms at bit positions ``unknown`` are open
+    (a result not known yet): each combination of those bits set or clear over ``mask``."""
+    if not unknown:
+        return ((name, mask),)
+    out = []
+    for combo in product((0, 1), repeat=len(unknown)):
+        m = mask
+        for bit, on in zip(unknown, combo, strict=True):
+            if on:
+                m |= 1 << bit
+        out.append((name, m))
+    return tuple(out)
+
+
 CState = tuple[int, tuple[int, ...]]
 
 MAX_LETTERS: Final = 4096
@@ -194,16 +211,7 @@ class Automaton:
                 v = False
             if v:
                 mask |= 1 << bit
-        if not unknown:
-            return [(cls, mask)]
-        out = []
-        for combo in product((0, 1), repeat=len(unknown)):
-            m = mask
-            for bit, on in zip(unknown, combo, strict=True):
-                if on:
-                    m |= 1 << bit
-            out.append((cls, m))
-        return out
+        return list(expand_unknown(cls, mask, unknown))
 
     def all_letters(self) -> list[Letter] | None:
         total = sum(1 << len(self._data[c]) for c in self._data)

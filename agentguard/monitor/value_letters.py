@@ -16,16 +16,15 @@ value.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import product
 from typing import Any, TypeAlias
 
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom, FrozenAtom, eval_event
 from agentguard.monitor.call_memo import about, hashable
 from agentguard.monitor.machine import OTHER, Letter, Machine
+from agentguard.monitor.stepping import expand_unknown
 from agentguard.semantics.registry import Matcher
 from agentguard.semantics.values import MISSING, UNKEYED, call_field, common_key, plain_key
 from agentguard.semantics.variables import free_variables
@@ -158,11 +157,11 @@ class LetterPlan:
             if found is None:
                 found = self._alike[(name, mask)] = ValueLetters(((name, mask),), {})
             return found
-        generic = _expand(name, mask, unknown)
+        generic = expand_unknown(name, mask, unknown)
         return ValueLetters(
             generic,
             {
-                key: _expand(name, mask | bits, [*unknown, *extra])
+                key: expand_unknown(name, mask | bits, [*unknown, *extra])
                 for key, (bits, extra) in special.items()
             },
         )
@@ -205,16 +204,3 @@ def _question(atom: EventAtom) -> Any:
 
 def _evaluate(atom: EventAtom, call: Call, match: Matcher, pending: bool) -> bool | None:
     return eval_event(atom, call, {}, match, pending=pending)
-
-
-def _expand(name: str, mask: int, unknown: Sequence[int]) -> tuple[Letter, ...]:
-    if not unknown:
-        return ((name, mask),)
-    out = []
-    for combo in product((0, 1), repeat=len(unknown)):
-        m = mask
-        for bit, on in zip(unknown, combo, strict=True):
-            if on:
-                m |= 1 << bit
-        out.append((name, m))
-    return tuple(out)
