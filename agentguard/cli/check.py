@@ -193,6 +193,17 @@ def batch_failed(items: Sequence[CheckedTrace], fail_under: float | None) -> boo
     return any(i.report is not None and not i.report.passed for i in items)
 
 
+LOAD_HELP = (
+    "import MODULE first (it registers the spec's predicates and extractors): a module "
+    "name (found from the current directory too) or a .py file; repeatable"
+)
+
+
+def add_load_option(parser: argparse.ArgumentParser) -> None:
+    """``--load MODULE`` (repeatable): every command that reads a spec takes it alike."""
+    parser.add_argument("--load", action="append", default=[], metavar="MODULE", help=LOAD_HELP)
+
+
 def add_scale_options(parser: argparse.ArgumentParser) -> None:
     """``--by``, ``--fail-under`` and ``--jobs`` (shared by ``check`` and ``report``)."""
     parser.add_argument(

@@ -106,9 +106,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--format", choices=format_names(), default=None)
     parser.add_argument("--no-final-answer", dest="final_answer", action="store_false")
     parser.add_argument("--json", action="store_true", help="print the changes as JSON")
-    parser.add_argument(
-        "--load", action="append", default=[], metavar="MODULE", help="import MODULE first"
-    )
+    from agentguard.cli.check import add_load_option  # imported with the command
+
+    add_load_option(parser)
     parser.set_defaults(func=run)
 
 

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from agentguard._version import __version__
 from agentguard.cli import check
-from agentguard.cli.check import add_scale_options
+from agentguard.cli.check import add_load_option, add_scale_options
 from agentguard.errors import (
     AgentGuardError,
     SourceLocation,
@@ -301,10 +301,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    load_help = (
-        "import MODULE first (it registers the spec's predicates and extractors): a module "
-        "name (found from the current directory too) or a .py file; repeatable"
-    )
 
     check = sub.add_parser("check", help="score trace files against a spec")
     check.add_argument("spec", help="the .ltl spec")
@@ -344,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--summary", action="store_true", help="print only the aggregates, no per-trace table"
     )
     add_scale_options(check)
-    check.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
+    add_load_option(check)
     check.set_defaults(func=cmd_check)
 
     lint = sub.add_parser(
@@ -358,14 +354,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print a shortest trace satisfying the spec (or the proof none does)",
     )
-    lint.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
+    add_load_option(lint)
     lint.set_defaults(func=cmd_lint)
 
     fmt = sub.add_parser(
         "fmt", help="print a spec in canonical form (macros expanded, imports inlined)"
     )
     fmt.add_argument("spec")
-    fmt.add_argument("--load", action="append", default=[], metavar="MODULE", help=load_help)
+    add_load_option(fmt)
     fmt.set_defaults(func=cmd_fmt)
 
     for module in _PLUGINS:

@@ -208,9 +208,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("spec", help="the .ltl spec")
     parser.add_argument("cases", nargs="+", help="case files (JSON, see docs/policy-tests.md)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument(
-        "--load", action="append", default=[], metavar="MODULE", help="import MODULE first"
-    )
+    from agentguard.cli.check import add_load_option  # imported with the command
+
+    add_load_option(parser)
     parser.set_defaults(func=run)
 
 

@@ -31,7 +31,7 @@ PEC_RESAMPLES = 1000
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``report`` on the main parser's sub-commands."""
-    from agentguard.cli.check import add_scale_options
+    from agentguard.cli.check import add_load_option, add_scale_options
 
     parser = subparsers.add_parser(
         "report",
@@ -45,9 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--format", choices=format_names(), default=None)
     parser.add_argument("--no-final-answer", dest="final_answer", action="store_false")
     add_scale_options(parser)
-    parser.add_argument(
-        "--load", action="append", default=[], metavar="MODULE", help="import MODULE first"
-    )
+    add_load_option(parser)
     parser.set_defaults(func=run)
 
 

@@ -167,16 +167,11 @@ class Compressed:
             raise TypeError(f"{type(f).__name__} is not step-free")  # applies() rules it out
         left = self._eval_array(f.left, env, starts, events)
         right = self._eval_array(f.right, env, starts, events)
+        if isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
+            out = V.connective(f, left, right, m)
+            return np.full(m, out, dtype=bool) if isinstance(out, bool) else out
         lv = np.full(m, left, dtype=bool) if isinstance(left, bool) else left
         rv = np.full(m, right, dtype=bool) if isinstance(right, bool) else right
-        if isinstance(f, A.And):
-            return lv & rv
-        if isinstance(f, A.Or):
-            return lv | rv
-        if isinstance(f, A.Implies):
-            return ~lv | rv
-        if isinstance(f, A.Iff):
-            return lv == rv
         if isinstance(f, (A.Until, A.WeakUntil, A.Release, A.Since)):
             return V.binary(f, lv, rv)
         assert_never(f)
