@@ -57,6 +57,11 @@ def decode_result(value: Any) -> Any:
     Text that is not JSON, or JSON that is a bare string, stays the original text.
     """
     if isinstance(value, str):
+        if not value:
+            return value
+        first = value[0]  # most results are plain text: one look at the first character
+        if first not in _JSON_START and not first.isspace():
+            return value
         text = value.strip()
         if text[:1] in ("{", "[") or text in ("true", "false", "null") or _looks_numeric(text):
             try:
@@ -64,6 +69,10 @@ def decode_result(value: Any) -> Any:
             except ValueError:
                 return value
     return value
+
+
+_JSON_START: Final = frozenset("{[tfn-0123456789")
+"""The first characters of the JSON texts :func:`decode_result` decodes (after spaces)."""
 
 
 def _looks_numeric(text: str) -> bool:

@@ -34,7 +34,7 @@ DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Call:
     """One tool call: name, argument mapping, result (or UNKNOWN), position.
 
@@ -56,24 +56,37 @@ class Call:
     error: bool = False
     kind: CallKind = "tool"
 
-    def __post_init__(self) -> None:
-        if self.kind == "tool":
-            if self.name in DIALOGUE_NAMES:
+    def __init__(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        result: Any = UNKNOWN,
+        position: int = 0,
+        error: bool = False,
+        kind: CallKind = "tool",
+    ) -> None:
+        # The firewall builds two calls per step and a loader one per record: the
+        # generated frozen __init__ goes through object.__setattr__ per field, the slots'
+        # own setters cost half as much.
+        if kind == "tool":
+            if name in DIALOGUE_NAMES:
                 raise TraceRecordError(
-                    f"{self.name!r} is reserved for dialogue events; a tool cannot be "
+                    f"{name!r} is reserved for dialogue events; a tool cannot be "
                     "called so (rename the tool)",
                     source="<call>",
                 )
-        elif MESSAGE_NAMES.get(self.kind) != self.name:
+        elif MESSAGE_NAMES.get(kind) != name:
             raise TraceRecordError(
-                f"a call of kind {self.kind!r} must be named "
-                f"{MESSAGE_NAMES.get(self.kind, 'a tool')!r}, got {self.name!r}",
+                f"a call of kind {kind!r} must be named "
+                f"{MESSAGE_NAMES.get(kind, 'a tool')!r}, got {name!r}",
                 source="<call>",
             )
-        if type(self.result) is str:
-            decoded = decode_result(self.result)
-            if decoded is not self.result:
-                object.__setattr__(self, "result", decoded)
+        _SET_NAME(self, name)
+        _SET_ARGS(self, {} if args is None else args)
+        _SET_RESULT(self, decode_result(result) if type(result) is str else result)
+        _SET_POSITION(self, position)
+        _SET_ERROR(self, error)
+        _SET_KIND(self, kind)
 
     @classmethod
     def message(cls, kind: CallKind, text: Any, **fields: Any) -> Call:
@@ -117,6 +130,18 @@ class Call:
         if self.error:
             out["is_error"] = True
         return out
+
+
+def _slot_setter(name: str) -> Any:
+    return vars(Call)[name].__set__
+
+
+_SET_NAME: Final = _slot_setter("name")
+_SET_ARGS: Final = _slot_setter("args")
+_SET_RESULT: Final = _slot_setter("result")
+_SET_POSITION: Final = _slot_setter("position")
+_SET_ERROR: Final = _slot_setter("error")
+_SET_KIND: Final = _slot_setter("kind")
 
 
 class Trace(Sequence[Call]):
