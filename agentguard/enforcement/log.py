@@ -26,7 +26,7 @@ import io
 import json
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -121,6 +121,7 @@ class DecisionLog:
         self._chain: Chain | None = None
         self._key = key
         self._common: dict[str, Any] = {
+            "event": None,
             "run_id": run_id,
             "step": None,
             "tool": None,
@@ -178,70 +179,98 @@ class DecisionLog:
                         hidden.add(text)
         return sorted(hidden, key=len, reverse=True)
 
-    def scrub(self, text: str, secrets: list[str]) -> str:
+    def scrub(self, text: str, secrets: Sequence[str]) -> str:
         for secret in secrets:
             text = text.replace(secret, REDACTED)
         return text
 
     def _violations(
-        self, violations: tuple[Violation, ...] | list[Violation], secrets: list[str]
+        self, violations: tuple[Violation, ...] | list[Violation], secrets: Sequence[str]
     ) -> list[dict[str, Any]]:
         out = []
         for v in violations:
             d = v.to_dict()
-            for key in ("message", "detail", "hint"):
-                d[key] = self.scrub(d[key], secrets)
+            if secrets:
+                for key in ("message", "detail", "hint"):
+                    d[key] = self.scrub(d[key], secrets)
             out.append(d)
         return out
 
     def decision(self, d: Decision) -> None:
         if not self.enabled:
             return
-        secrets = self.secrets(d.tool, d.args)
-        primary = d.violations[0] if d.violations else None
-        shadow: dict[str, Any] = {} if d.shadow is None else {"shadow": True}
+        if self.redact is None:  # nothing to scrub: the firewall's own text as it is
+            message = d.message
+            violations = self._violations(d.violations, ()) if d.violations else []
+        else:
+            secrets = self.secrets(d.tool, d.args)
+            message = self.scrub(d.message, secrets)
+            violations = self._violations(d.violations, secrets)
+        v = d.violations[0] if d.violations else None
+        # the whole line in one literal, in FIELDS order (one event per proposed call)
+        record: dict[str, Any] = {
+            "event": DECISION_EVENT,
+            "run_id": self.run_id,
+            "step": d.step,
+            "tool": d.tool,
+            "args": self.safe_args(d.tool, d.args),
+            "constraint": None if v is None else v.constraint,
+            "layer": None if v is None else v.layer,
+            "weight": None if v is None else v.weight,
+            "severity": None if v is None else str(v.severity),
+            "verdict": None if v is None else "violated",
+            "action": _ACTION_TEXT[d.action if d.shadow is None else d.shadow],
+            "message": message,
+            "spec": self.spec_name,
+            "spec_hash": self.spec_hash,
+            "timestamp": _now(),
+            "violations": violations,
+            "pending": list(d.pending),
+            "escalated": d.escalated,
+            "call_id": d.call_id,
+            "tool_call_id": d.tool_call_id,
+        }
+        if d.shadow is not None:
+            record["shadow"] = True
         if d.approval is not None:  # who approved or denied an ASK call, when, why
-            shadow["approval"] = {
-                **d.approval,
-                "reason": self.scrub(str(d.approval.get("reason", "")), secrets),
-            }
-        self.emit(
-            DECISION_EVENT,
-            warn=d.action is not Action.ALLOW or bool(d.violations),
-            step=d.step,
-            tool=d.tool,
-            args=self.safe_args(d.tool, d.args),
-            **_violation_fields(primary),
-            action=(d.action if d.shadow is None else d.shadow).value,
-            message=self.scrub(d.message, secrets),
-            violations=self._violations(d.violations, secrets),
-            pending=list(d.pending),
-            escalated=d.escalated,
-            call_id=d.call_id,
-            tool_call_id=d.tool_call_id,
-            **shadow,
-        )
+            reason = str(d.approval.get("reason", ""))
+            if self.redact is not None:
+                reason = self.scrub(reason, self.secrets(d.tool, d.args))
+            record["approval"] = {**d.approval, "reason": reason}
+        self._send(record, d.action is not Action.ALLOW or v is not None, _DECISION_DATA)
 
     def result(self, call: Call, d: Decision | None) -> None:
         """An executed call entered the trace at ``call.position``."""
         if not self.enabled:
             return
-        fields: dict[str, Any] = {"is_error": call.error, "position": call.position}
+        record: dict[str, Any] = {
+            "event": RESULT_EVENT,
+            "run_id": self.run_id,
+            "step": None if d is None else d.step,
+            "tool": call.name,
+            "args": self.safe_args(call.name, call.args),
+            "constraint": None,
+            "layer": None,
+            "weight": None,
+            "severity": None,
+            "verdict": None,
+            "action": "executed",
+            "message": "",
+            "spec": self.spec_name,
+            "spec_hash": self.spec_hash,
+            "timestamp": _now(),
+            "violations": [],
+            "pending": [],
+            "call_id": None if d is None else d.call_id,
+            "tool_call_id": None if d is None else d.tool_call_id,
+            "is_error": call.error,
+            "position": call.position,
+        }
         if self.redact is None:
-            fields["result"] = call.result
+            record["result"] = call.result
         else:
-            fields["result_sha256"] = digest(call.result)
-        self.emit(
-            RESULT_EVENT,
-            warn=call.error,
-            step=d.step if d is not None else None,
-            tool=call.name,
-            args=self.safe_args(call.name, call.args),
-            action="executed",
-            call_id=d.call_id if d is not None else None,
-            tool_call_id=d.tool_call_id if d is not None else None,
-            **fields,
-        )
+            record["result_sha256"] = digest(call.result)
+        self._send(record, call.error, _RESULT_DATA)
 
     def message(self, call: Call, *, judged: bool) -> None:
         """A dialogue event: at ``call.position`` of the trace when the spec ``judged`` it
@@ -304,21 +333,43 @@ class DecisionLog:
 
     def emit(self, event: str, *, warn: bool = False, **fields: Any) -> None:
         """One event with the common fields; JSON line to the file, event to the user logger."""
+        self._emit(event, fields, warn, USER_DATA if fields.keys() <= KNOWN else None)
+
+    def _emit(
+        self, event: str, fields: Mapping[str, Any], warn: bool, checked: tuple[str, ...] | None
+    ) -> None:
+        """:meth:`emit`, the fields given as a mapping; ``checked``: the fields that may
+        hold non-JSON values (None: any field may)."""
         if not self.enabled:
             return
-        record = self._common.copy()  # the common fields, in FIELDS order
+        record = self._common.copy()  # event first, then the common fields in FIELDS order
+        record["event"] = event
         record["timestamp"] = _now()
         record["violations"], record["pending"] = [], []  # fresh: a user processor may append
         record.update(fields)
-        if self._chain is not None and self._file is not None:
-            line = self._chain.render(record, event, USER_DATA if fields.keys() <= KNOWN else None)
-            data = memoryview((line + "\n").encode("utf-8"))
-            while data:  # a regular file takes it in one write; a short write continues
-                data = data[self._file.write(data) or 0 :]
-        if self._user is not None:
-            (self._user.warning if warn else self._user.info)(event, **record)
-        if hooks.SINKS:
-            hooks.publish_event({"event": event, **record})
+        self._send(record, warn, checked)
+
+    def _send(self, record: dict[str, Any], warn: bool, checked: tuple[str, ...] | None) -> None:
+        """One whole event (``event`` first): a JSON line to the file (``checked`` as for
+        :meth:`_emit`), then the event to the user's logger and the sinks."""
+        user, sinks = self._user, hooks.SINKS
+        view: dict[str, Any] = {}
+        if user is not None or sinks:  # their own copy, without the chain's fields
+            view = record.copy()
+        chain, file = self._chain, self._file
+        if chain is not None and file is not None:
+            data = chain.encode(record, checked)  # one write(2) of the line's bytes
+            written = file.write(data) or 0
+            if written < len(data):  # a regular file takes it whole; a short write continues
+                rest = memoryview(data)[written:]
+                while rest:
+                    rest = rest[file.write(rest) or 0 :]
+        if user is not None:
+            event = view.pop("event")
+            (user.warning if warn else user.info)(event, **view)
+            view = {"event": event, **view}
+        if sinks:
+            hooks.publish_event(view)
 
     def flush(self) -> None:
         if self._file is not None and not self._file.closed:
@@ -337,6 +388,13 @@ def _leaves(value: Any) -> list[Any]:
         return [leaf for v in value for leaf in _leaves(v)]
     return [] if value is None or isinstance(value, bool) else [value]
 
+
+_ACTION_TEXT: Final = {a: a.value for a in Action}
+"""``action.value`` by lookup (an enum's ``value`` is a descriptor call)."""
+_DECISION_DATA: Final = ("args", "violations", "approval")
+"""The fields of a decision line that may hold non-JSON values (the rest are the
+firewall's own strings, numbers, booleans and lists of them)."""
+_RESULT_DATA: Final = ("args", "result")
 
 _NO_VIOLATION: Final[Mapping[str, Any]] = {
     "constraint": None,
