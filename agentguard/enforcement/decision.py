@@ -23,7 +23,11 @@ class Action(str, enum.Enum):
 
     @property
     def executes(self) -> bool:
-        return self is Action.ALLOW or self is Action.OVERRIDE
+        return self in _EXECUTING
+
+
+_EXECUTING: Final = frozenset((Action.ALLOW, Action.OVERRIDE))
+"""The actions whose call runs (a set: asked once per proposed call)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +118,11 @@ class Decision:
 
     @property
     def executes(self) -> bool:
-        return self.action.executes
+        return self.action in _EXECUTING
 
     @property
     def allowed(self) -> bool:
-        return self.action.executes
+        return self.action in _EXECUTING
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Set as AbstractSet
+from typing import Any, Final
 
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_text, named, refusal
@@ -22,6 +23,9 @@ from agentguard.monitor import Verdict
 from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
 from agentguard.trace.model import UNKNOWN, Call, CallKind
+
+NO_NAMES: Final[AbstractSet[str]] = frozenset()
+"""The constraints a clean decision accepted: none."""
 
 
 class Execution(Judging):
@@ -137,23 +141,29 @@ class Execution(Judging):
     ) -> list[Violation]:
         """The call ran: it enters the trace with its result (or its error, kept on the
         call); returns the violations found only now that the result is known."""
-        with self._cond:
-            flight = self._flight(decision, "complete")
-            del self._inflight[decision.call_id]
-            try:
-                if error is not None:
-                    result = error_text(error) if result is None else result
-                late: list[Violation] = self._guarded(
-                    self._commit,
-                    flight.call,
-                    result,
-                    error is not None,
-                    flight.decision,
-                    not flight.relied and flight.position == self._executed,
-                )
-            finally:
-                self._wake()
-            return late
+        with self._lock:
+            return self._complete(self._flight(decision, "complete"), result, error)
+
+    def _complete(
+        self, flight: Flight, result: Any, error: str | BaseException | None
+    ) -> list[Violation]:
+        """:meth:`complete` of a flight found in flight (the lock held)."""
+        del self._inflight[flight.decision.call_id]
+        try:
+            if error is not None:
+                result = error_text(error) if result is None else result
+            late: list[Violation] = self._guarded(
+                self._commit,
+                flight.call,
+                result,
+                error is not None,
+                flight.decision,
+                not flight.relied and flight.position == self._executed,
+            )
+        finally:
+            if self._waiting:
+                self._cond.notify_all()
+        return late
 
     def withdraw(self, decision: Decision, reason: str) -> None:
         """The call never ran (its arguments were rejected, a sibling stopped the run...):
@@ -179,8 +189,8 @@ class Execution(Judging):
     ) -> list[Violation]:
         """Shorthand for :meth:`complete`: matched to the in-flight decision by ``call_id``
         when given, else by name and arguments (a call never proposed is recorded as is)."""
-        args = dict(args or {})
-        with self._cond:
+        args = dict(args) if args else {}
+        with self._lock:  # the lock under _cond: Condition.__enter__ is a Python call
             flight = self._inflight.get(call_id) if call_id is not None else None
             if flight is None:
                 for f in self._inflight.values():
@@ -188,7 +198,7 @@ class Execution(Judging):
                         flight = f
                         break
             if flight is not None:
-                return self.complete(flight.decision, result, error=error)
+                return self._complete(flight, result, error)
             if error is not None:
                 result = error_text(error) if result is None else result
             late: list[Violation] = self._guarded(
@@ -222,9 +232,14 @@ class Execution(Judging):
         cannot matter.
         """
         name, args = proposed.name, proposed.args  # the firewall's own copy of the arguments
-        known = {v.constraint for v in decision.violations} if decision is not None else set()
+        known: AbstractSet[str] = (
+            {v.constraint for v in decision.violations}
+            if decision is not None and decision.violations
+            else NO_NAMES
+        )
         # Call decodes JSON text
         call = Call(name, args, result, self._executed, error, proposed.kind)
+        is_tool = call.kind == "tool"
         snaps = None
         if not self._keeps_calls:  # no history to rebuild a shadow from: keep the states
             quiet = fresh and not known and not self._result_sensitive
@@ -233,16 +248,20 @@ class Execution(Judging):
         self._executed += 1
         if self._keeps_calls:
             self._calls.append(call)
-        if call.is_tool:
-            if call.name not in self.final_tools:
+        if is_tool:
+            if name not in self.final_tools:
                 self._tool_count += 1
             if self.tools.enabled:
                 self.tools.observe(call)
         if error:
             self._error_positions.append(call.position)
-        late = []
-        broken = [n for n in changed if self.monitor.verdicts[n] is Verdict.VIOLATED]
-        again = self._shadows.advance(call, known.union(broken)) if self._shadows else []
+        late: list[Violation] = []
+        if changed:
+            verdicts = self.monitor.verdicts
+            broken = [n for n in changed if verdicts[n] is Verdict.VIOLATED]
+        else:
+            broken = []
+        again = self._shadows.advance(call, known | set(broken)) if self._shadows else []
         for n in broken:
             if n not in known:
                 what = f"the result of {name}" if call.is_tool else f"the {name}"
@@ -257,7 +276,9 @@ class Execution(Judging):
                 self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
         for n in again:  # a constraint violated before, violated again by this result
             late.append(self._violation(n, f"the result of {name} violates it again", ""))
-        if call.is_tool:
+        if not self._log.enabled:
+            pass
+        elif is_tool:
             self._log.result(call, decision)
         else:
             self._log.message(call, judged=True)
@@ -279,7 +300,7 @@ class Execution(Judging):
                 self._log.flush()
         return late
 
-    def _snapshots(self, call: Call, known: set[str], fresh: bool) -> dict[str, Snapshot]:
+    def _snapshots(self, call: Call, known: AbstractSet[str], fresh: bool) -> dict[str, Snapshot]:
         """The states, before ``call``, of the constraints it may break for the first time
         (each would start a shadow monitor from there). A fresh decision already said what
         the call breaks, except where the result (or a user predicate) may change it."""

@@ -237,10 +237,12 @@ class Firewall(Reporting):
         """Decide on one call before it runs (one model generation; not executed here)."""
         with self._lock:
             saved = self._counters() if self.approver else None
-            self._next_generation()
-            try:
+            self._generation += 1
+            if self._warned:
+                self._forget_warnings()
+            try:  # one call alone: no other call of its turn can share its id (seen: None)
                 decision: Decision = self._guarded(
-                    self._check, name, dict(args or {}), tool_call_id, set()
+                    self._check, name, dict(args) if args else {}, tool_call_id, None
                 )
             except BaseException:
                 if saved is not None:  # an approver raised (a LangGraph interrupt): undo
@@ -255,7 +257,9 @@ class Firewall(Reporting):
         first use (frameworks key parallel calls by id, so only one would run)."""
         with self._lock:
             saved = self._counters() if self.approver else None
-            self._next_generation()
+            self._generation += 1
+            if self._warned:
+                self._forget_warnings()
             seen: set[str] = set()
             out: list[Decision] = []
             try:
@@ -283,16 +287,14 @@ class Firewall(Reporting):
                 del self._inflight[d.call_id]
                 self._withdrawn_now(d, "its turn was interrupted to ask for an approval")
 
-    def _next_generation(self) -> None:
-        self._generation += 1
-        if not self._warned:
-            return
+    def _forget_warnings(self) -> None:
+        """A new generation began: BLOCK_AND_WARN warnings older than the last one lapse."""
         stale = [k for k, g in self._warned.items() if g < self._generation - 1]
         for key in stale:
             del self._warned[key]
 
     def _check(
-        self, name: str, args: dict[str, Any], tool_call_id: str | None, seen: set[str]
+        self, name: str, args: dict[str, Any], tool_call_id: str | None, seen: set[str] | None
     ) -> Decision:
         if self._spans is not None:
             self._check_started = time.time_ns()
@@ -306,7 +308,7 @@ class Firewall(Reporting):
                     Action.STOP, name, args, step, (), message, (), False, call_id, tool_call_id
                 )
             )
-        if tool_call_id is not None:
+        if tool_call_id is not None and seen is not None:
             if tool_call_id in seen:
                 message = (
                     f"agentguard refused this call: its tool-call id {tool_call_id!r} is used "
@@ -338,7 +340,10 @@ class Firewall(Reporting):
                 decision = Decision(
                     Action.ALLOW, name, args, step, (), "", (), False, call_id, tool_call_id
                 )
-            elif decision is None:
+                relied = frozenset(f.decision.call_id for f in flights) if flights else NO_CALLS
+                self._inflight[call_id] = Flight(decision, call, relied, self._executed)
+                return self._decide_routine(decision)
+            if decision is None:
                 decision = self._judge(
                     call, step, found, call_id, tool_call_id, inflight=bool(extra)
                 )
