@@ -79,19 +79,25 @@ class Chain:
         self.head = line_hash(line)
         return line
 
+    def advance(self, line: bytes) -> None:
+        """``line`` (its bytes, newline last, rendered by the caller with this chain's
+        ``seq`` and ``head``, and no key) was written: the chain moves past it."""
+        self.seq += 1
+        self.head = hashlib.sha256(memoryview(line)[:-1]).hexdigest()
+
     def encode(self, record: dict[str, Any], checked: Iterable[str] | None) -> bytes:
         """:meth:`render` for a record whose fields are already in line order (``event``
         first), as the UTF-8 bytes of the line and its newline: the firewall's per-call
         path. Adds ``seq`` and ``prev`` to ``record`` itself (the caller's own dict)."""
         record["seq"], record["prev"] = self.seq, self.head
         line = None
-        plain = True
+        ok = True
         for key in record if checked is None else checked:  # every line of the log
             value = record.get(key)
-            if value is not None and not _plain(value):
-                plain = False
+            if value is not None and not plain(value):
+                ok = False
                 break
-        if plain:
+        if ok:
             try:  # noqa: SIM105 - a with-statement costs more than the dumps on this path
                 line = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
             except TypeError:  # an unchecked field the caller vouched for was not plain
@@ -113,7 +119,7 @@ def dumps(fields: Mapping[str, Any], checked: Iterable[str] | None = None) -> st
     non-string key) keeps the standard library's rendering. ``checked`` names the fields
     that may hold such values (the caller vouches for the others); None: all of them."""
     values = fields.values() if checked is None else (fields.get(k) for k in checked)
-    if all(_plain(v) for v in values):
+    if all(plain(v) for v in values):
         try:
             return orjson.dumps(fields).decode()
         except TypeError:  # an unchecked field the caller vouched for was not plain
@@ -125,19 +131,19 @@ _SCALARS: Final = frozenset((str, bool, type(None)))
 _INT_RANGE: Final = range(-(2**63), 2**64)
 
 
-def _plain(value: Any) -> bool:
+def plain(value: Any) -> bool:
     """JSON data that orjson and ``json`` render alike (exact types: no subclasses)."""
     kind = type(value)
     if kind in _SCALARS:
         return True
     if kind is dict:  # loops, not all(): this runs for every line of the log
         for k, v in value.items():  # noqa: SIM110
-            if type(k) is not str or not _plain(v):
+            if type(k) is not str or not plain(v):
                 return False
         return True
     if kind is list or kind is tuple:
         for v in value:  # noqa: SIM110
-            if not _plain(v):
+            if not plain(v):
                 return False
         return True
     if kind is int:
@@ -283,5 +289,6 @@ __all__ = [
     "Problem",
     "genesis",
     "line_hash",
+    "plain",
     "verify_lines",
 ]

@@ -33,6 +33,7 @@ from typing import Any, Final
 from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain
 from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.enforcement.log_lines import LineTemplates
 from agentguard.trace.identity import digest
 from agentguard.trace.model import Call
 
@@ -120,6 +121,7 @@ class DecisionLog:
         self._file: io.FileIO | None = None
         self._chain: Chain | None = None
         self._key = key
+        self._lines: LineTemplates | None = None  # a plain file log: the fast lines
         self._common: dict[str, Any] = {
             "event": None,
             "run_id": run_id,
@@ -151,6 +153,8 @@ class DecisionLog:
         self._file = io.FileIO(self.path, "a")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
         self._chain = Chain(self.run_id, self._key)
+        if self._key is None and self._user is None:  # the byte templates' case
+            self._lines = LineTemplates(self.run_id, self.spec_name, self.spec_hash)
 
     @property
     def enabled(self) -> bool:
@@ -199,6 +203,34 @@ class DecisionLog:
     def decision(self, d: Decision) -> None:
         if not self.enabled:
             return
+        lines, chain = self._lines, self._chain
+        if (
+            lines is not None
+            and chain is not None
+            and not d.violations
+            and d.shadow is None
+            and d.approval is None
+            and self.redact is None
+            and not hooks.SINKS
+        ):
+            line = lines.decision(
+                d.step,
+                d.tool,
+                d.args,
+                d.action,
+                d.message,
+                d.pending,
+                d.escalated,
+                d.call_id,
+                d.tool_call_id,
+                _now(),
+                chain.seq,
+                chain.head,
+            )
+            if line is not None:
+                self._write(line)
+                chain.advance(line)
+                return
         if self.redact is None:  # nothing to scrub: the firewall's own text as it is
             message = d.message
             violations = self._violations(d.violations, ()) if d.violations else []
@@ -243,6 +275,25 @@ class DecisionLog:
         """An executed call entered the trace at ``call.position``."""
         if not self.enabled:
             return
+        lines, chain = self._lines, self._chain
+        if lines is not None and chain is not None and self.redact is None and not hooks.SINKS:
+            line = lines.result(
+                None if d is None else d.step,
+                call.name,
+                call.args,
+                None if d is None else d.call_id,
+                None if d is None else d.tool_call_id,
+                call.error,
+                call.position,
+                call.result,
+                _now(),
+                chain.seq,
+                chain.head,
+            )
+            if line is not None:
+                self._write(line)
+                chain.advance(line)
+                return
         record: dict[str, Any] = {
             "event": RESULT_EVENT,
             "run_id": self.run_id,
@@ -356,20 +407,26 @@ class DecisionLog:
         view: dict[str, Any] = {}
         if user is not None or sinks:  # their own copy, without the chain's fields
             view = record.copy()
-        chain, file = self._chain, self._file
-        if chain is not None and file is not None:
-            data = chain.encode(record, checked)  # one write(2) of the line's bytes
-            written = file.write(data) or 0
-            if written < len(data):  # a regular file takes it whole; a short write continues
-                rest = memoryview(data)[written:]
-                while rest:
-                    rest = rest[file.write(rest) or 0 :]
+        chain = self._chain
+        if chain is not None:
+            self._write(chain.encode(record, checked))
         if user is not None:
             event = view.pop("event")
             (user.warning if warn else user.info)(event, **view)
             view = {"event": event, **view}
         if sinks:
             hooks.publish_event(view)
+
+    def _write(self, data: bytes) -> None:
+        """One line to the file: one write(2) of its bytes (a short write continues)."""
+        file = self._file
+        if file is None:
+            return
+        written = file.write(data) or 0
+        if written < len(data):  # a regular file takes it whole
+            rest = memoryview(data)[written:]
+            while rest:
+                rest = rest[file.write(rest) or 0 :]
 
     def flush(self) -> None:
         if self._file is not None and not self._file.closed:

@@ -1,0 +1,169 @@
+"""The two lines a firewall writes for almost every call, rendered from byte templates.
+
+An allowed call that violates nothing costs two log lines: its decision (before it runs)
+and its result (after). Both are mostly constant: the run, the spec, a row of nulls.
+Building a 20-field dict per line and serialising it whole was most of the log's cost
+per call, so the constant parts are rendered once per run and only the variable ones
+(step, tool, arguments, result, timestamp, chain fields) are serialised per line.
+
+The bytes are exactly what ``orjson.dumps`` makes of the same record
+(:meth:`~agentguard.enforcement.log.DecisionLog.decision` builds it as a dict in the
+other cases); ``tests/enforcement/test_log_lines.py`` holds the two renderings equal. A
+template renders only plain JSON data (:func:`~agentguard.enforcement.audit.plain`): for
+anything else it returns None and the caller takes the dict path, whose fallback keeps
+``json.dumps(default=str)``'s meaning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import orjson
+
+from agentguard.enforcement.audit import plain
+from agentguard.enforcement.decision import Action
+
+_dumps: Final = orjson.dumps
+_NULLS: Final = b',"constraint":null,"layer":null,"weight":null,"severity":null,"verdict":null'
+_DECISION: Final = (
+    b'%s%d,"tool":%s,"args":%s' + _NULLS + b',"action":%s,"message":%s%s%s'
+    b'","violations":[],"pending":%s,"escalated":%s,"call_id":%s,"tool_call_id":%s'
+    b',"seq":%d,"prev":"%s"}\n'
+)
+_RESULT: Final = (
+    b'%s%s,"tool":%s,"args":%s' + _NULLS + b',"action":"executed","message":""%s%s'
+    b'","violations":[],"pending":[],"call_id":%s,"tool_call_id":%s,"is_error":%s'
+    b',"position":%d,"result":%s,"seq":%d,"prev":"%s"}\n'
+)
+_ACTIONS: Final = {a: _dumps(a.value) for a in Action}
+_BOOLS: Final = (b"false", b"true")
+
+
+class LineTemplates:
+    """The constant parts of one run's decision and result lines, rendered once."""
+
+    __slots__ = ("_decision_head", "_result_head", "_spec")
+
+    def __init__(self, run_id: str, spec_name: str | None, spec_hash: str) -> None:
+        run = _dumps(run_id)
+        self._decision_head = b'{"event":"agentguard.decision","run_id":' + run + b',"step":'
+        self._result_head = b'{"event":"agentguard.result","run_id":' + run + b',"step":'
+        self._spec = (
+            b',"spec":' + _dumps(spec_name) + b',"spec_hash":' + _dumps(spec_hash)
+        ) + b',"timestamp":"'
+
+    def decision(
+        self,
+        step: int,
+        tool: str,
+        args: Mapping[str, Any],
+        action: Action,
+        message: str,
+        pending: tuple[str, ...],
+        escalated: bool,
+        call_id: str,
+        tool_call_id: str | None,
+        timestamp: str,
+        seq: int,
+        prev: str,
+    ) -> bytes | None:
+        """The line of a decision with no violation, no shadow and no approval (None
+        when its arguments are not plain JSON data)."""
+        if type(args) is not dict or not plain(args) or type(step) is not int:
+            return None
+        if type(escalated) is not bool:
+            return None
+        try:
+            return self._decision(
+                step,
+                tool,
+                args,
+                action,
+                message,
+                pending,
+                escalated,
+                call_id,
+                tool_call_id,
+                timestamp,
+                seq,
+                prev,
+            )
+        except TypeError:  # a value orjson does not render (an odd tool-call id)
+            return None
+
+    def _decision(
+        self,
+        step: int,
+        tool: str,
+        args: Mapping[str, Any],
+        action: Action,
+        message: str,
+        pending: tuple[str, ...],
+        escalated: bool,
+        call_id: str,
+        tool_call_id: str | None,
+        timestamp: str,
+        seq: int,
+        prev: str,
+    ) -> bytes:
+        return _DECISION % (
+            self._decision_head,
+            step,
+            _dumps(tool),
+            _dumps(args),
+            _ACTIONS[action],
+            _dumps(message),
+            self._spec,
+            timestamp.encode(),
+            _dumps(list(pending)) if pending else b"[]",
+            _BOOLS[escalated],
+            _dumps(call_id),
+            _dumps(tool_call_id),
+            seq,
+            prev.encode(),
+        )
+
+    def result(
+        self,
+        step: int | None,
+        tool: str,
+        args: Mapping[str, Any],
+        call_id: str | None,
+        tool_call_id: str | None,
+        is_error: bool,
+        position: int,
+        result: Any,
+        timestamp: str,
+        seq: int,
+        prev: str,
+    ) -> bytes | None:
+        """The line of an executed call's result, unredacted (None when its arguments or
+        result are not plain JSON data)."""
+        if type(args) is not dict or not plain(args) or not plain(result):
+            return None
+        if (step is not None and type(step) is not int) or type(position) is not int:
+            return None
+        if type(is_error) is not bool:
+            return None
+        try:
+            return _RESULT % (
+                self._result_head,
+                b"null" if step is None else b"%d" % step,
+                _dumps(tool),
+                _dumps(args),
+                self._spec,
+                timestamp.encode(),
+                _dumps(call_id),
+                _dumps(tool_call_id),
+                _BOOLS[is_error],
+                position,
+                _dumps(result),
+                seq,
+                prev.encode(),
+            )
+        except TypeError:  # a value orjson does not render (an odd tool-call id)
+            return None
+
+
+__all__ = ["LineTemplates"]
