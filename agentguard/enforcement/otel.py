@@ -12,6 +12,7 @@ firewall without OpenTelemetry pays nothing, not even the import.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any, Final
@@ -45,8 +46,10 @@ class OtelMissingError(AgentGuardError, ImportError):
     """OpenTelemetry spans were asked for but opentelemetry-api is not installed."""
 
 
+@functools.cache
 def _version() -> str:
-    """The installed agentguard version, for the tracer's instrumentation scope."""
+    """The installed agentguard version, for the tracer's instrumentation scope (read
+    once: the package metadata lookup cost more than building the firewall)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -75,6 +78,11 @@ class DecisionSpans:
             ) from None
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
         self._tracer = provider.get_tracer("agentguard", _version())
+        # the global provider until the application sets one is a proxy whose spans go
+        # nowhere: while it is, a decision builds no span (the import of
+        # opentelemetry.trace by a framework turns spans on, not a configured SDK)
+        self._global = trace.get_tracer_provider if tracer_provider is None else None
+        self._silent = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
         self._common: dict[str, Any] = {
             "agentguard.run_id": run_id,
             "agentguard.spec": spec or "",
@@ -82,7 +90,10 @@ class DecisionSpans:
         }
 
     def emit(self, decision: Decision, *, start_ns: int, mode: str, scrub: Scrub) -> None:
-        """One finished span for ``decision`` (its check began at ``start_ns``)."""
+        """One finished span for ``decision`` (its check began at ``start_ns``); none
+        while the global provider is OpenTelemetry's default no-op one."""
+        if self._global is not None and isinstance(self._global(), self._silent):
+            return
         action = decision.shadow if decision.shadow is not None else decision.action
         first = decision.violations[0] if decision.violations else None
         attributes: dict[str, Any] = {

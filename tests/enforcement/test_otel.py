@@ -205,3 +205,34 @@ def test_otel_false_emits_nothing(exporter: tuple[TracerProvider, InMemorySpanEx
         "issue_refund", {}
     )
     assert memory.get_finished_spans() == ()
+
+
+def test_no_span_is_built_until_the_application_sets_a_provider() -> None:
+    """A framework's import of opentelemetry builds no spans; a provider set later gets them."""
+    code = textwrap.dedent(
+        """
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import agentguard
+        from agentguard.enforcement.firewall import Firewall
+        fw = Firewall(agentguard.parse_spec("spec s\\nconstraint c := G !x"))
+        built = []
+        tracer = fw._spans._tracer
+        original = tracer.start_span
+        tracer.start_span = lambda *a, **k: built.append(a[0]) or original(*a, **k)
+        fw.propose("x", {})  # the default proxy provider: no span
+        memory = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        trace.set_tracer_provider(provider)
+        fw.propose("x", {})  # the application's provider now: one span, exported
+        print(len(built), [s.attributes["agentguard.step"] for s in memory.get_finished_spans()])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1 [1]"
