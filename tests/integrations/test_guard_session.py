@@ -54,6 +54,47 @@ def test_unclaimed_batch_decisions_are_forgotten() -> None:
     assert len(made[0].decisions) == 3
 
 
+def test_a_call_naming_its_id_collects_the_decision_with_that_id() -> None:
+    """Of two identical batch calls, the one given by tool-call id is the one collected."""
+    s, made = session()
+    first, second = s.propose_batch([(*LOOKUP, "c1"), (*LOOKUP, "c2")])
+    assert s.propose(*LOOKUP, tool_call_id="c2") is second
+    assert s.propose(*LOOKUP, tool_call_id="c1") is first
+    assert len(made[0].decisions) == 2
+
+
+def test_an_id_with_other_arguments_is_checked_afresh() -> None:
+    """A call whose arguments changed since the batch does not take the batch decision
+    of its id: it is proposed again, and the batch decision stays unclaimed."""
+    s, made = session()
+    (batched,) = s.propose_batch([(*LOOKUP, "c1")])
+    fresh = s.propose("lookup_order", {"order_id": "B2"}, tool_call_id="c1")
+    assert fresh is not batched
+    assert fresh.args == {"order_id": "B2"}
+    assert len(made[0].decisions) == 2
+    assert s.propose(*LOOKUP, tool_call_id="c1") is batched
+
+
+def test_a_call_without_its_id_still_collects_an_identical_one() -> None:
+    """Collected by name and arguments (no id given), a decision is gone by id too."""
+    s, made = session()
+    (batched,) = s.propose_batch([(*LOOKUP, "c1")])
+    assert s.propose(*LOOKUP) is batched
+    again = s.propose(*LOOKUP, tool_call_id="c1")
+    assert again is not batched
+    assert len(made[0].decisions) == 2
+
+
+def test_withdrawing_the_unclaimed_forgets_them_by_id_too() -> None:
+    """After withdraw_unclaimed, a call naming a batch id is checked afresh."""
+    s, made = session()
+    (batched,) = s.propose_batch([(*LOOKUP, "c1")])
+    s.withdraw_unclaimed("never ran")
+    assert s.propose(*LOOKUP, tool_call_id="c1") is not batched
+    assert len(made[0].decisions) == 2
+    assert not made[0].is_in_flight(batched)
+
+
 def test_a_stop_found_on_record_raises_run_stopped() -> None:
     """A result that makes the firewall stop raises RunStopped with a STOP decision."""
     s, _ = session(stop_on_result={"lookup_order"})
