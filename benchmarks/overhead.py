@@ -23,6 +23,7 @@ cost against a realistic step.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -176,7 +177,7 @@ def firewall_case(steps: int, *, assistant_turns: bool) -> Prepare:
 
     def prepare() -> Callable[[], Any]:
         def run() -> None:
-            firewall = Firewall(spec)
+            firewall = Firewall(spec, keep_trace=True)  # as the guard's session builds it
             firewall.observe("user", "bench")
             for i in range(steps):
                 if assistant_turns:
@@ -202,7 +203,8 @@ CONFIGURATIONS = ("unguarded", "adapter_only", "guarded", "firewall_only")
 
 def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
     """Median wall and CPU time of each configuration, runs interleaved so that load
-    drifts hit all four alike; every configuration runs ``repeat`` times."""
+    drifts hit all four alike; every configuration runs ``repeat`` times, each after a
+    full garbage collection."""
     prepares = (*case, firewall_case(steps, assistant_turns=name == "langchain"))
     wall: list[list[float]] = [[] for _ in prepares]
     cpu: list[list[float]] = [[] for _ in prepares]
@@ -211,6 +213,9 @@ def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
     for _ in range(repeat):
         for i, prepare in enumerate(prepares):
             run = prepare()
+            # the earlier runs' agents are garbage: collected now, not by a cyclic
+            # collection that would land inside (and be charged to) this run
+            gc.collect()
             start, start_cpu = time.perf_counter(), time.process_time()
             run()
             wall[i].append(time.perf_counter() - start)
