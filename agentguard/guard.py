@@ -89,7 +89,19 @@ def guard(agent: AgentT, spec: SpecLike, **options: Unpack[GuardOptions]) -> Age
 
 
 def _key(name: str, args: Mapping[str, Any]) -> tuple[str, Hashable]:
-    return name, repr(sorted(args.items(), key=lambda kv: str(kv[0])))
+    """What identical calls share: the tool and the text of its arguments in key order
+    (keys are unique, so sorting the items compares keys only; keys of mixed types are
+    ordered by their text, then their type, then their repr)."""
+    try:
+        items = sorted(args.items())
+    except TypeError:
+        items = sorted(args.items(), key=_mixed_key_order)
+    return name, repr(items)
+
+
+def _mixed_key_order(item: tuple[Any, Any]) -> tuple[str, str, str]:
+    key = item[0]
+    return str(key), type(key).__qualname__, repr(key)
 
 
 def _entry(call: ProposedCall) -> tuple[str, Mapping[str, Any], str | None]:

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.enforcement.firewall import Firewall
-from agentguard.guard import GuardSession, blocked_text
+from agentguard.guard import GuardSession, _key, blocked_text
 from tests.integrations._adapter_specs import rules
 from tests.integrations.adapters import bind_arguments
 
@@ -248,3 +248,19 @@ class TestContinuedRuns:
     def test_no_state_before_any_run(self) -> None:
         """save_state is None before a run started."""
         assert GuardSession(rules()).save_state() is None
+
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4))
+
+
+@example({0: None, "0": 1})  # two keys with the same text
+@given(st.dictionaries(st.one_of(st.text(max_size=4), st.integers()), _VALUES, max_size=5))
+def test_identical_calls_share_a_key_whatever_the_argument_order(args: dict[Any, Any]) -> None:
+    """The batch key ignores the arguments' order (mixed key types included) and tells a
+    changed value apart."""
+    backwards = dict(reversed(list(args.items())))
+    assert _key("t", args) == _key("t", backwards)
+    assert _key("t", args) != _key("u", args)
+    for name, value in args.items():
+        changed = {**args, name: [value]}
+        assert _key("t", changed) != _key("t", args)
