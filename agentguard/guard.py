@@ -89,13 +89,27 @@ def guard(agent: AgentT, spec: SpecLike, **options: Unpack[GuardOptions]) -> Age
 
 
 def _key(name: str, args: Mapping[str, Any]) -> tuple[str, Hashable]:
-    return name, repr(sorted(args.items(), key=lambda kv: str(kv[0])))
+    """What identical calls share: the tool and the text of its arguments in key order
+    (keys are unique, so sorting the items compares keys only; keys of mixed types are
+    ordered by their text, then their type, then their repr)."""
+    try:
+        items = sorted(args.items())
+    except TypeError:
+        items = sorted(args.items(), key=_mixed_key_order)
+    return name, repr(items)
 
 
-def _entry(call: ProposedCall) -> tuple[str, dict[str, Any], str | None]:
+def _mixed_key_order(item: tuple[Any, Any]) -> tuple[str, str, str]:
+    key = item[0]
+    return str(key), type(key).__qualname__, repr(key)
+
+
+def _entry(call: ProposedCall) -> tuple[str, Mapping[str, Any], str | None]:
+    """The call as (name, args, tool_call_id); the args are not copied here, the firewall
+    keeps its own copy of them on the decision."""
     if len(call) == 3:  # (name, args, tool_call_id)
-        return call[0], dict(call[1]), call[2]
-    return call[0], dict(call[1]), None
+        return call[0], call[1], call[2]
+    return call[0], call[1], None
 
 
 class GuardSession:
@@ -124,6 +138,9 @@ class GuardSession:
         self._firewall: Firewall | None = None
         self._finished: Firewall | None = None
         self._predecided: dict[tuple[str, Hashable], deque[Decision]] = {}  # batch, uncollected
+        # the same decisions by the framework's tool-call id, with their key above: a call
+        # that names its id is collected without rendering its arguments into a key
+        self._predecided_ids: dict[str, tuple[Decision, tuple[str, Hashable]]] = {}
         self._owners: dict[str, Firewall] = {}  # call_id -> its run's firewall, until resolved
         self.attempts: list[Decision] = []
         self.late_violations: list[Violation] = []
@@ -150,6 +167,7 @@ class GuardSession:
             self._firewall = self._new_firewall(state)
             self._finished = None
             self._predecided.clear()
+            self._predecided_ids.clear()
             self.attempts = []
             self.late_violations = []
             self.report = None
@@ -229,34 +247,60 @@ class GuardSession:
             if self.closed:
                 message = f"agentguard did not run {name}: the run already ended."
                 return Decision(Action.BLOCK, name, dict(args), message=message)
-            decision = self.firewall.propose(name, args, tool_call_id=tool_call_id)
-            self._note(decision)
+            firewall = self.firewall
+            decision = firewall.propose(name, args, tool_call_id=tool_call_id)
+            self._note(decision, firewall)
         return decision
 
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
         with self._lock:
             entries = [_entry(c) for c in calls]
-            decisions = self.firewall.propose_batch(entries)
-            for (name, args, _), decision in zip(entries, decisions, strict=True):
-                self._predecided.setdefault(_key(name, args), deque()).append(decision)
-                self._note(decision)
+            firewall = self.firewall
+            decisions = firewall.propose_batch(entries)
+            by_id = self._predecided_ids
+            for (name, args, tool_call_id), decision in zip(entries, decisions, strict=True):
+                key = _key(name, args)
+                self._predecided.setdefault(key, deque()).append(decision)
+                if tool_call_id is not None and tool_call_id not in by_id:
+                    by_id[tool_call_id] = (decision, key)
+                self._note(decision, firewall)
         return decisions
 
     def _collect(
         self, name: str, args: Mapping[str, Any], tool_call_id: str | None
     ) -> Decision | None:
-        """Take the batch decision for this call: the one with its tool-call id if given,
-        else the first of the identical calls (they are interchangeable)."""
+        """Take the batch decision for this call: the one with its tool-call id if given
+        (and the same tool and arguments), else the first of the identical calls (they
+        are interchangeable)."""
+        if tool_call_id is not None:
+            found = self._predecided_ids.get(tool_call_id)
+            if found is not None and found[0].tool == name and found[0].args == args:
+                self._take(*found)
+                return found[0]
         key = _key(name, args)
         queue = self._predecided.get(key)
         if not queue:
             return None
         chosen = next((d for d in queue if d.tool_call_id == tool_call_id), queue[0])
-        queue.remove(chosen)
+        self._take(chosen, key)
+        return chosen
+
+    def _take(self, decision: Decision, key: tuple[str, Hashable]) -> None:
+        """Remove a collected batch decision from both indexes (by identity: two identical
+        calls' decisions differ only in their ids)."""
+        queue = self._predecided[key]
+        for index, pending in enumerate(queue):
+            if pending is decision:
+                del queue[index]
+                break
         if not queue:
             del self._predecided[key]
-        return chosen
+        tool_call_id = decision.tool_call_id
+        if tool_call_id is not None:
+            found = self._predecided_ids.get(tool_call_id)
+            if found is not None and found[0] is decision:
+                del self._predecided_ids[tool_call_id]
 
     def start(self, decision: Decision) -> Decision:
         """The call is about to run: the decision if it may, else a refusal (see
@@ -318,6 +362,7 @@ class GuardSession:
         with self._lock:
             leftovers = [d for queue in self._predecided.values() for d in queue]
             self._predecided.clear()
+            self._predecided_ids.clear()
             for decision in leftovers:
                 self.withdraw(decision, reason)
 
@@ -359,9 +404,9 @@ class GuardSession:
             self.stop = decision
             raise RunStopped(decision)
 
-    def _note(self, decision: Decision) -> None:
+    def _note(self, decision: Decision, firewall: Firewall | None = None) -> None:
         if decision.executes and decision.call_id:
-            self._owners[decision.call_id] = self.firewall
+            self._owners[decision.call_id] = self.firewall if firewall is None else firewall
         self.attempts.append(decision)
         if decision.action is Action.STOP and self.stop is None:
             self.stop = decision

@@ -4,10 +4,14 @@ For smolagents (ToolCallingAgent) and LangChain (create_agent), an agent makes `
 tool calls (one per model turn) and answers. Four configurations are run ``--repeat``
 times each, interleaved (so that load drifts hit all alike): unguarded, the adapter
 around an allow-all firewall (the adapter's own cost), the real guard, and the bare
-Firewall making the calls the adapters make in that run (its share of the added time).
+Firewall making the calls the adapters make in that run (its share of the added time);
+for LangChain also a middleware with the same hooks doing nothing, since ``create_agent``
+itself charges for every ``wrap_*`` hook (it wraps each in LangSmith's ``traceable``,
+tracing on or not): that part of the adapter's share is the framework's, whoever plugs in.
 Reported per agent step, from the medians: the unguarded and guarded step, the time the
 guard adds in microseconds and as a ratio of the unguarded step, the adapter's and the
-firewall's part of it. Wall time is the headline; the process's CPU time is shown
+firewall's part of it (and the hooks' own charge). Every timed run starts after a full
+garbage collection, so no run pays for the garbage of the one before. Wall time is the headline; the process's CPU time is shown
 beside it, steadier on a shared machine (the frameworks run tools in worker threads,
 whose CPU time it includes).
 
@@ -23,6 +27,7 @@ cost against a realistic step.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -36,19 +41,22 @@ SPEC = Path(__file__).resolve().parents[1] / "agentguard" / "demo" / "refund.ltl
 
 
 class AllowAll:
-    """A firewall that allows everything at no cost: isolates the adapter's own overhead."""
+    """A firewall that allows everything at no cost: isolates the adapter's own overhead.
+
+    (Its imports are done once, at construction: an import statement in ``propose``
+    costs a few µs per call, which would be counted as the adapter's.)"""
 
     stopped = False
 
     def __init__(self) -> None:
+        from agentguard.enforcement.decision import Action, Decision
         from agentguard.trace.model import Trace
 
         self.trace = Trace()
+        self._allow, self._decision = Action.ALLOW, Decision
 
     def propose(self, name: str, args: Any, *, tool_call_id: Any = None) -> Any:
-        from agentguard.enforcement.decision import Action, Decision
-
-        return Decision(Action.ALLOW, name, dict(args), tool_call_id=tool_call_id)
+        return self._decision(self._allow, name, dict(args), tool_call_id=tool_call_id)
 
     def propose_batch(self, calls: Any) -> list[Any]:
         return [self.propose(c[0], c[1], tool_call_id=c[2] if len(c) > 2 else None) for c in calls]
@@ -73,9 +81,11 @@ class AllowAll:
 
 
 # each case: three preparers (unguarded, guard with an allow-all firewall, guard with the
-# real firewall); a preparer builds a fresh agent untimed and returns the timed run.
+# real firewall) and, where the framework charges for the hooks the adapter plugs into,
+# a fourth: the same hooks doing nothing; a preparer builds a fresh agent untimed and
+# returns the timed run.
 Prepare = Callable[[], Callable[[], Any]]
-Case = tuple[Prepare, Prepare, Prepare]
+Case = tuple[Prepare, Prepare, Prepare, Prepare | None]
 
 
 def smolagents_case(steps: int, latency: float) -> Case:
@@ -119,7 +129,38 @@ def smolagents_case(steps: int, latency: float) -> Case:
         lambda: prepare(plain=True),
         lambda: prepare(firewall_factory=AllowAll),
         lambda: prepare(),
+        None,  # the guard's hooks are smolagents' own attributes: nothing charged for them
     )
+
+
+def noop_middleware() -> Any:
+    """A middleware with the guard's hooks and state keys, each doing nothing: what
+    ``create_agent`` charges for the hooks themselves (it wraps every ``wrap_*`` hook in
+    LangSmith's ``traceable``, and runs ``before_agent``/``after_agent`` as graph nodes),
+    whoever plugs into them. Its hooks carry a precomputed signature, as the guard's do."""
+    import inspect
+
+    from agentguard.integrations.langchain import AgentGuardState
+    from langchain.agents.middleware import AgentMiddleware
+
+    class NoOpHooks(AgentMiddleware[Any, Any, Any]):
+        state_schema = AgentGuardState
+
+        def before_agent(self, state: Any, runtime: Any) -> None:  # noqa: ARG002
+            return None
+
+        def after_agent(self, state: Any, runtime: Any) -> None:  # noqa: ARG002
+            return None
+
+        def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            return handler(request)
+
+        def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            return handler(request)
+
+    for hook in (NoOpHooks.wrap_model_call, NoOpHooks.wrap_tool_call):
+        hook.__signature__ = inspect.signature(hook)  # type: ignore[attr-defined]
+    return NoOpHooks()
 
 
 def langchain_case(steps: int, latency: float) -> Case:
@@ -149,7 +190,11 @@ def langchain_case(steps: int, latency: float) -> Case:
     def prepare(**kw: Any) -> Callable[[], Any]:
         turns: list[Any] = [call("lookup_order", order_id=f"A{i}") for i in range(steps)]
         model = SlowChatModel([*turns, "done"])
-        middleware = [] if kw.get("plain") else [AgentGuardMiddleware(spec, **kw)]
+        middleware: list[Any] = []
+        if kw.get("noop"):
+            middleware = [noop_middleware()]
+        elif not kw.get("plain"):
+            middleware = [AgentGuardMiddleware(spec, **kw)]
         built = create_agent(model, [lookup_order], middleware=middleware)
         return lambda: built.invoke(task, config)
 
@@ -157,6 +202,7 @@ def langchain_case(steps: int, latency: float) -> Case:
         lambda: prepare(plain=True),
         lambda: prepare(firewall_factory=AllowAll),
         lambda: prepare(),
+        lambda: prepare(noop=True),
     )
 
 
@@ -173,7 +219,7 @@ def firewall_case(steps: int, *, assistant_turns: bool) -> Prepare:
 
     def prepare() -> Callable[[], Any]:
         def run() -> None:
-            firewall = Firewall(spec)
+            firewall = Firewall(spec, keep_trace=True)  # as the guard's session builds it
             firewall.observe("user", "bench")
             for i in range(steps):
                 if assistant_turns:
@@ -194,13 +240,22 @@ def firewall_case(steps: int, *, assistant_turns: bool) -> Prepare:
     return prepare
 
 
-CONFIGURATIONS = ("unguarded", "adapter_only", "guarded", "firewall_only")
+CONFIGURATIONS = ("unguarded", "adapter_only", "guarded", "firewall_only", "framework_hooks")
 
 
 def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
     """Median wall and CPU time of each configuration, runs interleaved so that load
-    drifts hit all four alike; every configuration runs ``repeat`` times."""
-    prepares = (*case, firewall_case(steps, assistant_turns=name == "langchain"))
+    drifts hit all alike; every configuration runs ``repeat`` times, each after a full
+    garbage collection."""
+    plain, adapter_only, guarded, hooks = case
+    prepares: tuple[Prepare, ...] = (
+        plain,
+        adapter_only,
+        guarded,
+        firewall_case(steps, assistant_turns=name == "langchain"),
+    )
+    if hooks is not None:
+        prepares = (*prepares, hooks)
     wall: list[list[float]] = [[] for _ in prepares]
     cpu: list[list[float]] = [[] for _ in prepares]
     for prepare in prepares:  # warm caches and imports
@@ -208,6 +263,9 @@ def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
     for _ in range(repeat):
         for i, prepare in enumerate(prepares):
             run = prepare()
+            # the earlier runs' agents are garbage: collected now, not by a cyclic
+            # collection that would land inside (and be charged to) this run
+            gc.collect()
             start, start_cpu = time.perf_counter(), time.process_time()
             run()
             wall[i].append(time.perf_counter() - start)
@@ -215,7 +273,7 @@ def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
     turns = steps + 1
     row: dict[str, Any] = {"framework": name, "steps": turns, "repeat": repeat}
     for clock, times in (("wall", wall), ("cpu", cpu)):
-        base, adapter, guarded, firewall = (statistics.median(t) for t in times)
+        base, adapter, guarded, firewall, *floor = (statistics.median(t) for t in times)
         row[clock] = {
             "unguarded_us_per_step": round(base / turns * 1e6, 1),
             "guarded_us_per_step": round(guarded / turns * 1e6, 1),
@@ -224,6 +282,8 @@ def measure(name: str, case: Case, steps: int, repeat: int) -> dict[str, Any]:
             "adapter_us_per_step": round((adapter - base) / turns * 1e6, 1),
             "firewall_us_per_step": round(firewall / turns * 1e6, 1),
         }
+        if floor:  # the framework's charge for the hooks, part of the adapter's share
+            row[clock]["framework_hooks_us_per_step"] = round((floor[0] - base) / turns * 1e6, 1)
     return row
 
 
@@ -293,6 +353,12 @@ def _print(row: dict[str, Any]) -> None:
         f"[+{100 * cpu['added_ratio']:.1f}%]); of the added: the adapter around an "
         f"allow-all firewall {both('adapter_us_per_step')} µs, a bare firewall making "
         f"the run's calls {both('firewall_us_per_step')} µs"
+        + (
+            f"; the framework's charge for the same hooks doing nothing (in the adapter's "
+            f"share) {both('framework_hooks_us_per_step')} µs"
+            if "framework_hooks_us_per_step" in wall
+            else ""
+        )
     )
 
 

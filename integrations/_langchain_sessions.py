@@ -97,6 +97,10 @@ class Invocations:
     def find(self, state: Any, runtime: Any) -> GuardSession:
         """The session of the invocation ``state`` belongs to (begun if none is known)."""
         token = state_value(state, RUN_KEY)
+        if token is not None:  # a running invocation: one lock-free lookup (GIL-atomic)
+            running = self._runs.get(token)
+            if running is not None:
+                return running
         thread = thread_of(runtime)
         with self._lock:
             if token is not None and token in self._runs:
@@ -125,6 +129,8 @@ class Invocations:
 
 def state_value(state: Any, key: str) -> Any:
     """A state value, whether the state is a dict or a model object."""
+    if type(state) is dict:  # the usual case, ahead of the slower Mapping check
+        return state.get(key)
     if isinstance(state, Mapping):
         return state.get(key)
     return getattr(state, key, None)

@@ -43,7 +43,7 @@ class ToolGate:
     def before(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
         """The started decision of the call, or the ToolMessage that replaces running it."""
         call = request.tool_call
-        name, args = str(call["name"]), dict(call.get("args") or {})
+        name, args = str(call["name"]), call.get("args") or {}  # the firewall copies them
         tool_call_id = None if call.get("id") is None else str(call["id"])
         if session.closed:  # a sibling ended the invocation (it raised) before this call
             return ToolMessage(
@@ -149,7 +149,7 @@ def _invalid_arguments(tool: Any, args: Mapping[str, Any]) -> str | None:
     if validate is None:
         return None
     try:
-        validate(dict(args))
+        validate(args if type(args) is dict else dict(args))
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         errors = getattr(exc, "errors", None)
         if callable(errors):

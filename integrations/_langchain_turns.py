@@ -87,8 +87,8 @@ def turn_verdict(
 
 
 def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
-    calls = [
-        (str(c["name"]), dict(c.get("args") or {}), None if c.get("id") is None else str(c["id"]))
+    calls = [  # the firewall copies the arguments onto its decisions: not copied here
+        (str(c["name"]), c.get("args") or {}, None if c.get("id") is None else str(c["id"]))
         for c in message.tool_calls
     ]
     decisions = session.propose_batch(calls)

@@ -92,6 +92,8 @@ def bind_arguments(
     name: str, order: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Name positional arguments after the tool's declared ``inputs`` (CodeAgent passes them)."""
+    if not args:  # a ToolCallingAgent's call: keywords only
+        return dict(kwargs)
     if len(args) == 1 and not kwargs and isinstance(args[0], dict) and set(args[0]) <= set(order):
         return dict(args[0])
     if len(args) > len(order):

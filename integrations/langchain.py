@@ -60,6 +60,7 @@ run at a time.
 
 from __future__ import annotations
 
+import inspect
 import threading
 import uuid
 import weakref
@@ -204,14 +205,18 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The turn, and the checkpoint to write with it: the firewall state with the calls
         run so far, saved before the model answers, so a run interrupted (or crashed) and
         resumed elsewhere continues from here; needs a ``thread_id``."""
-        session = self._session(request.state, request.runtime)
+        runtime = request.runtime
+        session = self._session(request.state, runtime)
         saved = None
-        if self.resume and thread_of(request.runtime) is not None:
+        if self.resume and thread_of(runtime) is not None:
             saved = session.save_state()
         turn = ModelTurn(session, self._dialogue(session), request)
         return turn, None if saved is None else {STATE_KEY: saved}
 
     def _dialogue(self, session: GuardSession) -> Dialogue:
+        dialogue = self._dialogues.get(session)  # known after the first turn: no lock
+        if dialogue is not None:
+            return dialogue
         with self._lock:
             dialogue = self._dialogues.get(session)
             if dialogue is None:
@@ -284,6 +289,22 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         self._compare_tools(request)
         return await handler(request)
+
+
+def _presign_hooks(cls: type) -> None:
+    """``create_agent`` wraps every middleware ``wrap_*`` hook in LangSmith's
+    ``traceable``, which asks ``inspect.signature`` for the hook on every call, tracing
+    enabled or not: working it out costs more than most of the guard's own step. A
+    function's ``__signature__`` is what ``inspect.signature`` returns at once, so each
+    hook carries its own, computed here once (the same signature; a test pins that)."""
+    for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+        hook = cls.__dict__.get(name)
+        if hook is not None:
+            hook.__signature__ = inspect.signature(hook)
+
+
+_presign_hooks(AgentGuardMiddleware)
+_presign_hooks(_ApprovingMiddleware)
 
 
 def langchain_tool_schemas(tools: Any) -> dict[str, Any]:

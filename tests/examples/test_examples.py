@@ -187,3 +187,6 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     for row in result["headline_no_model_delay"]:
         assert row["wall"]["firewall_us_per_step"] > 0
         assert row["cpu"]["guarded_us_per_step"] > 0
+        # only LangChain charges for the hooks the guard plugs into
+        hooks = "framework_hooks_us_per_step" in row["wall"]
+        assert hooks is (row["framework"] == "langchain")

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.enforcement.firewall import Firewall
-from agentguard.guard import GuardSession, blocked_text
+from agentguard.guard import GuardSession, _key, blocked_text
 from tests.integrations._adapter_specs import rules
 from tests.integrations.adapters import bind_arguments
 
@@ -52,6 +52,47 @@ def test_unclaimed_batch_decisions_are_forgotten() -> None:
     s.clear_predecided()
     s.propose(*LOOKUP)
     assert len(made[0].decisions) == 3
+
+
+def test_a_call_naming_its_id_collects_the_decision_with_that_id() -> None:
+    """Of two identical batch calls, the one given by tool-call id is the one collected."""
+    s, made = session()
+    first, second = s.propose_batch([(*LOOKUP, "c1"), (*LOOKUP, "c2")])
+    assert s.propose(*LOOKUP, tool_call_id="c2") is second
+    assert s.propose(*LOOKUP, tool_call_id="c1") is first
+    assert len(made[0].decisions) == 2
+
+
+def test_an_id_with_other_arguments_is_checked_afresh() -> None:
+    """A call whose arguments changed since the batch does not take the batch decision
+    of its id: it is proposed again, and the batch decision stays unclaimed."""
+    s, made = session()
+    (batched,) = s.propose_batch([(*LOOKUP, "c1")])
+    fresh = s.propose("lookup_order", {"order_id": "B2"}, tool_call_id="c1")
+    assert fresh is not batched
+    assert fresh.args == {"order_id": "B2"}
+    assert len(made[0].decisions) == 2
+    assert s.propose(*LOOKUP, tool_call_id="c1") is batched
+
+
+def test_a_call_without_its_id_still_collects_an_identical_one() -> None:
+    """Collected by name and arguments (no id given), a decision is gone by id too."""
+    s, made = session()
+    (batched,) = s.propose_batch([(*LOOKUP, "c1")])
+    assert s.propose(*LOOKUP) is batched
+    again = s.propose(*LOOKUP, tool_call_id="c1")
+    assert again is not batched
+    assert len(made[0].decisions) == 2
+
+
+def test_withdrawing_the_unclaimed_forgets_them_by_id_too() -> None:
+    """After withdraw_unclaimed, a call naming a batch id is checked afresh."""
+    s, made = session()
+    (batched,) = s.propose_batch([(*LOOKUP, "c1")])
+    s.withdraw_unclaimed("never ran")
+    assert s.propose(*LOOKUP, tool_call_id="c1") is not batched
+    assert len(made[0].decisions) == 2
+    assert not made[0].is_in_flight(batched)
 
 
 def test_a_stop_found_on_record_raises_run_stopped() -> None:
@@ -207,3 +248,19 @@ class TestContinuedRuns:
     def test_no_state_before_any_run(self) -> None:
         """save_state is None before a run started."""
         assert GuardSession(rules()).save_state() is None
+
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4))
+
+
+@example({0: None, "0": 1})  # two keys with the same text
+@given(st.dictionaries(st.one_of(st.text(max_size=4), st.integers()), _VALUES, max_size=5))
+def test_identical_calls_share_a_key_whatever_the_argument_order(args: dict[Any, Any]) -> None:
+    """The batch key ignores the arguments' order (mixed key types included) and tells a
+    changed value apart."""
+    backwards = dict(reversed(list(args.items())))
+    assert _key("t", args) == _key("t", backwards)
+    assert _key("t", args) != _key("u", args)
+    for name, value in args.items():
+        changed = {**args, name: [value]}
+        assert _key("t", changed) != _key("t", args)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import types
 from typing import Any
 
 import pytest
@@ -212,3 +214,19 @@ def test_a_stop_found_in_a_result_ends_the_run_with_a_report() -> None:
     assert report is not None
     assert report.stopped
     assert report.trace.names == ("lookup_order",)
+
+
+@pytest.mark.parametrize("approver", [None, lambda request: True])
+def test_hooks_carry_the_signature_inspect_would_compute(approver: Any) -> None:
+    """Each wrap_* hook's precomputed ``__signature__`` (read by LangSmith's traceable at
+    every call) is the signature inspect finds in the function itself."""
+    middleware = AgentGuardMiddleware(rules(), approver=approver)
+    for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+        hook = getattr(type(middleware), name)
+        assert "__signature__" in vars(hook), name
+        bare = types.FunctionType(hook.__code__, hook.__globals__, hook.__name__)
+        bare.__annotations__ = hook.__annotations__
+        bare.__defaults__, bare.__kwdefaults__ = hook.__defaults__, hook.__kwdefaults__
+        assert inspect.signature(hook) == inspect.signature(bare), name
+        bound = getattr(middleware, name)
+        assert list(inspect.signature(bound).parameters) == ["request", "handler"], name
