@@ -14,10 +14,23 @@ from typing import Any
 from agentguard.language import ast as A
 from agentguard.language.reads import reads_results
 
+_KNOWN: dict[int, tuple[A.Formula, bool]] = {}
+"""Answers by formula identity (the formula kept, so its id cannot be reused): every
+Firewall of a spec asks for each constraint, and walking the formulas was most of the
+cost of a new firewall. Bounded: cleared when full."""
+_KNOWN_MAX = 4096
+
 
 def result_sensitive(formula: A.Formula) -> bool:
     """May a call's result change the truth of ``formula`` at that call?"""
-    return reads_results(formula) or _has_user_predicate(formula)
+    known = _KNOWN.get(id(formula))
+    if known is not None and known[0] is formula:
+        return known[1]
+    answer = reads_results(formula) or _has_user_predicate(formula)
+    if len(_KNOWN) >= _KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN[id(formula)] = (formula, answer)
+    return answer
 
 
 def _has_user_predicate(f: Any) -> bool:
