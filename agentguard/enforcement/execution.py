@@ -39,7 +39,7 @@ class Execution(Judging):
         ``timeout`` seconds (default ``start_timeout``), for them to finish; then it is
         re-checked against what really ran. A refused call counts as withdrawn (logged).
         """
-        with self._cond:
+        with self._lock:  # the lock under _cond (no Condition.__enter__ frame)
             reason = self._withdrawn.get(decision.call_id)
             if reason is not None:  # withdrawn meanwhile (a sibling stopped the run...)
                 return refusal(decision, f"agentguard did not run this call: {reason}.")
