@@ -12,6 +12,7 @@ may read; only the constructor sets them.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from agentguard.enforcement import hooks
@@ -26,7 +27,7 @@ from agentguard.language import ast as A
 from agentguard.monitor import Monitor
 from agentguard.semantics.registry import Registry
 from agentguard.severity import Severity
-from agentguard.tools.checker import ToolChecker
+from agentguard.tools.checker import ToolChecker, ToolProblem
 from agentguard.trace.model import Call
 
 
@@ -48,6 +49,8 @@ class FirewallCore:
     approver: Approver | None
     ask_fallback: Severity
     tools: ToolChecker
+    _tools_check: Callable[..., list[ToolProblem]] | None  # None: the spec declares no tools
+    _tools_observe: Callable[[Call], None] | None  # None: observing keeps nothing
     monitor: Monitor
     _constraints: dict[str, A.Constraint]
     _order: dict[str, int]

@@ -251,8 +251,8 @@ class Execution(Judging):
         if is_tool:
             if name not in self.final_tools:
                 self._tool_count += 1
-            if self.tools.enabled:
-                self.tools.observe(call)
+            if self._tools_observe is not None:
+                self._tools_observe(call)
         if error:
             self._error_positions.append(call.position)
         late: list[Violation] = []

@@ -137,6 +137,9 @@ class Firewall(Reporting):
         self.tools = ToolChecker(
             spec.tools if enforce_tools else (), implicit=self.final_tools, registry=registry
         )
+        # fixed for the run: the per-call steps ask these without a property call
+        self._tools_check = self.tools.check if self.tools.enabled else None
+        self._tools_observe = self.tools.observe if self.tools.observes else None
         self.monitor = Monitor(spec, registry=registry, uncounted=self.final_tools)
         self.spec_hash = spec_hash(spec)
         self._constraints = {c.name: c for c in spec.constraints}

@@ -40,7 +40,8 @@ class Judging(FirewallCore):
         """What ``call`` would violate after the executed calls and ``extra`` (no effects)."""
         name, args = call.name, call.args
         ending = name in self.final_tools
-        problems = self.tools.check(name, args, self._calls, extra) if self.tools.enabled else []
+        check = self._tools_check
+        problems = check(name, args, self._calls, extra) if check is not None else []
         if extra:
             peek = self.monitor.peek([*extra, call], ending=ending)
             base = self.monitor.peek(list(extra)).verdicts

@@ -108,6 +108,12 @@ class ToolChecker:
                         self._index[key] = set()
                         self._by_tool.setdefault(src.tool, []).append(key)
 
+    @property
+    def observes(self) -> bool:
+        """Does :meth:`observe` keep anything (a past-time ``requires`` or a ``from``
+        source)? Else the firewall need not hand it the executed calls."""
+        return bool(self._past or self._by_tool)
+
     def observe(self, call: Call) -> None:
         """Index an executed call (with its result) for the ``from`` dependency checks."""
         for past in self._past.values():
