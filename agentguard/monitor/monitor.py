@@ -146,10 +146,8 @@ class Monitor:
         pending = Verdict.PENDING
         return Router.build({n: x for n, x in self._nodes.items() if self._verdicts[n] is pending})
 
-    def _visits(self, name: str, plan: Plan | None) -> Iterable[str]:
+    def _visits(self, name: str, plan: Plan) -> list[str]:
         """The constraints a call to ``name`` may move, less those ``plan`` skips."""
-        if plan is None:
-            return list(self._affected(name))
         if len(plan.parts) == 1 and not self._unstable and not self._always:
             skips = plan.parts[0][0]  # the same for every call of its signature: kept
             if skips.visit is None:
@@ -170,7 +168,8 @@ class Monitor:
         changed = []
         router = self._router
         plan = router.plan(call) if router is not None else None
-        for name in self._visits(call.name, plan):
+        names = list(self._affected(call.name)) if plan is None else self._visits(call.name, plan)
+        for name in names:
             before = verdicts[name]
             node = self._nodes[name]
             if before is not Verdict.PENDING:
@@ -196,9 +195,12 @@ class Monitor:
         """Verdicts if ``calls`` were appended (results unknown unless given), not committed."""
         batch = [calls] if isinstance(calls, Call) else list(calls)
         if len(batch) == 1:
+            tool = batch[0].name
             plan = self._router.plan(batch[0]) if self._router is not None else None
             # a skipped constraint's verdict and truth at the end stay (monitor/routing.py)
-            names: Iterable[str] = self._visits(batch[0].name, plan)
+            names: Iterable[str] = (
+                self._affected(tool) if plan is None else self._visits(tool, plan)
+            )
         else:
             merged: dict[str, None] = {}
             for c in batch:

@@ -79,6 +79,11 @@ class Route:
     site: Path | None  # the one field this tool's calls give the variable from (None: none)
     paths: tuple[Path, ...]  # every literal-tested field of the members' atoms of this tool
     members: dict[str, QuantNode]  # the undecided ones, in spec order
+    anchors: dict[tuple[int, Any], set[str]] = field(default_factory=dict)
+    # (index in paths, key) -> members with an atom that holds only if that field has that
+    # key; members with an atom without literal tests are ``open_ended``
+    open_ended: frozenset[str] = frozenset()
+    candidates: dict[Signature, frozenset[str]] = field(default_factory=dict)
     letters: dict[tuple[str, Signature, bool], tuple[Letter, Letter | None] | None] = field(
         default_factory=dict
     )  # (name, signature, mentions a value) -> (every value's letter, that value's)
@@ -146,7 +151,17 @@ class Router:
             paths: set[Path] = set()
             for node in members.values():
                 paths.update(_class_literals(node, tool) or ())
-            route = Route(tool, next(iter(sites), None), tuple(sorted(paths, key=repr)), members)
+            ordered = tuple(sorted(paths, key=repr))
+            route = Route(tool, next(iter(sites), None), ordered, members)
+            open_ended = set()
+            for name, node in members.items():
+                for literal in _class_tests(node, tool):
+                    if not literal:
+                        open_ended.add(name)
+                    else:
+                        path, key = literal[0]
+                        route.anchors.setdefault((ordered.index(path), key), set()).add(name)
+            route.open_ended = frozenset(open_ended)
             routes.setdefault(tool, []).append(route)
         return cls(routes) if routes else None
 
@@ -250,6 +265,16 @@ class Router:
             return node
         return False
 
+    def _candidates(self, r: Route, signature: Signature) -> frozenset[str]:
+        """The members with an atom of the class that a call of ``signature`` may make true."""
+        found = r.candidates.get(signature)
+        if found is None:
+            out = set(r.open_ended)
+            for i, key in enumerate(signature):
+                out.update(r.anchors.get((i, key), ()))
+            found = r.candidates[signature] = frozenset(out)
+        return found
+
     def _letters(
         self, r: Route, name: str, node: QuantNode, call: Call, signature: Signature, keyed: bool
     ) -> tuple[Letter, Letter | None] | None:
@@ -258,6 +283,8 @@ class Router:
         k = (name, signature, keyed)
         if k in r.letters:
             return r.letters[k]
+        if name not in self._candidates(r, signature):
+            return (r.tool, 0), None  # no atom of the class can hold: all bits clear
         found = None
         letters = node._letters.letters(call, pending=False) if node._letters else None
         if letters is not None and len(letters.generic) == 1 and len(letters.special) <= 1:
@@ -281,6 +308,16 @@ def _routable(node: QuantNode) -> bool:
             return False
         per_tool.setdefault(tool, set()).add(path)
     return all(len(paths) == 1 for paths in per_tool.values())
+
+
+def _class_tests(node: QuantNode, tool: str) -> list[tuple[tuple[Path, Any], ...]]:
+    """The literal tests of each atom of ``tool``'s class (a routed node has only those)."""
+    plan = node._letters
+    cls = plan.classes.get(tool) if plan is not None else None
+    if cls is None:  # pragma: no cover - checked by _class_literals
+        return []
+    tests = [a.literal for a in cls.plain] + [a.literal for a in cls.keyed]
+    return [t for t in tests if t is not None]
 
 
 def _class_literals(node: QuantNode, tool: str) -> set[Path] | None:
