@@ -17,7 +17,8 @@ A skipped step equals the real one exactly, so a constraint is skipped only when
 letters for the call are known without evaluating them: every atom of the call's tool
 class tests only ``field = literal`` on arguments, or ``field = x`` on the one field the
 variable is read from for that tool (see :class:`~agentguard.monitor.value_letters.LetterPlan`).
-Those literals' keys on the call are its *signature*; the letters are computed once per
+Those literals' keys on the call are its *signature* (a key no atom tests for counts as
+any other: the caches stay as small as the spec); the letters are computed once per
 constraint and signature, and whether they skip is cached per (signature, kind) until
 the constraint's states change (``Instances._changed`` tells the router through
 ``watcher``). Every other constraint, and any call with a field that has no plain key, is
@@ -46,6 +47,9 @@ Signature: TypeAlias = "tuple[Any, ...]"
 
 Join: TypeAlias = "tuple[dict[Any, Any], dict[Any, Group], Group]"
 """Where a joined constraint puts a new value: its group's values, its index, the group."""
+
+UNTESTED: Final = MISSING
+"""A field's key in a signature when no atom tests the field for it (or it is absent)."""
 
 NO_VALUE: Final = 0  # the call mentions no value at the site
 SEEN: Final = 1  # it mentions a value every constraint of the route has an instance of
@@ -78,6 +82,7 @@ class Route:
     tool: str
     site: Path | None  # the one field this tool's calls give the variable from (None: none)
     paths: tuple[Path, ...]  # every literal-tested field of the members' atoms of this tool
+    literals: tuple[frozenset[Any], ...]  # per path, the keys the members' atoms test for
     members: dict[str, QuantNode]  # the undecided ones, in spec order
     anchors: dict[tuple[int, Any], set[str]] = field(default_factory=dict)
     # (index in paths, key) -> members with an atom that holds only if that field has that
@@ -152,16 +157,21 @@ class Router:
             for node in members.values():
                 paths.update(_class_literals(node, tool) or ())
             ordered = tuple(sorted(paths, key=repr))
-            route = Route(tool, next(iter(sites), None), ordered, members)
+            keys: list[set[Any]] = [set() for _ in ordered]
+            anchors: dict[tuple[int, Any], set[str]] = {}
             open_ended = set()
             for name, node in members.items():
                 for literal in _class_tests(node, tool):
+                    for path, key in literal:
+                        keys[ordered.index(path)].add(key)
                     if not literal:
                         open_ended.add(name)
                     else:
                         path, key = literal[0]
-                        route.anchors.setdefault((ordered.index(path), key), set()).add(name)
-            route.open_ended = frozenset(open_ended)
+                        anchors.setdefault((ordered.index(path), key), set()).add(name)
+            literals = tuple(frozenset(k) for k in keys)
+            site = next(iter(sites), None)
+            route = Route(tool, site, ordered, literals, members, anchors, frozenset(open_ended))
             routes.setdefault(tool, []).append(route)
         return cls(routes) if routes else None
 
@@ -200,11 +210,11 @@ class Router:
 
     def _route(self, r: Route, call: Call) -> tuple[Skips, Any, Any] | None:
         sig = []
-        for path in r.paths:
+        for path, keys in zip(r.paths, r.literals, strict=True):
             got = _key(call, path)
             if got is UNKEYED:
                 return None
-            sig.append(got)
+            sig.append(got if got in keys else UNTESTED)  # a key no atom tests for: all alike
         signature = tuple(sig)
         key: Any = None
         value: Any = MISSING if r.site is None else call_field(call, r.site)
@@ -248,6 +258,8 @@ class Router:
     ) -> Any:
         """What skipping ``node`` commits (a Join for a new value, the node when a seen
         value is re-entered, None for nothing), or False when it must be stepped."""
+        if node.error:  # pragma: no cover - an erring node is decided (retired)
+            return False
         found = self._letters(r, name, node, call, signature, kind != NO_VALUE)
         if found is None:
             return False

@@ -202,3 +202,16 @@ def test_constraints_with_other_tests_are_not_routed() -> None:
     m = Monitor(parse_spec(text))
     routes = m._router._routes if m._router is not None else {}
     assert all(tool != "use" or not rs for tool, rs in routes.items())
+
+
+def test_caches_stay_as_small_as_the_spec() -> None:
+    """Calls with keys no atom tests for share one signature: the caches do not grow."""
+    m = Monitor(parse_spec(_lanes_spec(3)))
+    m.step(Call("open", {"id": 1}, "ok"))
+    for lane in range(3, 300):
+        m.peek(Call("use", {"id": 1, "lane": lane}))
+        m.step(Call("use", {"id": 1, "lane": lane}, "ok"))
+    assert m._router is not None
+    (route,) = m._router._routes["use"]
+    assert len(route.settled) == 1 and len(route.letters) <= 3
+    assert all(v is Verdict.PENDING for v in m.verdicts.values())
