@@ -368,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     # agentltl re-evaluates the whole trace (nested G: quadratically) per check: 2.9 s per
     # step at 2,000 calls, so it is measured at a short trace
     peer_length, peer_window = min(length, 200), 20
+    fo_window = args.fo_window
 
     print("compiling the ltl-harness rulebook (MONA, once)...", file=sys.stderr)
     t0 = time.perf_counter()
@@ -383,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
             ltl_harness_step(rulebook, monitor_type), length, window
         ),
         "agentltl_step": lambda: _agentltl_run(peer_length, peer_window),
+        "first_order_own_tools": partial(first_order_run, args.values, fo_window, shared=False),
+        "first_order_shared_tools": partial(first_order_run, args.values, fo_window, shared=True),
     }
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in configs}
     for rep in range(args.repeat):
@@ -390,13 +393,6 @@ def main(argv: list[str] | None = None) -> int:
             runs[name].append(timed(f"{name} #{rep + 1}", fn))
     res: dict[str, tuple[float, float]] = {k: median_pair(v) for k, v in runs.items()}
     res["naive_reevaluation"] = timed("naive", lambda: naive_run(length, 10))
-    fo_window = args.fo_window
-    res["first_order_own_tools"] = timed(
-        "first-order, own tools", lambda: first_order_run(args.values, fo_window, shared=False)
-    )
-    res["first_order_shared_tools"] = timed(
-        "first-order, shared tools", lambda: first_order_run(args.values, fo_window, shared=True)
-    )
 
     ours = res["agentguard_step"][0]
     ratios = {
