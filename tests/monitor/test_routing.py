@@ -215,3 +215,18 @@ def test_caches_stay_as_small_as_the_spec() -> None:
     (route,) = m._router._routes["use"]
     assert len(route.settled) == 1 and len(route.letters) <= 3
     assert all(v is Verdict.PENDING for v in m.verdicts.values())
+
+
+def test_a_restored_state_whose_constraints_disagree_is_not_routed() -> None:
+    """Constraints restored with different values seen are stepped, not routed."""
+    spec = parse_spec(_lanes_spec(3))
+    m = Monitor(spec)
+    for v in range(3):
+        m.step(Call("open", {"id": v}, "ok"))
+    doc = m.save()
+    doc["constraints"]["c1"]["groups"][0]["values"] = [0, 1]  # c1 forgets id 2
+    edited = Monitor.restore(spec, doc)
+    assert edited._router is None
+    edited.step(Call("use", {"id": 2, "lane": 1}, "ok"))  # c1 never saw id 2 opened
+    assert [n for n, v in edited.verdicts.items() if v is Verdict.VIOLATED] == ["c1"]
+    assert Monitor.restore(spec, m.save())._router is not None
