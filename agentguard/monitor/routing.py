@@ -73,6 +73,7 @@ class Settled:
     entries: dict[str, Any] = field(default_factory=dict)  # name -> Join | QuantNode | None
     refused: set[str] = field(default_factory=set)
     summary: Skips | None = None
+    clear_of: Route | None = None  # the route whose all-clear letter this settles (below)
 
 
 @dataclass(slots=True)
@@ -93,6 +94,9 @@ class Route:
         default_factory=dict
     )  # (name, signature, mentions a value) -> (every value's letter, that value's)
     settled: dict[tuple[Signature, int], Settled] = field(default_factory=dict)
+    clear: dict[int, Settled] = field(default_factory=dict)
+    # per kind, the members under the all-clear letter: the same for every signature that
+    # makes none of their atoms hold, so a new signature settles only its candidates
 
 
 class Plan:
@@ -182,6 +186,9 @@ class Router:
             settled.entries.pop(name, None)
             settled.refused.discard(name)
             settled.summary = None
+            if settled.clear_of is not None:  # every signature's summary read it
+                for other in settled.clear_of.settled.values():
+                    other.summary = None
 
     def retire(self, name: str) -> None:
         """``name`` is decided: the monitor steps it no more, nor does it route it."""
@@ -236,41 +243,51 @@ class Router:
     def _settle(
         self, r: Route, settled: Settled, call: Call, signature: Signature, kind: int
     ) -> Skips:
-        """Decide the members not decided yet for this signature and kind."""
+        """Decide the members not decided yet for this signature and kind: its candidates
+        here, the others once for every signature (``Route.clear``)."""
+        members = r.members
+        candidates = self._candidates(r, signature) & members.keys()
+        clear = r.clear.get(kind)
+        if clear is None:
+            clear = r.clear[kind] = Settled(clear_of=r)
+        for name in members.keys() - candidates - clear.entries.keys() - clear.refused:
+            self._record(clear, name, self._decide(members[name], (r.tool, 0), None, kind))
         entries, refused = settled.entries, settled.refused
-        for name in r.members.keys() - entries.keys() - refused:
-            found = self._check(r, name, r.members[name], call, signature, kind)
-            if found is False:
-                refused.add(name)
-            else:
-                entries[name] = found
-            self._cached.setdefault(name, []).append(settled)
+        for name in candidates - entries.keys() - refused:
+            node = members[name]
+            found = self._letters(r, name, node, call, signature, kind != NO_VALUE)
+            decided = False if found is None else self._decide(node, *found, kind)
+            self._record(settled, name, decided)
+        skipped = {n: e for n, e in clear.entries.items() if n not in candidates}
+        skipped.update(entries)
         if kind == NEW:
-            summary = Skips(frozenset(entries), tuple(entries.values()), ())
+            summary = Skips(frozenset(skipped), tuple(skipped.values()), ())
         else:
-            moves = tuple(n for n in entries.values() if n is not None)
-            summary = Skips(frozenset(entries), (), moves)
+            moves = tuple(n for n in skipped.values() if n is not None)
+            summary = Skips(frozenset(skipped), (), moves)
         settled.summary = summary
         return summary
 
-    def _check(
-        self, r: Route, name: str, node: QuantNode, call: Call, signature: Signature, kind: int
-    ) -> Any:
-        """What skipping ``node`` commits (a Join for a new value, the node when a seen
-        value is re-entered, None for nothing), or False when it must be stepped."""
+    def _record(self, settled: Settled, name: str, decided: Any) -> None:
+        if decided is False:
+            settled.refused.add(name)
+        else:
+            settled.entries[name] = decided
+        self._cached.setdefault(name, []).append(settled)
+
+    @staticmethod
+    def _decide(node: QuantNode, generic: Letter, own: Letter | None, kind: int) -> Any:
+        """What skipping ``node`` commits under these letters (a Join for a new value, the
+        node when a seen value is re-entered, None for nothing), or False: step it."""
         if node.error:  # pragma: no cover - an erring node is decided (retired)
             return False
-        found = self._letters(r, name, node, call, signature, kind != NO_VALUE)
-        if found is None:
-            return False
-        generic, own = found
         if not node._loops_under(generic):
             return False
         m = node.machine
         if kind == NEW:  # the new value's first state must be a group's already
             group = node.groups.get((m.step(node.fresh, own or generic), True))
             return False if group is None else (group.values, node.where, group)
-        if own is None:
+        if own is None or kind == NO_VALUE:
             return None
         # the seen value is in one of the groups: its own letter must leave it there
         if all(m.step(g.state, own) == g.state for g in node.groups.values()):
@@ -295,8 +312,6 @@ class Router:
         k = (name, signature, keyed)
         if k in r.letters:
             return r.letters[k]
-        if name not in self._candidates(r, signature):
-            return (r.tool, 0), None  # no atom of the class can hold: all bits clear
         found = None
         letters = node._letters.letters(call, pending=False) if node._letters else None
         if letters is not None and len(letters.generic) == 1 and len(letters.special) <= 1:
