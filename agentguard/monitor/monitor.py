@@ -4,7 +4,9 @@ Design (see docs/monitor.md): formula progression with hash-consed residuals in 
 memoised per (state, letter), which builds each constraint's automaton lazily; past-time
 operators are registers; verdicts come from a memoised reachability question on that
 automaton. A call only visits the constraints that mention its tool, plus those whose
-state would change on any call, so the work per call does not grow with the trace.
+state would change on any call, so the work per call does not grow with the trace; of
+quantified constraints sharing a tool, it skips those it provably cannot move (the
+router, monitor/routing.py), so it does not grow with their number either.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from agentguard.monitor.machine import BUDGET_HITS
 from agentguard.monitor.nodes import Node, build_node
 from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
 from agentguard.monitor.persistence import expect_int, expect_mapping
+from agentguard.monitor.routing import Plan, Router
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.registry import Matcher, Registry, default_registry
@@ -84,6 +87,7 @@ class Monitor:
         self._fingerprint = compiled.fingerprint
         self._budget_seen = -1
         self._over: tuple[str, ...] = ()
+        self._router = self._build_router()
 
     @classmethod
     def for_formula(
@@ -137,6 +141,20 @@ class Monitor:
         out.update(dict.fromkeys(self._unstable))
         return out
 
+    def _build_router(self) -> Router | None:
+        """The router of the undecided constraints (rebuilt whenever nodes are replaced)."""
+        pending = Verdict.PENDING
+        return Router.build({n: x for n, x in self._nodes.items() if self._verdicts[n] is pending})
+
+    def _visits(self, name: str, plan: Plan) -> list[str]:
+        """The constraints a call to ``name`` may move, less those ``plan`` skips."""
+        if len(plan.parts) == 1 and not self._unstable and not self._always:
+            skips = plan.parts[0][0]  # the same for every call of its signature: kept
+            if skips.visit is None:
+                skips.visit = [n for n in self._by_name.get(name, ()) if n not in skips.skip]
+            return skips.visit
+        return [n for n in self._affected(name) if n not in plan.skip]
+
     # ------------------------------------------------------------------ commit
     def step(self, call: Call) -> Mapping[str, Verdict]:
         """Append a call (with its result, if known) and return the verdicts."""
@@ -148,7 +166,10 @@ class Monitor:
         self.position += 1
         verdicts = self._verdicts
         changed = []
-        for name in list(self._affected(call.name)):
+        router = self._router
+        plan = router.plan(call) if router is not None else None
+        names = list(self._affected(call.name)) if plan is None else self._visits(call.name, plan)
+        for name in names:
             before = verdicts[name]
             node = self._nodes[name]
             if before is not Verdict.PENDING:
@@ -159,18 +180,27 @@ class Monitor:
             after = verdicts[name] = node.verdict()
             if after is not before:
                 changed.append(name)
+                if router is not None:
+                    router.retire(name)
             if node.names is not None:
                 if node.stable():
                     self._unstable.discard(name)
                 else:
                     self._unstable.add(name)
+        if plan is not None:
+            plan.commit()
         return changed
 
     def peek(self, calls: Call | Sequence[Call], *, ending: bool = False) -> Peek:
         """Verdicts if ``calls`` were appended (results unknown unless given), not committed."""
         batch = [calls] if isinstance(calls, Call) else list(calls)
         if len(batch) == 1:
-            names: Iterable[str] = self._affected(batch[0].name)
+            tool = batch[0].name
+            plan = self._router.plan(batch[0]) if self._router is not None else None
+            # a skipped constraint's verdict and truth at the end stay (monitor/routing.py)
+            names: Iterable[str] = (
+                self._affected(tool) if plan is None else self._visits(tool, plan)
+            )
         else:
             merged: dict[str, None] = {}
             for c in batch:
@@ -255,6 +285,7 @@ class Monitor:
         node = m._nodes[snap.name]
         m._verdicts[snap.name] = node.verdict()
         m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
+        m._router = m._build_router()
         return m
 
     # ------------------------------------------------------------------ hints
@@ -301,6 +332,7 @@ class Monitor:
         self._unstable = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
+        self._router = self._build_router()
 
     @classmethod
     def restore(

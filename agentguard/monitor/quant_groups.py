@@ -8,6 +8,7 @@ the set of group states does (the verdict, the truth at the end, self-loops).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,8 @@ class Instances:
         self._final: tuple[bool | None] | None = None
         self._stable: bool | None = None
         self._loops: dict[Letter, bool] = {}
+        # told whenever the states move (monitor/routing.py caches facts about them)
+        self.watcher: Callable[[], None] | None = None
         touch_key = ("touched", plan.sites, plan.domain)
         self._touch_key = touch_key if plan.domain is None and hashable(touch_key) else None
 
@@ -93,6 +96,8 @@ class Instances:
         self._stable = None
         if self._loops:
             self._loops = {}
+        if self.watcher is not None:
+            self.watcher()
 
     def _insert(self, key: Any, value: Any, state: int, in_domain: bool) -> None:
         gkey = (state, in_domain)
