@@ -64,6 +64,7 @@ class FirewallCore:
     _tool_count: int  # metrics.num_tool_calls: executed tool calls, final answers excluded
     _error_positions: list[int]  # metrics.tool_errors
     _result_sensitive: frozenset[str]  # constraints a result (or a predicate) may decide
+    _predicate_driven: frozenset[str]  # those with a user predicate (may not repeat itself)
     _inflight: dict[str, Flight]
     _withdrawn: dict[str, str]  # call_id -> why it never ran
     _decisions: list[Decision]

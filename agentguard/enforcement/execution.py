@@ -305,14 +305,26 @@ class Execution(Judging):
         (each would start a shadow monitor from there). A fresh decision already said what
         the call breaks, except where the result (or a user predicate) may change it."""
         monitor, shadows = self.monitor, self._shadows
-        out = {}
+        candidates = []
         for n in monitor.affected(call.name):
             if n in shadows or monitor.verdicts[n] is not Verdict.PENDING:
                 continue
             if fresh and n not in known and n not in self._result_sensitive:
                 continue
-            out[n] = monitor.snapshot(n)
-        return out
+            candidates.append(n)
+        if not candidates:
+            return {}
+        # A snapshot of a quantified constraint costs as much as its instances: take only
+        # those the call really breaks (a peek with its result says which, exactly, but
+        # for user predicates, which may answer differently the second time).
+        peek = monitor.peek(call)
+        return {
+            n: monitor.snapshot(n)
+            for n in candidates
+            if n in self._predicate_driven
+            or n in peek.errors
+            or peek.verdicts[n] is Verdict.VIOLATED
+        }
 
 
 __all__ = ["Execution"]

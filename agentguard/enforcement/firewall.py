@@ -47,7 +47,7 @@ from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.reporting import Reporting, TraceNotKeptError
-from agentguard.enforcement.sensitivity import result_sensitive
+from agentguard.enforcement.sensitivity import has_user_predicate, result_sensitive
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
@@ -158,6 +158,9 @@ class Firewall(Reporting):
         self._error_positions: list[int] = []
         self._result_sensitive = frozenset(
             c.name for c in spec.constraints if result_sensitive(c.formula)
+        )
+        self._predicate_driven = frozenset(
+            n for n in self._result_sensitive if has_user_predicate(self._constraints[n].formula)
         )
         self._inflight: dict[str, Flight] = {}
         self._withdrawn: dict[str, str] = {}  # call_id -> why it never ran

@@ -26,24 +26,22 @@ def result_sensitive(formula: A.Formula) -> bool:
     known = _KNOWN.get(id(formula))
     if known is not None and known[0] is formula:
         return known[1]
-    answer = reads_results(formula) or _has_user_predicate(formula)
+    answer = reads_results(formula) or has_user_predicate(formula)
     if len(_KNOWN) >= _KNOWN_MAX:
         _KNOWN.clear()
     _KNOWN[id(formula)] = (formula, answer)
     return answer
 
 
-def _has_user_predicate(f: Any) -> bool:
+def has_user_predicate(f: Any) -> bool:
     """A user predicate may raise or read anything (a registered domain extractor too)."""
     if isinstance(f, (A.UserPredicate, A.Domain)):
         return True
     if isinstance(f, tuple):
-        return any(_has_user_predicate(x) for x in f)
+        return any(has_user_predicate(x) for x in f)
     if hasattr(f, "__dataclass_fields__"):
-        return any(
-            _has_user_predicate(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span"
-        )
+        return any(has_user_predicate(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
     return False
 
 
-__all__ = ["result_sensitive"]
+__all__ = ["has_user_predicate", "result_sensitive"]

@@ -68,6 +68,44 @@ def test_without_the_trace_every_decision_is_the_same(
     assert run(spec, steps, keep_trace=False) == run(spec, steps, keep_trace=True)
 
 
+def run_unproposed(
+    spec: A.Spec, steps: list[tuple[str, bool, bool]], *, keep_trace: bool
+) -> list[Any]:
+    """Late violations of calls recorded without a proposal (every other one), then the report."""
+    fw = Firewall(spec, run_id="r", keep_trace=keep_trace)
+    out: list[Any] = []
+    for i, (name, ok, proposed) in enumerate(steps):
+        if proposed and i % 2 == 0:
+            d = fw.propose(name, {})
+            out.append(d.to_dict())
+            if not d.executes:
+                continue
+        out.append([v.to_dict() for v in fw.record(name, {}, {"ok": ok})])
+    report = fw.finish()
+    out.append((report.compliance.score, dict(report.verdicts), report.stopped))
+    out.append([v.to_dict() for v in report.late_violations])
+    return out
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(
+        st.tuples(formulas() | st.sampled_from(RESULT_TESTS), SEVERITIES), min_size=1, max_size=3
+    ),
+    STEPS,
+)
+def test_calls_recorded_without_a_proposal_start_the_same_shadows(
+    constraints: list[tuple[A.Formula, Severity]], steps: list[tuple[str, bool, bool]]
+) -> None:
+    """Unproposed calls that break constraints are shadowed alike with and without the trace."""
+    spec = A.Spec(
+        "s", tuple(A.Constraint(f"c{i}", f, severity=s) for i, (f, s) in enumerate(constraints))
+    )
+    assert run_unproposed(spec, steps, keep_trace=False) == run_unproposed(
+        spec, steps, keep_trace=True
+    )
+
+
 SPEC = parse_spec(
     """spec s
 constraint verified severity TOLERATE := G(refund -> O verify)
