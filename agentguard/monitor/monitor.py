@@ -81,6 +81,9 @@ class Monitor:
                     self._by_name.setdefault(tool, []).append(name)
         self._verdicts: dict[str, Verdict] = {n: node.verdict() for n, node in self._nodes.items()}
         self._view = MappingProxyType(self._verdicts)
+        # a frozen copy of the verdicts while none changes: the peek of a call that moves
+        # no verdict (most calls) answers with it instead of copying them all
+        self._still: Mapping[str, Verdict] | None = None
         self._unstable: set[str] = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
@@ -180,6 +183,7 @@ class Monitor:
             after = verdicts[name] = node.verdict()
             if after is not before:
                 changed.append(name)
+                self._still = None
                 if router is not None:
                     router.retire(name)
             if node.names is not None:
@@ -206,16 +210,19 @@ class Monitor:
             for c in batch:
                 merged.update(dict.fromkeys(self._affected(c.name)))
             names = merged
-        verdicts = dict(self._verdicts)
+        current = self._verdicts
+        verdicts: dict[str, Verdict] | None = None  # copied at the first change
         final: dict[str, bool | None] = {}
         errors: dict[str, tuple[str, ...]] = {}
         changed: list[str] = []
         for name in names:
-            if self._verdicts[name] is not Verdict.PENDING:
+            if current[name] is not Verdict.PENDING:
                 continue  # decided verdicts never change
             errs: list[str] = []
             v, f = self._nodes[name].peek(batch, ending, errs)
-            if v is not verdicts[name]:
+            if v is not current[name]:
+                if verdicts is None:
+                    verdicts = dict(current)
                 changed.append(name)
                 verdicts[name] = v
             if ending:
@@ -226,6 +233,11 @@ class Monitor:
             for name, node in self._nodes.items():
                 if name not in final:
                     final[name] = self._final_of(name, node)
+        if verdicts is None:
+            still = self._still
+            if still is None:
+                still = self._still = MappingProxyType(dict(current))
+            return Peek(still, final, errors, ())
         return Peek(verdicts, final, errors, tuple(changed))
 
     def _final_of(self, name: str, node: Node) -> bool | None:
@@ -284,6 +296,7 @@ class Monitor:
         m.position = snap.position
         node = m._nodes[snap.name]
         m._verdicts[snap.name] = node.verdict()
+        m._still = None
         m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
         m._router = m._build_router()
         return m
@@ -329,6 +342,7 @@ class Monitor:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():
             self._verdicts[name] = node.verdict()
+        self._still = None
         self._unstable = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
