@@ -261,7 +261,14 @@ class Trace(Sequence[Call]):
         writes its ``"kind"``) is a dialogue event. The records are read by
         :mod:`agentguard.trace.call_records`.
         """
-        columns = read_call_records(records, source)
+        return cls.from_read_columns(read_call_records(records, source), metrics)
+
+    @classmethod
+    def from_read_columns(
+        cls, columns: CallColumns, metrics: Mapping[str, Any] | None = None
+    ) -> Trace:
+        """What :meth:`from_records` makes of the records ``columns`` were read from
+        (``metrics`` copied, with the tool errors and the call count added as there)."""
         out = dict(metrics or {})
         errors = columns.error_positions()
         if errors:
