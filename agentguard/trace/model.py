@@ -12,10 +12,12 @@ two names are reserved: no tool may be called that (docs/traces.md, "Dialogue ev
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field, fields
 from itertools import repeat
-from typing import Any, Final
+from types import MappingProxyType
+from typing import Any, Final, cast
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.call_fields import ASSISTANT_MESSAGE as ASSISTANT_MESSAGE
@@ -34,7 +36,11 @@ DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
 
 
-@dataclass(frozen=True, slots=True)
+_NEW_ARGS: Final[Mapping[str, Any]] = MappingProxyType({})
+"""The default of ``Call(args=...)``: each call given none gets a new ``{}``."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Call:
     """One tool call: name, argument mapping, result (or UNKNOWN), position.
 
@@ -56,24 +62,38 @@ class Call:
     error: bool = False
     kind: CallKind = "tool"
 
-    def __post_init__(self) -> None:
-        if self.kind == "tool":
-            if self.name in DIALOGUE_NAMES:
+    def __init__(
+        self,
+        name: str,
+        args: Mapping[str, Any] = _NEW_ARGS,
+        result: Any = UNKNOWN,
+        position: int = 0,
+        error: bool = False,
+        kind: CallKind = "tool",
+    ) -> None:
+        """The generated ``__init__`` and its checks, each field stored through its slot
+        (the firewall builds a call per step; ``object.__setattr__`` per field, as a frozen
+        dataclass's ``__init__`` does, was most of its cost). ``args`` omitted is a new
+        ``{}``, as the field's default factory makes it."""
+        if kind == "tool":
+            if name in DIALOGUE_NAMES:
                 raise TraceRecordError(
-                    f"{self.name!r} is reserved for dialogue events; a tool cannot be "
+                    f"{name!r} is reserved for dialogue events; a tool cannot be "
                     "called so (rename the tool)",
                     source="<call>",
                 )
-        elif MESSAGE_NAMES.get(self.kind) != self.name:
+        elif MESSAGE_NAMES.get(kind) != name:
             raise TraceRecordError(
-                f"a call of kind {self.kind!r} must be named "
-                f"{MESSAGE_NAMES.get(self.kind, 'a tool')!r}, got {self.name!r}",
+                f"a call of kind {kind!r} must be named "
+                f"{MESSAGE_NAMES.get(kind, 'a tool')!r}, got {name!r}",
                 source="<call>",
             )
-        if type(self.result) is str:
-            decoded = decode_result(self.result)
-            if decoded is not self.result:
-                object.__setattr__(self, "result", decoded)
+        _CALL_NAME(self, name)
+        _CALL_ARGS(self, {} if args is _NEW_ARGS else args)
+        _CALL_RESULT(self, decode_result(result) if type(result) is str else result)
+        _CALL_POSITION(self, position)
+        _CALL_ERROR(self, error)
+        _CALL_KIND(self, kind)
 
     @classmethod
     def message(cls, kind: CallKind, text: Any, **fields: Any) -> Call:
@@ -117,6 +137,13 @@ class Call:
         if self.error:
             out["is_error"] = True
         return out
+
+
+_CALL_NAME, _CALL_ARGS, _CALL_RESULT, _CALL_POSITION, _CALL_ERROR, _CALL_KIND = (
+    getattr(Call, f.name).__set__ for f in fields(Call)
+)
+if [f.name for f in fields(Call)] != ["name", "args", "result", "position", "error", "kind"]:
+    raise TypeError("Call changed: update Call.__init__ and _calls_of (agentguard/trace/model.py)")
 
 
 class Trace(Sequence[Call]):
@@ -167,17 +194,7 @@ class Trace(Sequence[Call]):
         if calls is None:
             cols = self._columns
             assert cols is not None  # one of the two is always set
-            calls = tuple(
-                map(
-                    Call,
-                    cols.names,
-                    map(_own_args, cols.args),
-                    cols.results,
-                    range(len(cols.names)),
-                    repeat(False) if cols.errors is None else cols.errors,
-                    repeat("tool") if cols.kinds is None else cols.kinds,
-                )
-            )
+            calls = _calls_of(cols)
             _set(self, "_calls", calls)
             _set(self, "_columns", None)
         return calls
@@ -344,6 +361,35 @@ _set = object.__setattr__  # Trace is immutable: its own slots are set past __se
 def _own_args(args: Mapping[str, Any] | None) -> dict[str, Any]:
     """A call's own copy of a record's arguments (None, for no arguments, is ``{}``)."""
     return {} if args is None else dict(args)
+
+
+def _calls_of(cols: CallColumns) -> tuple[Call, ...]:
+    """The calls of ``cols``, each what ``Call(...)`` makes of its fields, built a field at
+    a time: the reader already checked every name against its kind, so of the checks in
+    ``Call.__init__`` only the decoding of results given as JSON text is left, and it is
+    done here for the results that are text."""
+    n = len(cols.names)
+    results: list[Any] = cols.results
+    if str in set(map(type, results)):
+        results = [decode_result(r) if type(r) is str else r for r in results]
+    args = cols.args
+    owned: list[dict[str, Any]] = (
+        list(map(dict, cast(list[Mapping[str, Any]], args)))
+        if None not in args
+        else list(map(_own_args, args))
+    )
+    calls = list(map(_new_object, repeat(Call, n)))
+    _consume(map(_CALL_NAME, calls, cols.names))
+    _consume(map(_CALL_ARGS, calls, owned))
+    _consume(map(_CALL_RESULT, calls, results))
+    _consume(map(_CALL_POSITION, calls, range(n)))
+    _consume(map(_CALL_ERROR, calls, repeat(False) if cols.errors is None else cols.errors))
+    _consume(map(_CALL_KIND, calls, repeat("tool") if cols.kinds is None else cols.kinds))
+    return tuple(calls)
+
+
+_new_object = object.__new__
+_consume = deque[Any](maxlen=0).extend
 
 
 _POSITION_KEYS: Final = ("tool_errors", "user_tool_calls")

@@ -97,3 +97,11 @@ def test_arguments_are_copied_when_calls_are_built() -> None:
     assert trace.calls[0].args == args and trace.calls[0].args is not args
     with pytest.raises(AttributeError):
         trace.metrics = {}  # type: ignore[misc]
+
+
+def test_calls_built_from_columns_equal_calls_built_one_by_one() -> None:
+    """A result given as JSON text is decoded when calls are built from columns too."""
+    trace = Trace.from_records(
+        [{"tool_name": "a", "arguments": None, "tool_result": '{"x": 1}'}, {"tool_name": "b"}]
+    )
+    assert trace.calls == (Call("a", {}, {"x": 1}, 0), Call("b", {}, position=1))
