@@ -53,8 +53,10 @@ class CallColumns:
     """
 
     names: tuple[str, ...]
-    args: list[Mapping[str, Any] | None]
-    results: list[Any]
+    args: list[Mapping[str, Any] | None] | None
+    """None when no call has arguments (each is ``{}``)."""
+    results: list[Any] | None
+    """None when no call has a result (each is ``UNKNOWN``)."""
     tools: ToolCodes | None
     """The tool sequence as integers, for bulk scoring (None: a name past the table)."""
     errors: list[bool] | None = None
@@ -142,7 +144,16 @@ def _read_chunk(lists: Sequence[list[Any]]) -> list[CallColumns | None]:
             if True not in part:
                 part = None
         tools = _tool_codes(sequence, codes[start:end])
-        out.append(_call_columns(sequence, args[start:end], results[start:end], tools, part, None))
+        out.append(
+            _call_columns(
+                sequence,
+                None if args is None else args[start:end],
+                None if results is None else results[start:end],
+                tools,
+                part,
+                None,
+            )
+        )
         start = end
     return out
 
@@ -151,7 +162,7 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
     """The columns when every record has the plain shape, else None (read them one by one)."""
     n = len(rows)
     if not n:
-        return CallColumns((), [], [], ToolCodes.of(()))
+        return CallColumns((), None, None, ToolCodes.of(()))
     if set(map(type, rows)) != {dict}:
         return None
     keys: set[str] = set().union(*rows)
@@ -166,12 +177,12 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
         return None  # a missing, empty or non-string name: the per-record path names it
     if not DIALOGUE_NAMES.isdisjoint(distinct):
         return None
-    args: list[Mapping[str, Any] | None] = [None] * n
+    args: list[Mapping[str, Any] | None] | None = None
     if "arguments" in keys:
         args = list(map(dict.get, rows, repeat("arguments")))
         if not set(map(type, args)) <= _PLAIN_ARGS:
             return None  # JSON text (decoded record by record), or not an object (an error)
-    results: list[Any] = [UNKNOWN] * n
+    results: list[Any] | None = None
     result_types: set[type] = {Unknown}
     if "tool_result" in keys:
         results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
@@ -179,7 +190,7 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
         if not result_types <= _PLAIN_RESULTS:
             return None
     errors = [r.get("is_error") is True for r in rows] if "is_error" in keys else None
-    if dict in result_types:
+    if results is not None and dict in result_types:
         for i, result in enumerate(results):
             if type(result) is dict and "content" in result:  # an MCP CallToolResult?
                 results[i], mcp_error = mcp_result(result)

@@ -369,15 +369,17 @@ def _calls_of(cols: CallColumns) -> tuple[Call, ...]:
     ``Call.__init__`` only the decoding of results given as JSON text is left, and it is
     done here for the results that are text."""
     n = len(cols.names)
-    results: list[Any] = cols.results
-    if str in set(map(type, results)):
-        results = [decode_result(r) if type(r) is str else r for r in results]
+    results: Iterable[Any] = repeat(UNKNOWN) if cols.results is None else cols.results
+    if cols.results is not None and str in set(map(type, cols.results)):
+        results = [decode_result(r) if type(r) is str else r for r in cols.results]
     args = cols.args
-    owned: list[dict[str, Any]] = (
-        list(map(dict, cast(list[Mapping[str, Any]], args)))
-        if None not in args
-        else list(map(_own_args, args))
-    )
+    owned: Iterable[dict[str, Any]]
+    if args is None:
+        owned = map(dict, repeat((), n))
+    elif None not in args:
+        owned = map(dict, cast(list[Mapping[str, Any]], args))
+    else:
+        owned = map(_own_args, args)
     calls = list(map(_new_object, repeat(Call, n)))
     _consume(map(_CALL_NAME, calls, cols.names))
     _consume(map(_CALL_ARGS, calls, owned))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from agentguard import load_traces
 from agentguard.trace import loaders
 from agentguard.trace.call_records import read_call_record_lists, read_call_records
+from tests.trace.test_call_records import _args, _results
 
 _values = st.one_of(st.integers(-3, 3), st.text("ab{}1", max_size=4), st.none(), st.booleans())
 _plain = st.fixed_dictionaries(
@@ -56,8 +57,8 @@ def test_record_lists_read_together_equal_each_alone(lists: list[list[Any]]) -> 
         if columns is None:
             continue
         alone = read_call_records(records, "<t>")
-        assert columns.names == alone.names and columns.results == alone.results
-        assert columns.args == alone.args and columns.errors == alone.errors
+        assert columns.names == alone.names and _results(columns) == _results(alone)
+        assert _args(columns) == _args(alone) and columns.errors == alone.errors
         assert columns.kinds == alone.kinds
         assert columns.tools is not None and alone.tools is not None
         assert columns.tools.codes.tolist() == alone.tools.codes.tolist()
