@@ -12,8 +12,9 @@ property test holds them to it.
 
 A file of many traces (JSON Lines of metrics records) is read with its traces laid end
 to end (:func:`read_call_record_lists`): the plain path's checks and the tool coding run
-once over every record of the file, and each trace's columns are slices of the whole,
-so a short trace costs a few slices, not a pass of its own.
+once per chunk of a few thousand records, and each trace's columns are slices of its
+chunk's, so a short trace costs a few slices, not a pass of its own. A column no record
+of a chunk fills (no arguments, no results) is None rather than a list of blanks.
 
 The columns do not import the trace model (which builds on them): the model turns them
 into :class:`~agentguard.trace.model.Call` objects only when a call is asked for.
@@ -27,8 +28,8 @@ from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Final
 
-from agentguard._slots import slot_builder
 from agentguard.errors import TraceRecordError
+from agentguard.trace._slots import slot_builder
 from agentguard.trace.call_fields import (
     DIALOGUE_NAMES,
     MESSAGE_NAMES,

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentguard._slots import slot_builder
 from agentguard.errors import TraceError, TraceRecordError
+from agentguard.trace._slots import slot_builder
 from agentguard.trace.call_records import read_call_record_lists
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
 from agentguard.trace.formats.agentguard_logs import events_trace, is_event
