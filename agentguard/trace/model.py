@@ -30,6 +30,7 @@ from agentguard.trace.call_fields import Unknown as Unknown
 from agentguard.trace.call_fields import decode_args as decode_args
 from agentguard.trace.call_fields import decode_result as decode_result
 from agentguard.trace.call_records import CallColumns, read_call_records
+from agentguard.trace.json_text import collector_paused
 from agentguard.trace.tool_codes import ToolCodes
 
 DROPPED_MESSAGES: Final = "dropped_messages"
@@ -194,7 +195,8 @@ class Trace(Sequence[Call]):
         if calls is None:
             cols = self._columns
             assert cols is not None  # one of the two is always set
-            calls = _calls_of(cols)
+            with collector_paused():  # calls and their argument dicts hold no cycles
+                calls = _calls_of(cols)
             _set(self, "_calls", calls)
             _set(self, "_columns", None)
         return calls
