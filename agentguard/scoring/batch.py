@@ -36,6 +36,7 @@ from agentguard.scoring.verify import (
 )
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
+from agentguard.semantics.vectors import BoolVec
 from agentguard.trace.model import Trace
 
 _PASSED = attrgetter("passed")
@@ -88,7 +89,19 @@ def verify_traces(
                     for t, r in enumerate(column)
                 ]
             )
-    return _reports(columns, spec, loaded, names, missing_tool_candidates(constraints))
+    candidates = missing_tool_candidates(constraints)
+    return _reports(columns, spec, loaded, names, candidates, _called(bulk, candidates))
+
+
+def _called(bulk: Bulk, tools: tuple[str, ...]) -> list[BoolVec]:
+    """Per tool, whether each trace calls it (from the bulk's tool positions)."""
+    out = []
+    for tool in tools:
+        calls = bulk.tools.of(bulk.code_of(tool))
+        called = np.zeros(len(bulk.traces), dtype=bool)
+        called[bulk.rows] = calls.hi > calls.lo
+        out.append(called)
+    return out
 
 
 def _reports(
@@ -97,30 +110,34 @@ def _reports(
     traces: list[Trace],
     names: list[tuple[str, ...]],
     candidates: tuple[str, ...],
+    called: list[BoolVec],
 ) -> list[ComplianceReport]:
     """One report per trace; traces with the same outcomes share their score and details
-    (which depend only on which constraints passed, and on the tools called when the
-    details name missing tools)."""
+    (which depend only on which constraints passed, and on which of the ``candidates``
+    (the tools the details may name as missing) were called: ``called``, per candidate)."""
     rows: list[tuple[ConstraintResult, ...]] = (
         list(zip(*columns, strict=True)) if columns else [()] * len(traces)
     )
-    if candidates or (isinstance(spec, A.Spec) and spec.tools):  # per-trace details/checks
+    if isinstance(spec, A.Spec) and spec.tools:  # per-trace tool-use checks
         return [
             assemble_report(row, spec, traces[t], names[t], candidates)
             for t, row in enumerate(rows)
         ]
     # what assemble_report builds, its score and details computed once per outcome: the
-    # passed flags of each trace, as bits of one integer, pick the outcome
+    # passed flags of each trace and the candidates it called, as bits of one integer,
+    # pick the outcome
     spec_name = spec.name if isinstance(spec, A.Spec) else None
     n = len(traces)
-    key = np.zeros(n, dtype=object if len(columns) > 62 else np.int64)
-    for bit, column in enumerate(columns):
-        key += np.fromiter(map(_PASSED, column), dtype=bool, count=n).astype(key.dtype) << bit
+    bits = [np.fromiter(map(_PASSED, column), dtype=bool, count=n) for column in columns]
+    bits += called
+    key = np.zeros(n, dtype=object if len(bits) > 62 else np.int64)
+    for bit, flags in enumerate(bits):
+        key += flags.astype(key.dtype) << bit
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     summaries: list[tuple[float, str, str]] = []
     for t in first.tolist():
         score = score_of(rows[t])
-        summaries.append((score, label_of(score), details_of(rows[t], (), names[t])))
+        summaries.append((score, label_of(score), details_of(rows[t], candidates, names[t])))
     out = []
     for k, sequence, row in zip(inverse.tolist(), names, rows, strict=True):
         score, label, details = summaries[k]

@@ -4,7 +4,9 @@ The fragment: event atoms whose tests compare against constants, boolean connect
 future and past operators. Its constraints are evaluated over all (non-empty) traces
 laid end to end (:mod:`agentguard.semantics.segmented`); the DECLARE shapes at the top
 of a constraint are answered from tool positions alone
-(:mod:`agentguard.scoring.tool_positions`). Explanations are computed for groups of
+(:mod:`agentguard.scoring.tool_positions`), and so are the trace predicates of a
+DECLARE-style mix, ``Called``, ``CalledN``, ``Before``, ``After`` and ``InOrder``
+(:mod:`agentguard.scoring.bulk_predicates`). Explanations are computed for groups of
 traces at a time, and traces whose explanation is the same share one string. Each
 result equals what :func:`~agentguard.scoring.verify.constraint_result` gives on that
 trace alone.
@@ -22,6 +24,7 @@ import numpy as np
 from agentguard.language import ast as A
 from agentguard.language.printer import formula as show
 from agentguard.scoring.builders import constraint_result
+from agentguard.scoring.bulk_predicates import predicate_outcome
 from agentguard.scoring.report import ConstraintResult
 from agentguard.scoring.tool_positions import ToolPositions, first_position
 from agentguard.semantics import segmented as S
@@ -73,11 +76,18 @@ class Bulk:
     # ---------------------------------------------------------------- scoring
     def score(self, c: A.Constraint) -> list[ConstraintResult] | None:
         """One result per non-empty trace (``rows``), or None to score ``c`` trace by trace."""
-        if not self.rows or not in_fragment(c.formula):
+        if not self.rows:
             return None
         try:
-            passed = self.start(c.formula)
-            details = self._explain(c.formula, np.arange(len(self.rows)), passed)
+            predicate = predicate_outcome(c.formula, self.tools, self.code_of)
+            if predicate is not None:
+                passed, keys, text = predicate
+                details = Texts.of(keys, text)
+            elif in_fragment(c.formula):
+                passed = self.start(c.formula)
+                details = self._explain(c.formula, np.arange(len(self.rows)), passed)
+            else:
+                return None
         except Exception:  # noqa: BLE001 - the per-trace path reproduces the error exactly
             return None
         # one result per distinct (passed, detail), shared by its traces (results are

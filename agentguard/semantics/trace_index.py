@@ -10,6 +10,10 @@ import numpy.typing as npt
 
 from agentguard.trace.model import Trace
 
+_SORTED_FROM = 256
+"""Calls from which the index is built from the tool codes by sorting (below, a Python
+loop over the calls costs less than numpy's calls)."""
+
 
 class TraceIndex:
     """Tool-name codes, positions per tool and first occurrences of one trace."""
@@ -22,14 +26,35 @@ class TraceIndex:
         self.names = trace.names
         self.metrics: Mapping[str, Any] = trace.metrics
         self._codes: dict[str, int] = {}
-        positions: dict[str, list[int]] = {}
+        self.positions: dict[str, list[int]] = {}
+        self.codes: npt.NDArray[np.int64]
+        coded = trace.tool_codes if self.n >= _SORTED_FROM else None
+        if coded is not None:
+            self.codes = self._from_codes(coded.codes)
+            return
         codes = np.empty(self.n, dtype=np.int64)
         for i, name in enumerate(self.names):
             code = self._codes.setdefault(name, len(self._codes))
             codes[i] = code
-            positions.setdefault(name, []).append(i)
-        self.codes: npt.NDArray[np.int64] = codes
-        self.positions = positions
+            self.positions.setdefault(name, []).append(i)
+        self.codes = codes
+
+    def _from_codes(self, coded: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+        """The index from the trace's process-wide tool codes, by sorting instead of a
+        Python step per call; the same codes (in order of first call) and positions."""
+        table, first, inverse = np.unique(coded, return_index=True, return_inverse=True)
+        by_first = np.argsort(first, kind="stable")  # the tools, in order of first call
+        local = np.empty(table.size, dtype=np.int64)
+        local[by_first] = np.arange(table.size)
+        codes: npt.NDArray[np.int64] = local[inverse.reshape(-1)]
+        order = np.argsort(codes, kind="stable")
+        bounds = np.cumsum(np.bincount(codes, minlength=table.size))[:-1]
+        runs = np.split(order, bounds)
+        for code, at in enumerate(first[by_first].tolist()):
+            name = self.names[at]
+            self._codes[name] = code
+            self.positions[name] = runs[code].tolist()
+        return codes
 
     def mask(self, tool: str) -> npt.NDArray[np.bool_]:
         """Positions whose call is ``tool``."""

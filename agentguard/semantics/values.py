@@ -57,6 +57,11 @@ def get_path(value: Any, path: Sequence[str | int]) -> Any:
 
 def call_field(call: Call, path: Sequence[str | int]) -> Any:
     """The value a FieldRef names on a call: ``result...``, ``args.key...`` or ``key...``."""
+    if len(path) == 1:  # the common ``key``: one lookup (get_path's first step)
+        key = path[0]
+        args = call.args
+        if key != "result" and type(args) is dict and key in args:
+            return args[key]
     if len(path) > 1 and path[0] == "args":
         return get_path(call.args, path[1:])
     if path and path[0] == "result":
@@ -80,6 +85,9 @@ def _is_number(v: Any) -> bool:
 
 def values_equal(a: Any, b: Any) -> bool:
     """Structural equality on JSON values: 1 == 1.0, but true != 1, and lists equal tuples."""
+    kind = type(a)
+    if kind is type(b) and (kind is str or kind is int):  # the common case, no ABC checks
+        return bool(a == b)
     if a is MISSING or b is MISSING or a is UNKNOWN or b is UNKNOWN:
         return False
     if isinstance(a, bool) or isinstance(b, bool):
@@ -191,6 +199,9 @@ def flatten_values(values: Iterable[Any]) -> list[Any]:
 
 
 def _freeze(v: Any) -> Any:
+    kind = type(v)
+    if kind is str or kind is int:  # the common case, past the Mapping ABC check
+        return v
     if isinstance(v, Mapping):
         return ("__map__", tuple(sorted((str(k), _freeze(x)) for k, x in v.items())))
     if isinstance(v, (list, tuple)):

@@ -10,18 +10,26 @@ as JSON text, a record that is not an object, a bad name) is read record by reco
 that path gives every error its record number. Both paths give the same columns; a
 property test holds them to it.
 
+A file of many traces (JSON Lines of metrics records) is read with its traces laid end
+to end (:func:`read_call_record_lists`): the plain path's checks and the tool coding run
+once per chunk of a few thousand records, and each trace's columns are slices of its
+chunk's, so a short trace costs a few slices, not a pass of its own. A column no record
+of a chunk fills (no arguments, no results) is None rather than a list of blanks.
+
 The columns do not import the trace model (which builds on them): the model turns them
 into :class:`~agentguard.trace.model.Call` objects only when a call is asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace._slots import slot_builder
 from agentguard.trace.call_fields import (
     DIALOGUE_NAMES,
     MESSAGE_NAMES,
@@ -46,8 +54,10 @@ class CallColumns:
     """
 
     names: tuple[str, ...]
-    args: list[Mapping[str, Any] | None]
-    results: list[Any]
+    args: list[Mapping[str, Any] | None] | None
+    """None when no call has arguments (each is ``{}``)."""
+    results: list[Any] | None
+    """None when no call has a result (each is ``UNKNOWN``)."""
     tools: ToolCodes | None
     """The tool sequence as integers, for bulk scoring (None: a name past the table)."""
     errors: list[bool] | None = None
@@ -62,13 +72,16 @@ class CallColumns:
     def tool_call_count(self, final_tools: Iterable[str] = FINAL_TOOLS) -> int:
         """``num_tool_calls``: tool calls that are not final answers (as
         :func:`agentguard.trace.final_tool.count_tool_calls` counts calls)."""
-        final = frozenset(final_tools)
+        final = final_tools if final_tools is FINAL_TOOLS else frozenset(final_tools)
         if self.kinds is None:
-            return len(self.names) - sum(self.names.count(f) for f in final)
+            return len(self.names) - sum(map(self.names.count, final))
         return sum(
             1 for n, k in zip(self.names, self.kinds, strict=True) if k == "tool" and n not in final
         )
 
+
+_call_columns = slot_builder(CallColumns)
+_tool_codes = slot_builder(ToolCodes)
 
 NAME_KEYS: Final = ("tool_name", "name", "tool")
 """Spellings of the tool's name, first found wins."""
@@ -82,6 +95,7 @@ _PLAIN_RESULTS: Final = frozenset(
     {str, int, float, bool, type(None), list, dict, Unknown}
 )  # the types JSON gives (and UNKNOWN for a record without a result)
 _PLAIN_ARGS: Final = frozenset({dict, type(None)})
+_TOOL_NAME: Final = itemgetter("tool_name")
 
 
 def read_call_records(records: Iterable[Any], source: str) -> CallColumns:
@@ -92,31 +106,84 @@ def read_call_records(records: Iterable[Any], source: str) -> CallColumns:
     return plain if plain is not None else _read_each(rows, source)
 
 
+def read_call_record_lists(lists: Sequence[list[Any]]) -> list[CallColumns | None]:
+    """The columns of each list of records, read in chunks of lists laid end to end (see
+    the module docstring); None for the lists of a chunk holding a record that is not
+    plain (read each of them by :func:`read_call_records`, which names the bad record).
+    The columns equal those :func:`read_call_records` gives each list alone."""
+    out: list[CallColumns | None] = []
+    first = 0
+    while first < len(lists):
+        last, size = first, 0
+        while last < len(lists) and size < CHUNK_RECORDS:
+            size += len(lists[last])
+            last += 1
+        out.extend(_read_chunk(lists[first:last]))
+        first = last
+    return out
+
+
+CHUNK_RECORDS: Final = 4096
+"""Records read as one: enough to spread the fixed cost of a read over many short traces,
+few enough that the passes over them stay in the processor's cache."""
+
+
+def _read_chunk(lists: Sequence[list[Any]]) -> list[CallColumns | None]:
+    whole = _read_plain(list(chain.from_iterable(lists)))
+    if whole is None or whole.tools is None:  # a full code table: each trace is coded alone
+        return [None] * len(lists)
+    names, args, results, errors = whole.names, whole.args, whole.results, whole.errors
+    codes = whole.tools.codes
+    out: list[CallColumns | None] = []
+    start = 0
+    for records in lists:
+        end = start + len(records)
+        sequence = names[start:end]
+        part = None
+        if errors is not None:
+            part = errors[start:end]
+            if True not in part:
+                part = None
+        tools = _tool_codes(sequence, codes[start:end])
+        out.append(
+            _call_columns(
+                sequence,
+                None if args is None else args[start:end],
+                None if results is None else results[start:end],
+                tools,
+                part,
+                None,
+            )
+        )
+        start = end
+    return out
+
+
 def _read_plain(rows: list[Any]) -> CallColumns | None:
     """The columns when every record has the plain shape, else None (read them one by one)."""
     n = len(rows)
     if not n:
-        return CallColumns((), [], [], ToolCodes.of(()))
+        return CallColumns((), None, None, ToolCodes.of(()))
     if set(map(type, rows)) != {dict}:
         return None
     keys: set[str] = set().union(*rows)
     if not keys <= _PLAIN_KEYS or "tool_name" not in keys:
         return None
-    names: list[Any] = list(map(dict.get, rows, repeat("tool_name")))
     try:
-        distinct = dict.fromkeys(names)  # the tool vocabulary, in order of first call
-    except TypeError:  # an unhashable name
+        names: list[Any] = list(map(_TOOL_NAME, rows))
+        distinct = set(names)  # the tool vocabulary
+    except (KeyError, TypeError):  # a record without a name, or an unhashable name
         return None
     if not all(type(name) is str and name for name in distinct):
         return None  # a missing, empty or non-string name: the per-record path names it
     if not DIALOGUE_NAMES.isdisjoint(distinct):
         return None
-    args: list[Mapping[str, Any] | None] = [None] * n
+    args: list[Mapping[str, Any] | None] | None = None
     if "arguments" in keys:
         args = list(map(dict.get, rows, repeat("arguments")))
         if not set(map(type, args)) <= _PLAIN_ARGS:
             return None  # JSON text (decoded record by record), or not an object (an error)
-    results: list[Any] = [UNKNOWN] * n
+    results: list[Any] | None = None
     result_types: set[type] = {Unknown}
     if "tool_result" in keys:
         results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
@@ -124,7 +191,7 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
         if not result_types <= _PLAIN_RESULTS:
             return None
     errors = [r.get("is_error") is True for r in rows] if "is_error" in keys else None
-    if dict in result_types:
+    if results is not None and dict in result_types:
         for i, result in enumerate(results):
             if type(result) is dict and "content" in result:  # an MCP CallToolResult?
                 results[i], mcp_error = mcp_result(result)
@@ -134,7 +201,7 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
     if errors is not None and True not in errors:
         errors = None
     sequence = tuple(names)
-    return CallColumns(sequence, args, results, ToolCodes.of(sequence, distinct), errors)
+    return _call_columns(sequence, args, results, ToolCodes.of(sequence, distinct), errors, None)
 
 
 def _read_each(rows: list[Any], source: str) -> CallColumns:

@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
+from agentguard.trace._slots import slot_builder
+from agentguard.trace.call_records import read_call_record_lists
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
 from agentguard.trace.formats.agentguard_logs import events_trace, is_event
+from agentguard.trace.formats.records import detect_metrics
 from agentguard.trace.json_text import collector_paused, json_reader
 from agentguard.trace.model import Trace
 
@@ -52,6 +55,9 @@ class LoadedTrace:
         if self.trial is not None:
             out += f" trial {self.trial}"
         return out
+
+
+_loaded_trace = slot_builder(LoadedTrace)
 
 
 def trace_from_json(
@@ -209,13 +215,46 @@ def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> li
         and detect_format(values) is not None
     ):
         return _sorted([*bad.values(), _load(values, source, good[0][0], None, final_answer)])
+    read = _metrics_lines(good, format)
     return [
-        bad[lineno] if value is _BAD else _load(value, source, lineno, format, final_answer)
+        bad[lineno]
+        if value is _BAD
+        else _loaded(read[lineno], source, lineno, "metrics")
+        if lineno in read
+        else _load(value, source, lineno, format, final_answer)
         for lineno, value in lines
     ]
 
 
 _BAD = object()
+
+
+def _metrics_lines(lines: list[tuple[int, Any]], format: str | None) -> dict[int, Trace]:
+    """The traces of the lines that are metrics records, by line, their call records
+    read together (:func:`~agentguard.trace.call_records.read_call_record_lists`).
+
+    A line is taken when ``parse`` would read it as a metrics record with a list of
+    calls, unless a call record near it is not plain (those lines are read alone, and a
+    bad record is named as ever). Each trace equals what ``parse`` gives its line.
+    """
+    picked: list[tuple[int, dict[str, Any]]] = []
+    for lineno, value in lines:
+        if (
+            type(value) is dict
+            and type(value.get("tool_calls")) is list
+            and (
+                detect_format(value) == "metrics"
+                if format is None
+                else format == "metrics" and detect_metrics(value)
+            )
+        ):
+            picked.append((lineno, value))
+    columns = read_call_record_lists([v["tool_calls"] for _, v in picked])
+    return {
+        lineno: Trace.from_read_columns(c, value)
+        for (lineno, value), c in zip(picked, columns, strict=True)
+        if c is not None
+    }
 
 
 def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace]:
@@ -268,8 +307,12 @@ def _load(
         return LoadedTrace(source, record, None, _relabel(exc, source, record))
     except RecursionError:
         return LoadedTrace(source, record, None, _too_deep(source, record))
+    return _loaded(trace, source, record, name)
+
+
+def _loaded(trace: Trace, source: str, record: int, name: str) -> LoadedTrace:
     task_id, trial = task_of(trace)
-    return LoadedTrace(source, record, trace, None, name, task_id, trial)
+    return _loaded_trace(source, record, trace, None, name, task_id, trial)
 
 
 def task_of(trace: Trace) -> tuple[str | None, int | None]:

@@ -12,10 +12,12 @@ two names are reserved: no tool may be called that (docs/traces.md, "Dialogue ev
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field, fields
 from itertools import repeat
-from typing import Any, Final
+from types import MappingProxyType
+from typing import Any, Final, cast
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.call_fields import ASSISTANT_MESSAGE as ASSISTANT_MESSAGE
@@ -28,10 +30,15 @@ from agentguard.trace.call_fields import Unknown as Unknown
 from agentguard.trace.call_fields import decode_args as decode_args
 from agentguard.trace.call_fields import decode_result as decode_result
 from agentguard.trace.call_records import CallColumns, read_call_records
+from agentguard.trace.json_text import collector_paused
 from agentguard.trace.tool_codes import ToolCodes
 
 DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
+
+
+_NEW_ARGS: Final[Mapping[str, Any]] = MappingProxyType({})
+"""The default of ``Call(args=...)``: each call given none gets a new ``{}``."""
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -59,15 +66,16 @@ class Call:
     def __init__(
         self,
         name: str,
-        args: Mapping[str, Any] | None = None,
+        args: Mapping[str, Any] = _NEW_ARGS,
         result: Any = UNKNOWN,
         position: int = 0,
         error: bool = False,
         kind: CallKind = "tool",
     ) -> None:
-        # The firewall builds two calls per step and a loader one per record: the
-        # generated frozen __init__ goes through object.__setattr__ per field, the slots'
-        # own setters cost half as much.
+        """The generated ``__init__`` and its checks, each field stored through its slot
+        (the firewall builds a call per step; ``object.__setattr__`` per field, as a frozen
+        dataclass's ``__init__`` does, was most of its cost). ``args`` omitted is a new
+        ``{}``, as the field's default factory makes it."""
         if kind == "tool":
             if name in DIALOGUE_NAMES:
                 raise TraceRecordError(
@@ -81,12 +89,12 @@ class Call:
                 f"{MESSAGE_NAMES.get(kind, 'a tool')!r}, got {name!r}",
                 source="<call>",
             )
-        _SET_NAME(self, name)
-        _SET_ARGS(self, {} if args is None else args)
-        _SET_RESULT(self, decode_result(result) if type(result) is str else result)
-        _SET_POSITION(self, position)
-        _SET_ERROR(self, error)
-        _SET_KIND(self, kind)
+        _CALL_NAME(self, name)
+        _CALL_ARGS(self, {} if args is _NEW_ARGS else args)
+        _CALL_RESULT(self, decode_result(result) if type(result) is str else result)
+        _CALL_POSITION(self, position)
+        _CALL_ERROR(self, error)
+        _CALL_KIND(self, kind)
 
     @classmethod
     def message(cls, kind: CallKind, text: Any, **fields: Any) -> Call:
@@ -132,16 +140,11 @@ class Call:
         return out
 
 
-def _slot_setter(name: str) -> Any:
-    return vars(Call)[name].__set__
-
-
-_SET_NAME: Final = _slot_setter("name")
-_SET_ARGS: Final = _slot_setter("args")
-_SET_RESULT: Final = _slot_setter("result")
-_SET_POSITION: Final = _slot_setter("position")
-_SET_ERROR: Final = _slot_setter("error")
-_SET_KIND: Final = _slot_setter("kind")
+_CALL_NAME, _CALL_ARGS, _CALL_RESULT, _CALL_POSITION, _CALL_ERROR, _CALL_KIND = (
+    getattr(Call, f.name).__set__ for f in fields(Call)
+)
+if [f.name for f in fields(Call)] != ["name", "args", "result", "position", "error", "kind"]:
+    raise TypeError("Call changed: update Call.__init__ and _calls_of (agentguard/trace/model.py)")
 
 
 class Trace(Sequence[Call]):
@@ -192,17 +195,8 @@ class Trace(Sequence[Call]):
         if calls is None:
             cols = self._columns
             assert cols is not None  # one of the two is always set
-            calls = tuple(
-                map(
-                    Call,
-                    cols.names,
-                    map(_own_args, cols.args),
-                    cols.results,
-                    range(len(cols.names)),
-                    repeat(False) if cols.errors is None else cols.errors,
-                    repeat("tool") if cols.kinds is None else cols.kinds,
-                )
-            )
+            with collector_paused():  # calls and their argument dicts hold no cycles
+                calls = _calls_of(cols)
             _set(self, "_calls", calls)
             _set(self, "_columns", None)
         return calls
@@ -286,7 +280,14 @@ class Trace(Sequence[Call]):
         writes its ``"kind"``) is a dialogue event. The records are read by
         :mod:`agentguard.trace.call_records`.
         """
-        columns = read_call_records(records, source)
+        return cls.from_read_columns(read_call_records(records, source), metrics)
+
+    @classmethod
+    def from_read_columns(
+        cls, columns: CallColumns, metrics: Mapping[str, Any] | None = None
+    ) -> Trace:
+        """What :meth:`from_records` makes of the records ``columns`` were read from
+        (``metrics`` copied, with the tool errors and the call count added as there)."""
         out = dict(metrics or {})
         errors = columns.error_positions()
         if errors:
@@ -362,6 +363,37 @@ _set = object.__setattr__  # Trace is immutable: its own slots are set past __se
 def _own_args(args: Mapping[str, Any] | None) -> dict[str, Any]:
     """A call's own copy of a record's arguments (None, for no arguments, is ``{}``)."""
     return {} if args is None else dict(args)
+
+
+def _calls_of(cols: CallColumns) -> tuple[Call, ...]:
+    """The calls of ``cols``, each what ``Call(...)`` makes of its fields, built a field at
+    a time: the reader already checked every name against its kind, so of the checks in
+    ``Call.__init__`` only the decoding of results given as JSON text is left, and it is
+    done here for the results that are text."""
+    n = len(cols.names)
+    results: Iterable[Any] = repeat(UNKNOWN) if cols.results is None else cols.results
+    if cols.results is not None and str in set(map(type, cols.results)):
+        results = [decode_result(r) if type(r) is str else r for r in cols.results]
+    args = cols.args
+    owned: Iterable[dict[str, Any]]
+    if args is None:
+        owned = map(dict, repeat((), n))
+    elif None not in args:
+        owned = map(dict, cast(list[Mapping[str, Any]], args))
+    else:
+        owned = map(_own_args, args)
+    calls = list(map(_new_object, repeat(Call, n)))
+    _consume(map(_CALL_NAME, calls, cols.names))
+    _consume(map(_CALL_ARGS, calls, owned))
+    _consume(map(_CALL_RESULT, calls, results))
+    _consume(map(_CALL_POSITION, calls, range(n)))
+    _consume(map(_CALL_ERROR, calls, repeat(False) if cols.errors is None else cols.errors))
+    _consume(map(_CALL_KIND, calls, repeat("tool") if cols.kinds is None else cols.kinds))
+    return tuple(calls)
+
+
+_new_object = object.__new__
+_consume = deque[Any](maxlen=0).extend
 
 
 _POSITION_KEYS: Final = ("tool_errors", "user_tool_calls")

@@ -47,14 +47,13 @@ class ToolCodes:
 
     @classmethod
     def of(cls, names: Sequence[str], distinct: Iterable[str] | None = None) -> ToolCodes | None:
-        """The codes of ``names`` (``distinct``: its distinct names, when known), or None
-        when the table is full and a name has no code."""
-        new = [
-            n for n in (dict.fromkeys(names) if distinct is None else distinct) if n not in _CODES
-        ]
+        """The codes of ``names`` (``distinct``: its distinct names, when known, in any
+        order), or None when the table is full and a name has no code. New names are
+        coded in the order of their first call."""
+        new = [n for n in (names if distinct is None else distinct) if n not in _CODES]
         if new:
             with _LOCK:
-                for name in new:
+                for name in dict.fromkeys(n for n in names if n not in _CODES):
                     if name not in _CODES:
                         if len(_CODES) >= MAX_TOOLS:
                             return None

@@ -140,4 +140,55 @@ def test_fragment_constraints_take_the_bulk_path() -> None:
     corpus = [Trace.of("t1", "t2", "t8", "t9"), Trace.of("t0", "t8"), Trace.of("t2")]
     bulk = Bulk(corpus, [t.names for t in corpus])
     assert all(bulk.score(c) is not None for c in spec.constraints)
-    assert bulk.score(parse_spec("constraint q := Called(t1)").constraints[0]) is None
+    assert bulk.score(parse_spec("constraint q := WithinSteps(t1, t2, 3)").constraints[0]) is None
+
+
+def test_declare_predicates_take_the_bulk_path() -> None:
+    """Called, CalledN, Before, After and InOrder over constant tools are scored in bulk."""
+    from agentguard.scoring.bulk import Bulk
+
+    spec = parse_spec(
+        "constraint a := Called(t1)\nconstraint b := CalledN(t2, 2, >=)\n"
+        "constraint c := Before(t1, t2)\nconstraint d := After(t1, t2)\n"
+        "constraint e := InOrder([t1, t2, t1])"
+    )
+    corpus = [Trace.of("t1", "t2", "t1"), Trace.of("t2", "t2"), Trace.of("t9")]
+    bulk = Bulk(corpus, [t.names for t in corpus])
+    assert all(bulk.score(c) is not None for c in spec.constraints)
+    assert verify_traces(corpus, spec) == [verify_trace(t, spec) for t in corpus]
+
+
+_declare_tools = st.sampled_from(["a", "b", "c", "z"])
+_declare_predicates = st.one_of(
+    st.builds(lambda t: A.TracePredicate("Called", (t,)), _declare_tools),
+    st.builds(
+        lambda t, n, op: A.TracePredicate("CalledN", (t, n, op)),
+        _declare_tools,
+        st.integers(0, 4),
+        st.sampled_from(["=", ">=", "<=", ">", "<"]),
+    ),
+    st.builds(
+        lambda name, a, b: A.TracePredicate(name, (a, b)),
+        st.sampled_from(["Before", "After"]),
+        _declare_tools,
+        _declare_tools,
+    ),
+    st.builds(
+        lambda ts: A.TracePredicate("InOrder", (tuple(ts),)),
+        st.lists(_declare_tools, max_size=4),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(_declare_predicates, propositional()), min_size=1, max_size=5),
+    st.lists(traces(max_size=12), max_size=8),
+)
+def test_declare_predicates_in_bulk_equal_verify_trace(
+    formulas: list[A.Formula], corpus: list[Trace]
+) -> None:
+    """Called/CalledN/Before/After/InOrder scored in bulk give verify_trace's reports, field
+    for field (details naming missing tools included), empty traces too."""
+    spec = _spec(formulas)
+    assert verify_traces(corpus, spec) == [verify_trace(t, spec) for t in corpus]

@@ -11,8 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard import Trace, TraceRecordError
-from agentguard.trace.call_records import _read_each, _read_plain, read_call_records
-from agentguard.trace.model import Call
+from agentguard.trace.call_records import (
+    CallColumns,
+    _read_each,
+    _read_plain,
+    read_call_records,
+)
+from agentguard.trace.model import UNKNOWN, Call
 
 _values = st.one_of(st.integers(-3, 3), st.text("ab{}1", max_size=4), st.none(), st.booleans())
 _plain_record = st.fixed_dictionaries(
@@ -30,6 +35,18 @@ _plain_record = st.fixed_dictionaries(
 )
 
 
+def _args(columns: CallColumns) -> list[Any]:
+    """The arguments each call gets (an absent column or a None entry is ``{}``)."""
+    if columns.args is None:
+        return [{}] * len(columns.names)
+    return [a or {} for a in columns.args]
+
+
+def _results(columns: CallColumns) -> list[Any]:
+    """The results each call gets (an absent column is UNKNOWN throughout)."""
+    return [UNKNOWN] * len(columns.names) if columns.results is None else columns.results
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_plain_record, max_size=8))
 def test_plain_path_equals_record_by_record(records: list[dict[str, Any]]) -> None:
@@ -37,8 +54,8 @@ def test_plain_path_equals_record_by_record(records: list[dict[str, Any]]) -> No
     plain = _read_plain(records)
     assert plain is not None
     each = _read_each(records, "<t>")
-    assert plain.names == each.names and plain.results == each.results
-    assert [a or {} for a in plain.args] == [a or {} for a in each.args]
+    assert plain.names == each.names and _results(plain) == _results(each)
+    assert _args(plain) == _args(each)
     assert plain.error_positions() == each.error_positions() and plain.kinds == each.kinds
     assert plain.tools is not None and each.tools is not None
     assert plain.tools.codes.tolist() == each.tools.codes.tolist()
@@ -97,3 +114,11 @@ def test_arguments_are_copied_when_calls_are_built() -> None:
     assert trace.calls[0].args == args and trace.calls[0].args is not args
     with pytest.raises(AttributeError):
         trace.metrics = {}  # type: ignore[misc]
+
+
+def test_calls_built_from_columns_equal_calls_built_one_by_one() -> None:
+    """A result given as JSON text is decoded when calls are built from columns too."""
+    trace = Trace.from_records(
+        [{"tool_name": "a", "arguments": None, "tool_result": '{"x": 1}'}, {"tool_name": "b"}]
+    )
+    assert trace.calls == (Call("a", {}, {"x": 1}, 0), Call("b", {}, position=1))

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentguard import load_traces
 from agentguard.trace.json_text import collector_paused, json_reader
@@ -67,3 +71,12 @@ def test_collector_is_restored() -> None:
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 10**25), st.text("ab ,:", max_size=12)), max_size=20))
+def test_long_digit_runs_are_found_wherever_they_fall(parts: list[Any]) -> None:
+    """A text takes json exactly when it holds a run of 19 digits, at any offset."""
+    text = "".join(map(str, parts))
+    has_run = any(len(run) >= 19 for run in re.split(r"[^0-9]", text))
+    assert (json_reader(text) is json.loads) == has_run

@@ -1,0 +1,50 @@
+"""Build frozen, slotted dataclasses without their generated ``__init__``, where many
+are built at once.
+
+A frozen dataclass's ``__init__`` stores each field through ``object.__setattr__``
+(past its own frozen guard), the slowest way to fill a slot: a loader building the
+columns, codes and record of each of a thousand traces spent more time there than in
+reading their names. :func:`slot_builder` makes a function that stores each field
+through its slot's own descriptor instead: the same object, in about half the time.
+
+Only for classes whose ``__init__`` does nothing but store its fields: no
+``__post_init__``, no field computed by a default factory at build time (every field is
+passed). The builder checks this when it is made, so a class that gains a validation
+fails loudly at import instead of being built unchecked.
+
+A leaf: it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def slot_builder(cls: type[T]) -> Callable[..., T]:
+    """``build(*fields) -> cls``: every field, positionally, in declaration order."""
+    if not dataclasses.is_dataclass(cls) or "__slots__" not in vars(cls):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} validates in __post_init__: build it with its __init__")
+    names = [f.name for f in dataclasses.fields(cls)]
+    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+        raise TypeError(f"{cls.__name__} has a field that is not a plain name")
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    for n in names:
+        scope[f"_set_{n}"] = getattr(cls, n).__set__
+    lines = [f"def build({', '.join(names)}):", "    self = _new(_cls)"]
+    lines += [f"    _set_{n}(self, {n})" for n in names]
+    lines.append("    return self")
+    exec("\n".join(lines), scope)  # the text is made of checked field names
+    build: Callable[..., T] = scope["build"]
+    build.__qualname__ = build.__name__ = f"build_{cls.__name__}"
+    build.__doc__ = f"A {cls.__name__} from all its fields, as its __init__ makes it."
+    return build
+
+
+__all__ = ["slot_builder"]
