@@ -87,6 +87,8 @@ class AutomatonNode:
         self.uncounted = uncounted
         self.count = 0
         self._views: dict[tuple[int, Known], int] = {}
+        self._stable_at = -1  # the state `_stable` was computed for (-1: none yet)
+        self._stable = False
         try:
             self.state = resolve_frozen(machine, machine.init, {}, registry, None)
         except AgentGuardError as exc:
@@ -101,8 +103,13 @@ class AutomatonNode:
         return bool(self.budget)
 
     def stable(self) -> bool:
+        state = self.state
+        if state == self._stable_at:  # asked after every step: answered once per state
+            return self._stable
         m = self.machine
-        return not m._data[OTHER] and m.step(self.state, (OTHER, 0)) == self.state
+        self._stable = not m._data[OTHER] and m.step(state, (OTHER, 0)) == state
+        self._stable_at = state
+        return self._stable
 
     def view(self, state: int, count: int, *, ending: bool = False) -> int:
         """``state`` with the budget atoms that ``count`` calls decide resolved."""
