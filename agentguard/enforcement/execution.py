@@ -261,7 +261,7 @@ class Execution(Judging):
             broken = [n for n in changed if verdicts[n] is Verdict.VIOLATED]
         else:
             broken = []
-        again = self._shadows.advance(call, known | set(broken)) if self._shadows else []
+        again = self._shadows.advance(call, known | set(broken)) if self._shadows.active else []
         for n in broken:
             if n not in known:
                 what = f"the result of {name}" if call.is_tool else f"the {name}"

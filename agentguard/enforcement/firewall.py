@@ -341,7 +341,11 @@ class Firewall(Reporting):
         extra = [f.call for f in flights] if flights else []
         found = self._findings(call, extra)
         try:
-            decision = self._over_budget(call, step, found, call_id, tool_call_id)
+            decision = (
+                self._over_budget(call, step, found, call_id, tool_call_id)
+                if self.monitor.over_budget()
+                else None
+            )
             if decision is None and found.clean:  # the common case: nothing to judge
                 decision = Decision(
                     Action.ALLOW, name, args, step, (), "", (), False, call_id, tool_call_id

@@ -67,7 +67,7 @@ class Judging(FirewallCore):
                 for n, ok in peek.final.items()
                 if ok is False and base[n] is not Verdict.VIOLATED and n not in violated
             ]
-        for n in self._shadows:  # constraints violated before: violated again?
+        for n in self._shadows.active if self._shadows.active else ():  # violated again?
             if self._shadows.base(n, extra) is Verdict.VIOLATED:
                 continue
             if self._shadows.peek(n, extra, call, ending).verdicts[n] is Verdict.VIOLATED:

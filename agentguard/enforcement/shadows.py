@@ -31,6 +31,7 @@ class Shadows:
         self.registry = registry
         self.uncounted = tuple(uncounted)
         self._monitors: dict[str, Monitor] = {}
+        self.active: dict[str, Monitor] = self._monitors  # read-only: empty while none runs
         self._constraints: dict[str, A.Constraint] = {}
         self.excused: dict[str, set[int]] = {}
 
