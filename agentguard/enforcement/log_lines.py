@@ -75,54 +75,24 @@ class LineTemplates:
         if type(escalated) is not bool:
             return None
         try:
-            return self._decision(
+            return _DECISION % (
+                self._decision_head,
                 step,
-                tool,
-                args,
-                action,
-                message,
-                pending,
-                escalated,
-                call_id,
-                tool_call_id,
-                timestamp,
+                _dumps(tool),
+                _dumps(args),
+                _ACTIONS[action],
+                _dumps(message),
+                self._spec,
+                timestamp.encode(),
+                _dumps(list(pending)) if pending else b"[]",
+                _BOOLS[escalated],
+                _dumps(call_id),
+                _dumps(tool_call_id),
                 seq,
-                prev,
+                prev.encode(),
             )
         except TypeError:  # a value orjson does not render (an odd tool-call id)
             return None
-
-    def _decision(
-        self,
-        step: int,
-        tool: str,
-        args: Mapping[str, Any],
-        action: Action,
-        message: str,
-        pending: tuple[str, ...],
-        escalated: bool,
-        call_id: str,
-        tool_call_id: str | None,
-        timestamp: str,
-        seq: int,
-        prev: str,
-    ) -> bytes:
-        return _DECISION % (
-            self._decision_head,
-            step,
-            _dumps(tool),
-            _dumps(args),
-            _ACTIONS[action],
-            _dumps(message),
-            self._spec,
-            timestamp.encode(),
-            _dumps(list(pending)) if pending else b"[]",
-            _BOOLS[escalated],
-            _dumps(call_id),
-            _dumps(tool_call_id),
-            seq,
-            prev.encode(),
-        )
 
     def result(
         self,

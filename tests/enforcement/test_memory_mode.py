@@ -33,6 +33,17 @@ RESULT_TESTS = [
 STEPS = st.lists(st.tuples(st.sampled_from(LETTERS), st.booleans(), st.booleans()), max_size=10)
 
 
+def spec_of(constraints: list[tuple[A.Formula, Severity]]) -> A.Spec:
+    return A.Spec(
+        "s", tuple(A.Constraint(f"c{i}", f, severity=s) for i, (f, s) in enumerate(constraints))
+    )
+
+
+CONSTRAINTS = st.lists(
+    st.tuples(formulas() | st.sampled_from(RESULT_TESTS), SEVERITIES), min_size=1, max_size=3
+)
+
+
 def run(spec: A.Spec, steps: list[tuple[str, bool, bool]], *, keep_trace: bool) -> list[Any]:
     """Every decision and late violation of a scripted run (a retry where BLOCK_AND_WARN warned)."""
     fw = Firewall(spec, run_id="r", keep_trace=keep_trace)
@@ -52,19 +63,12 @@ def run(spec: A.Spec, steps: list[tuple[str, bool, bool]], *, keep_trace: bool) 
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-@given(
-    st.lists(
-        st.tuples(formulas() | st.sampled_from(RESULT_TESTS), SEVERITIES), min_size=1, max_size=3
-    ),
-    STEPS,
-)
+@given(CONSTRAINTS, STEPS)
 def test_without_the_trace_every_decision_is_the_same(
     constraints: list[tuple[A.Formula, Severity]], steps: list[tuple[str, bool, bool]]
 ) -> None:
     """Decisions, late violations (shadows included), verdicts and score do not depend on keep_trace."""
-    spec = A.Spec(
-        "s", tuple(A.Constraint(f"c{i}", f, severity=s) for i, (f, s) in enumerate(constraints))
-    )
+    spec = spec_of(constraints)
     assert run(spec, steps, keep_trace=False) == run(spec, steps, keep_trace=True)
 
 
@@ -88,19 +92,12 @@ def run_unproposed(
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-@given(
-    st.lists(
-        st.tuples(formulas() | st.sampled_from(RESULT_TESTS), SEVERITIES), min_size=1, max_size=3
-    ),
-    STEPS,
-)
+@given(CONSTRAINTS, STEPS)
 def test_calls_recorded_without_a_proposal_start_the_same_shadows(
     constraints: list[tuple[A.Formula, Severity]], steps: list[tuple[str, bool, bool]]
 ) -> None:
     """Unproposed calls that break constraints are shadowed alike with and without the trace."""
-    spec = A.Spec(
-        "s", tuple(A.Constraint(f"c{i}", f, severity=s) for i, (f, s) in enumerate(constraints))
-    )
+    spec = spec_of(constraints)
     assert run_unproposed(spec, steps, keep_trace=False) == run_unproposed(
         spec, steps, keep_trace=True
     )
