@@ -44,6 +44,15 @@ CONSTRAINTS = st.lists(
 )
 
 
+def ending(fw: Firewall) -> list[Any]:
+    """What the end of a run says: score, verdicts, stopped, and the late violations."""
+    report = fw.finish()
+    return [
+        (report.compliance.score, dict(report.verdicts), report.stopped),
+        [v.to_dict() for v in report.late_violations],
+    ]
+
+
 def run(spec: A.Spec, steps: list[tuple[str, bool, bool]], *, keep_trace: bool) -> list[Any]:
     """Every decision and late violation of a scripted run (a retry where BLOCK_AND_WARN warned)."""
     fw = Firewall(spec, run_id="r", keep_trace=keep_trace)
@@ -56,10 +65,7 @@ def run(spec: A.Spec, steps: list[tuple[str, bool, bool]], *, keep_trace: bool) 
                 late = fw.record(name, {}, {"ok": ok}, error="failed" if not ok and retry else None)
                 out.append([v.to_dict() for v in late])
                 break
-    report = fw.finish()
-    out.append((report.compliance.score, dict(report.verdicts), report.stopped))
-    out.append([v.to_dict() for v in report.late_violations])
-    return out
+    return [*out, *ending(fw)]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
@@ -85,10 +91,7 @@ def run_unproposed(
             if not d.executes:
                 continue
         out.append([v.to_dict() for v in fw.record(name, {}, {"ok": ok})])
-    report = fw.finish()
-    out.append((report.compliance.score, dict(report.verdicts), report.stopped))
-    out.append([v.to_dict() for v in report.late_violations])
-    return out
+    return [*out, *ending(fw)]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
