@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 from agentguard import load_traces
 from agentguard.trace import loaders
 from agentguard.trace.call_records import read_call_record_lists, read_call_records
-from tests.trace.test_call_records import _args, _results
+from tests.trace.test_call_records import _args, _results, _values
 
-_values = st.one_of(st.integers(-3, 3), st.text("ab{}1", max_size=4), st.none(), st.booleans())
 _plain = st.fixed_dictionaries(
     {"tool_name": st.sampled_from(["a", "b", "final_answer"])},
     optional={
