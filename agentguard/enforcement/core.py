@@ -85,16 +85,25 @@ class FirewallCore:
     def _guarded(self, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
-        except FirewallProtocolError:
+        except BaseException as exc:
+            self._failed(exc, args)
             raise
-        except ApproverRaised as exc:  # the approver's own exception (a LangGraph interrupt)
+
+    def _failed(self, exc: BaseException, args: tuple[Any, ...]) -> None:
+        """A firewall step raised ``exc`` while working on ``args``: the approver's own
+        exception (a LangGraph interrupt) is raised as it came; any other error is logged
+        (scrubbed) and the log flushed before it propagates (the caller re-raises).
+
+        Called from the ``except`` clause of the step (the per-call paths inline their
+        ``try`` rather than pay for :meth:`_guarded`'s extra frame)."""
+        if isinstance(exc, ApproverRaised):
             raise exc.original from None
-        except Exception as exc:
-            secrets = self._log.secrets(*call_of(args)) if args else []
-            message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
-            self._log.emit(FAILURE_EVENT, warn=True, message=message)
-            self._log.flush()
-            raise
+        if isinstance(exc, FirewallProtocolError) or not isinstance(exc, Exception):
+            return
+        secrets = self._log.secrets(*call_of(args)) if args else []
+        message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
+        self._log.emit(FAILURE_EVENT, warn=True, message=message)
+        self._log.flush()
 
     def _wait(self, timeout: float) -> None:
         """Wait (the lock held) until a call in flight completes or is withdrawn."""
@@ -129,7 +138,7 @@ class FirewallCore:
         if self.keep_trace:
             self._decisions.append(decision)
         log = self._log
-        if log.enabled:
+        if log.active or hooks.SINKS:
             log.decision(decision)
         if self._spans is not None:
             self._spans.emit(

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
+from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_text, named, refusal
 from agentguard.enforcement.judging import Judging
@@ -152,14 +153,13 @@ class Execution(Judging):
         try:
             if error is not None:
                 result = error_text(error) if result is None else result
-            late: list[Violation] = self._guarded(
-                self._commit,
-                flight.call,
-                result,
-                error is not None,
-                flight.decision,
-                not flight.relied and flight.position == self._executed,
-            )
+            call = flight.call
+            fresh = not flight.relied and flight.position == self._executed
+            try:  # _guarded, inlined (one frame less per call)
+                late = self._commit(call, result, error is not None, flight.decision, fresh)
+            except BaseException as exc:
+                self._failed(exc, (call,))
+                raise
         finally:
             if self._waiting:
                 self._cond.notify_all()
@@ -276,7 +276,7 @@ class Execution(Judging):
                 self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
         for n in again:  # a constraint violated before, violated again by this result
             late.append(self._violation(n, f"the result of {name} violates it again", ""))
-        if not self._log.enabled:
+        if not (self._log.active or hooks.SINKS):
             pass
         elif is_tool:
             self._log.result(call, decision)

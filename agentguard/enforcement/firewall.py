@@ -246,15 +246,17 @@ class Firewall(Reporting):
             self._generation += 1
             if self._warned:
                 self._forget_warnings()
+            args = dict(args) if args else {}
             try:  # one call alone: no other call of its turn can share its id (seen: None)
-                decision: Decision = self._guarded(
-                    self._check, name, dict(args) if args else {}, tool_call_id, None
-                )
+                try:
+                    return self._check(name, args, tool_call_id, None)
+                except BaseException as exc:  # _guarded, inlined (one frame less per call)
+                    self._failed(exc, (name, args))
+                    raise
             except BaseException:
                 if saved is not None:  # an approver raised (a LangGraph interrupt): undo
                     self._undo_batch(saved, [])
                 raise
-            return decision
 
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """One model generation of parallel calls, checked in order under one lock: each

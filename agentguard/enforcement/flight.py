@@ -50,11 +50,9 @@ class Findings(NamedTuple):
     deferred: list[str]
     errors: Mapping[str, tuple[str, ...]]
     problems: list[ToolProblem]
-
-    @property
-    def clean(self) -> bool:
-        """Nothing violated, deferred, failed or mis-declared: the call is allowed as is."""
-        return not (self.violated or self.deferred or self.errors or self.problems)
+    clean: bool
+    """Nothing violated, deferred, failed or mis-declared: the call is allowed as is
+    (said once, by whoever builds the findings: it is read on every call)."""
 
     def names(self, fail_closed: bool) -> set[str]:
         out = {*self.violated, *self.deferred, *(p.constraint for p in self.problems)}

@@ -47,6 +47,14 @@ class Judging(FirewallCore):
             base = self.monitor.peek(list(extra)).verdicts
         else:
             peek = self.monitor.peek(call, ending=ending)
+            if not (
+                peek.changed
+                or peek.errors
+                or problems
+                or self._shadows.active
+                or (ending and False in peek.final.values())
+            ):  # the common case: no verdict moves, nothing to sort out below
+                return Findings(peek.verdicts, [], [], {}, problems, True)
             base = self.monitor.verdicts
         errors = (
             {n: e for n, e in peek.errors.items() if base[n] is not Verdict.VIOLATED}
@@ -72,7 +80,8 @@ class Judging(FirewallCore):
                 continue
             if self._shadows.peek(n, extra, call, ending).verdicts[n] is Verdict.VIOLATED:
                 violated.append(n)
-        return Findings(peek.verdicts, violated, deferred, errors, problems)
+        clean = not (violated or deferred or errors or problems)
+        return Findings(peek.verdicts, violated, deferred, errors, problems, clean)
 
     def _judge(
         self,

@@ -120,6 +120,8 @@ class DecisionLog:
         self._user = logger
         self._file: io.FileIO | None = None
         self._chain: Chain | None = None
+        # a file or a user logger takes the events (kept as a field: read on every call)
+        self.active = logger is not None
         self._key = key
         self._lines: LineTemplates | None = None  # a plain file log: the fast lines
         self._common: dict[str, Any] = {
@@ -153,12 +155,14 @@ class DecisionLog:
         self._file = io.FileIO(self.path, "a")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
         self._chain = Chain(self.run_id, self._key)
+        self.active = True
         if self._key is None and self._user is None:  # the byte templates' case
             self._lines = LineTemplates(self.run_id, self.spec_name, self.spec_hash)
 
     @property
     def enabled(self) -> bool:
-        return self._chain is not None or self._user is not None or bool(hooks.SINKS)
+        """Anyone takes the events: the file, the user's logger or a registered sink."""
+        return self.active or bool(hooks.SINKS)
 
     def safe_args(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if self.redact is None:
@@ -201,7 +205,7 @@ class DecisionLog:
         return out
 
     def decision(self, d: Decision) -> None:
-        if not self.enabled:
+        if not (self.active or hooks.SINKS):
             return
         lines, chain = self._lines, self._chain
         if (
@@ -273,7 +277,7 @@ class DecisionLog:
 
     def result(self, call: Call, d: Decision | None) -> None:
         """An executed call entered the trace at ``call.position``."""
-        if not self.enabled:
+        if not (self.active or hooks.SINKS):
             return
         lines, chain = self._lines, self._chain
         if lines is not None and chain is not None and self.redact is None and not hooks.SINKS:
@@ -436,6 +440,7 @@ class DecisionLog:
         if self._file is not None and not self._file.closed:
             self._file.close()
         self._chain = None
+        self.active = self._user is not None
 
 
 def _leaves(value: Any) -> list[Any]:

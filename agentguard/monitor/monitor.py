@@ -33,6 +33,7 @@ from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.trace.model import DIALOGUE_NAMES, Call
 
 STATE_FORMAT: Final = "agentguard.monitor/1"
+_NONE: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 class MonitorStateError(AgentGuardError, ValueError):
@@ -81,9 +82,9 @@ class Monitor:
                     self._by_name.setdefault(tool, []).append(name)
         self._verdicts: dict[str, Verdict] = {n: node.verdict() for n, node in self._nodes.items()}
         self._view = MappingProxyType(self._verdicts)
-        # a frozen copy of the verdicts while none changes: the peek of a call that moves
-        # no verdict (most calls) answers with it instead of copying them all
-        self._still: Mapping[str, Verdict] | None = None
+        # while no verdict changes, the peek of a call that moves none (most calls): a
+        # frozen copy of the verdicts, answered instead of copying them all each time
+        self._still: Peek | None = None
         self._unstable: set[str] = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
         }
@@ -171,7 +172,8 @@ class Monitor:
         changed = []
         router = self._router
         plan = router.plan(call) if router is not None else None
-        names = list(self._affected(call.name)) if plan is None else self._visits(call.name, plan)
+        # the loop below edits ``_unstable``: _affected copies it when it takes part
+        names = self._affected(call.name) if plan is None else self._visits(call.name, plan)
         for name in names:
             before = verdicts[name]
             node = self._nodes[name]
@@ -211,16 +213,18 @@ class Monitor:
                 merged.update(dict.fromkeys(self._affected(c.name)))
             names = merged
         current = self._verdicts
+        pending, nodes = Verdict.PENDING, self._nodes
         verdicts: dict[str, Verdict] | None = None  # copied at the first change
         final: dict[str, bool | None] = {}
-        errors: dict[str, tuple[str, ...]] = {}
+        errors: dict[str, tuple[str, ...]] | None = None  # made at the first error
         changed: list[str] = []
         for name in names:
-            if current[name] is not Verdict.PENDING:
+            before = current[name]
+            if before is not pending:
                 continue  # decided verdicts never change
             errs: list[str] = []
-            v, f = self._nodes[name].peek(batch, ending, errs)
-            if v is not current[name]:
+            v, f = nodes[name].peek(batch, ending, errs)
+            if v is not before:
                 if verdicts is None:
                     verdicts = dict(current)
                 changed.append(name)
@@ -228,16 +232,20 @@ class Monitor:
             if ending:
                 final[name] = f
             if errs:
+                if errors is None:
+                    errors = {}
                 errors[name] = tuple(errs)
         if ending:
-            for name, node in self._nodes.items():
+            for name, node in nodes.items():
                 if name not in final:
                     final[name] = self._final_of(name, node)
         if verdicts is None:
             still = self._still
             if still is None:
-                still = self._still = MappingProxyType(dict(current))
-            return Peek(still, final, errors, ())
+                still = self._still = Peek(MappingProxyType(dict(current)), _NONE, _NONE, ())
+            if not final and errors is None:
+                return still  # nothing of this call's own: the answer every such call gets
+            return Peek(still.verdicts, final, errors, ())
         return Peek(verdicts, final, errors, tuple(changed))
 
     def _final_of(self, name: str, node: Node) -> bool | None:
