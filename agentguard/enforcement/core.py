@@ -132,22 +132,6 @@ class FirewallCore:
             self._log.flush()
         return decision
 
-    def _decide_routine(self, decision: Decision) -> Decision:
-        """:meth:`_decide` for a clean ALLOW (the common case: kept only with
-        ``keep_trace``, and it never stops the run)."""
-        if self.keep_trace:
-            self._decisions.append(decision)
-        log = self._log
-        if log.active or hooks.SINKS:
-            log.decision(decision)
-        if self._spans is not None:
-            self._spans.emit(
-                decision, start_ns=self._check_started, mode=self.mode, scrub=self._scrub
-            )
-        if hooks.SINKS:
-            hooks.publish_decision(decision)
-        return decision
-
     def _scrub(self, decision: Decision, text: str) -> str:
         return self._log.scrub(text, self._log.secrets(decision.tool, decision.args))
 

@@ -21,6 +21,7 @@ from typing import Any, Final
 from typing_extensions import Unpack
 
 from agentguard._recursion import allow_deep
+from agentguard.enforcement import hooks
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
 from agentguard.enforcement.approval import Approver, ApproverRaised
 from agentguard.enforcement.decision import Action, Decision, Violation
@@ -354,7 +355,19 @@ class Firewall(Reporting):
                 )
                 relied = frozenset(f.decision.call_id for f in flights) if flights else NO_CALLS
                 self._inflight[call_id] = Flight(decision, call, relied, self._executed)
-                return self._decide_routine(decision)
+                # _decide, for a clean ALLOW: kept only with keep_trace, never a stop
+                if self.keep_trace:
+                    self._decisions.append(decision)
+                log = self._log
+                if log.active or hooks.SINKS:
+                    log.decision(decision)
+                if self._spans is not None:
+                    self._spans.emit(
+                        decision, start_ns=self._check_started, mode=self.mode, scrub=self._scrub
+                    )
+                if hooks.SINKS:
+                    hooks.publish_decision(decision)
+                return decision
             if decision is None:
                 decision = self._judge(
                     call, step, found, call_id, tool_call_id, inflight=bool(extra)

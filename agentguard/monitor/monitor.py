@@ -172,8 +172,13 @@ class Monitor:
         changed = []
         router = self._router
         plan = router.plan(call) if router is not None else None
-        # the loop below edits ``_unstable``: _affected copies it when it takes part
-        names = self._affected(call.name) if plan is None else self._visits(call.name, plan)
+        names: Iterable[str]
+        if plan is not None:
+            names = self._visits(call.name, plan)
+        elif self._unstable or self._always:
+            names = self._affected(call.name)  # a copy: the loop below edits _unstable
+        else:  # _affected's common case, inlined (a call per step)
+            names = self._by_name.get(call.name, ())
         for name in names:
             before = verdicts[name]
             node = self._nodes[name]
@@ -204,9 +209,13 @@ class Monitor:
             tool = batch[0].name
             plan = self._router.plan(batch[0]) if self._router is not None else None
             # a skipped constraint's verdict and truth at the end stay (monitor/routing.py)
-            names: Iterable[str] = (
-                self._affected(tool) if plan is None else self._visits(tool, plan)
-            )
+            names: Iterable[str]
+            if plan is not None:
+                names = self._visits(tool, plan)
+            elif self._unstable or self._always:
+                names = self._affected(tool)
+            else:  # _affected's common case, inlined (a call per proposal)
+                names = self._by_name.get(tool, ())
         else:
             merged: dict[str, None] = {}
             for c in batch:
