@@ -38,14 +38,18 @@ _RESULT: Final = (
 )
 _ACTIONS: Final = {a: _dumps(a.value) for a in Action}
 _BOOLS: Final = (b"false", b"true")
+_TOOLS_KEPT: Final = 1024
+"""Tool names whose JSON is kept per run (an agent calls a handful; a run proposing
+endless made-up names renders the rest each time, and memory stays bounded)."""
 
 
 class LineTemplates:
     """The constant parts of one run's decision and result lines, rendered once."""
 
-    __slots__ = ("_decision_head", "_result_head", "_spec")
+    __slots__ = ("_decision_head", "_result_head", "_spec", "_tools")
 
     def __init__(self, run_id: str, spec_name: str | None, spec_hash: str) -> None:
+        self._tools: dict[str, bytes] = {}  # a tool's name as JSON: it is on every line
         run = _dumps(run_id)
         self._decision_head = b'{"event":"agentguard.decision","run_id":' + run + b',"step":'
         self._result_head = b'{"event":"agentguard.result","run_id":' + run + b',"step":'
@@ -70,7 +74,7 @@ class LineTemplates:
     ) -> bytes | None:
         """The line of a decision with no violation, no shadow and no approval (None
         when its arguments are not plain JSON data)."""
-        if type(args) is not dict or not plain(args) or type(step) is not int:
+        if type(args) is not dict or (args and not plain(args)) or type(step) is not int:
             return None
         if type(escalated) is not bool:
             return None
@@ -78,16 +82,16 @@ class LineTemplates:
             return _DECISION % (
                 self._decision_head,
                 step,
-                _dumps(tool),
-                _dumps(args),
+                self._tool(tool),
+                _dumps(args) if args else b"{}",
                 _ACTIONS[action],
-                _dumps(message),
+                b'""' if message == "" else _dumps(message),
                 self._spec,
                 timestamp.encode(),
                 _dumps(list(pending)) if pending else b"[]",
                 _BOOLS[escalated],
                 _dumps(call_id),
-                _dumps(tool_call_id),
+                b"null" if tool_call_id is None else _dumps(tool_call_id),
                 seq,
                 prev.encode(),
             )
@@ -110,7 +114,7 @@ class LineTemplates:
     ) -> bytes | None:
         """The line of an executed call's result, unredacted (None when its arguments or
         result are not plain JSON data)."""
-        if type(args) is not dict or not plain(args) or not plain(result):
+        if type(args) is not dict or (args and not plain(args)) or not plain(result):
             return None
         if (step is not None and type(step) is not int) or type(position) is not int:
             return None
@@ -120,12 +124,12 @@ class LineTemplates:
             return _RESULT % (
                 self._result_head,
                 b"null" if step is None else b"%d" % step,
-                _dumps(tool),
-                _dumps(args),
+                self._tool(tool),
+                _dumps(args) if args else b"{}",
                 self._spec,
                 timestamp.encode(),
                 _dumps(call_id),
-                _dumps(tool_call_id),
+                b"null" if tool_call_id is None else _dumps(tool_call_id),
                 _BOOLS[is_error],
                 position,
                 _dumps(result),
@@ -134,6 +138,15 @@ class LineTemplates:
             )
         except TypeError:  # a value orjson does not render (an odd tool-call id)
             return None
+
+    def _tool(self, tool: str) -> bytes:
+        """``tool`` as JSON (raises TypeError, as ``orjson.dumps`` does, for a non-str)."""
+        known = self._tools.get(tool) if type(tool) is str else None
+        if known is None:
+            known = _dumps(tool)
+            if type(tool) is str and len(self._tools) < _TOOLS_KEPT:
+                self._tools[tool] = known
+        return known
 
 
 __all__ = ["LineTemplates"]
