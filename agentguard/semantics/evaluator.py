@@ -45,7 +45,7 @@ from agentguard.semantics.values import (
     get_path,
     outcome_is,
 )
-from agentguard.semantics.variables import collect_sites, free_variables
+from agentguard.semantics.variables import collect_sites, free_variables, shared_free_memo
 from agentguard.trace.model import Trace
 
 BoolVec = V.BoolVec
@@ -74,7 +74,7 @@ class Evaluator:
         # Caches below are keyed by id(node); pinning each node keeps it alive for the
         # evaluator's lifetime, so an id can never be reused by another formula.
         self._pinned: list[Any] = []
-        self._free: dict[int, tuple[Any, frozenset[str]]] = {}
+        self._free = shared_free_memo()  # pure in the node: shared by every evaluator
         self._compressed = Compressed(self)
         self._indexed = Indexed(self) if indexed else None
         self._domains: dict[Any, list[Any]] = {}  # parametric domains depend on the trace only

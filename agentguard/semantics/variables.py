@@ -7,14 +7,33 @@ of a quantifier is the offline one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from agentguard.language import ast as A
 
+FreeMemo = dict[int, tuple[Any, frozenset[str]]]
+"""``id(node) -> (node, its free variables)``: the node is kept alive with its entry, so
+its id cannot be reused by another node while the entry lasts."""
 
-def free_variables(
-    node: Any, memo: dict[int, tuple[Any, frozenset[str]]] | None = None
-) -> frozenset[str]:
+SHARED_FREE_LIMIT: Final = 1 << 16
+"""Entries of :func:`shared_free_memo` before it is cleared (and refilled as asked)."""
+
+_shared_free: FreeMemo = {}
+
+
+def shared_free_memo() -> FreeMemo:
+    """The memo every evaluator shares: a formula's free variables never change, and a
+    spec scored trace after trace (``Firewall.finish``, ``verify_trace`` in a loop) asked
+    the same questions of the same nodes each time, a quarter of a short trace's
+    scoring. Bounded: cleared whole at :data:`SHARED_FREE_LIMIT` entries (a process that
+    parses spec after spec does not keep every node alive); clearing is safe while
+    others use it, as every entry pins its node."""
+    if len(_shared_free) >= SHARED_FREE_LIMIT:
+        _shared_free.clear()
+    return _shared_free
+
+
+def free_variables(node: Any, memo: FreeMemo | None = None) -> frozenset[str]:
     """Variables a node uses that no quantifier inside it binds.
 
     ``memo`` (id -> (node, result)) makes repeated questions about subtrees O(1), so
