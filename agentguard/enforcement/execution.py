@@ -47,6 +47,14 @@ class Execution(Judging):
             flight = self._flight(decision, "start")
             if flight.started:
                 raise FirewallProtocolError(f"{named(decision)} was already started")
+            if (  # the common case, _admits' first answer: nothing happened since approval
+                not flight.relied
+                and flight.position == self._executed
+                and not self._stopped
+                and not any(f.started for f in self._inflight.values())
+            ):
+                flight.started = True
+                return flight.decision
             limit = self.start_timeout if timeout is None else timeout
             deadline = time.monotonic() + limit
             while not self._stopped:

@@ -274,7 +274,12 @@ class Firewall(Reporting):
             try:
                 for entry in calls:
                     name, args, tool_call_id = unpack(entry)
-                    out.append(self._guarded(self._check, name, dict(args), tool_call_id, seen))
+                    args = dict(args)
+                    try:  # _guarded, inlined (one frame less per call)
+                        out.append(self._check(name, args, tool_call_id, seen))
+                    except BaseException as exc:
+                        self._failed(exc, (name, args))
+                        raise
             except BaseException:
                 if saved is not None:  # an approver raised (a LangGraph interrupt)
                     self._undo_batch(saved, out)
