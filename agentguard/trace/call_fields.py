@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace.json_text import json_reader
 
 CallKind = Literal["tool", "user", "assistant"]
 """What a position of the trace is: a tool call, or a message of the user / assistant."""
@@ -64,8 +65,8 @@ def decode_result(value: Any) -> Any:
             return value
         text = value.strip()
         if text[:1] in ("{", "[") or text in ("true", "false", "null") or _looks_numeric(text):
-            try:
-                return json.loads(text)
+            try:  # orjson where it reads the text as json.loads does (json_text.py)
+                return json_reader(text)(text)
             except ValueError:
                 return value
     return value
