@@ -61,7 +61,7 @@ def decode_result(value: Any) -> Any:
         if not value:
             return value
         first = value[0]  # most results are plain text: one look at the first character
-        if first not in _JSON_START and not first.isspace():
+        if first not in JSON_START and not first.isspace():
             return value
         text = value.strip()
         if text[:1] in ("{", "[") or text in ("true", "false", "null") or _looks_numeric(text):
@@ -72,7 +72,7 @@ def decode_result(value: Any) -> Any:
     return value
 
 
-_JSON_START: Final = frozenset("{[tfn-0123456789")
+JSON_START: Final = frozenset("{[tfn-0123456789")
 """The first characters of the JSON texts :func:`decode_result` decodes (after spaces)."""
 
 
@@ -106,6 +106,7 @@ def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
 __all__ = [
     "ASSISTANT_MESSAGE",
     "DIALOGUE_NAMES",
+    "JSON_START",
     "MESSAGE_NAMES",
     "UNKNOWN",
     "USER_MESSAGE",

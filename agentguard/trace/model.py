@@ -22,6 +22,7 @@ from typing import Any, Final, cast
 from agentguard.errors import TraceRecordError
 from agentguard.trace.call_fields import ASSISTANT_MESSAGE as ASSISTANT_MESSAGE
 from agentguard.trace.call_fields import DIALOGUE_NAMES as DIALOGUE_NAMES
+from agentguard.trace.call_fields import JSON_START
 from agentguard.trace.call_fields import MESSAGE_NAMES as MESSAGE_NAMES
 from agentguard.trace.call_fields import UNKNOWN as UNKNOWN
 from agentguard.trace.call_fields import USER_MESSAGE as USER_MESSAGE
@@ -91,7 +92,9 @@ class Call:
             )
         _CALL_NAME(self, name)
         _CALL_ARGS(self, {} if args is _NEW_ARGS else args)
-        _CALL_RESULT(self, decode_result(result) if type(result) is str else result)
+        if type(result) is str and result and (result[0] in JSON_START or result[0].isspace()):
+            result = decode_result(result)  # its first look inlined: most text is no JSON
+        _CALL_RESULT(self, result)
         _CALL_POSITION(self, position)
         _CALL_ERROR(self, error)
         _CALL_KIND(self, kind)
