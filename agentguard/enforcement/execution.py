@@ -263,27 +263,11 @@ class Execution(Judging):
                 self._tools_observe(call)
         if error:
             self._error_positions.append(call.position)
-        late: list[Violation] = []
-        if changed:
-            verdicts = self.monitor.verdicts
-            broken = [n for n in changed if verdicts[n] is Verdict.VIOLATED]
-        else:
-            broken = []
-        again = self._shadows.advance(call, known | set(broken)) if self._shadows.active else []
-        for n in broken:
-            if n not in known:
-                what = f"the result of {name}" if call.is_tool else f"the {name}"
-                detail = self.monitor.node(n).error or f"{what} violates it"
-                late.append(self._violation(n, detail, ""))
-            if n in self._shadows:
-                continue  # already excused from its shadow above
-            if snaps is None:
-                self._shadows.excuse(self._constraints[n], call.position, self._calls)
-            else:  # the state just before this call, without the calls kept
-                snap = snaps[n]
-                self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
-        for n in again:  # a constraint violated before, violated again by this result
-            late.append(self._violation(n, f"the result of {name} violates it again", ""))
+        late: list[Violation] = (
+            self._broken_by(call, changed, known, snaps)
+            if changed or self._shadows.active  # else nothing moved: no late violation
+            else []
+        )
         if not (self._log.active or hooks.SINKS):
             pass
         elif is_tool:
@@ -306,6 +290,40 @@ class Execution(Judging):
             )
             if self._stopped:
                 self._log.flush()
+        return late
+
+    def _broken_by(
+        self,
+        call: Call,
+        changed: list[str],
+        known: AbstractSet[str],
+        snaps: dict[str, Snapshot] | None,
+    ) -> list[Violation]:
+        """The violations ``call`` brings only now that it ran (its result, or a
+        constraint violated before and violated again), each broken constraint moved to
+        a shadow monitor from its state before the call (``snaps``, or the kept calls)."""
+        name = call.name
+        late: list[Violation] = []
+        if changed:
+            verdicts = self.monitor.verdicts
+            broken = [n for n in changed if verdicts[n] is Verdict.VIOLATED]
+        else:
+            broken = []
+        again = self._shadows.advance(call, known | set(broken)) if self._shadows.active else []
+        for n in broken:
+            if n not in known:
+                what = f"the result of {name}" if call.is_tool else f"the {name}"
+                detail = self.monitor.node(n).error or f"{what} violates it"
+                late.append(self._violation(n, detail, ""))
+            if n in self._shadows:
+                continue  # already excused from its shadow above
+            if snaps is None:
+                self._shadows.excuse(self._constraints[n], call.position, self._calls)
+            else:  # the state just before this call, without the calls kept
+                snap = snaps[n]
+                self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
+        for n in again:  # a constraint violated before, violated again by this result
+            late.append(self._violation(n, f"the result of {name} violates it again", ""))
         return late
 
     def _snapshots(self, call: Call, known: AbstractSet[str], fresh: bool) -> dict[str, Snapshot]:

@@ -65,6 +65,7 @@ from agentguard.trace.model import Call
 
 TOOL_MISMATCH_EVENT: Final = "agentguard.tool_mismatch"
 NO_CALLS: Final[frozenset[str]] = frozenset()
+NO_FLIGHTS: Final[tuple[()]] = ()  # no call in flight: the common case, no list made
 DEFAULT_SCHEMA_SEVERITY: Final = Severity(SeverityKind.SOFT_BLOCK)
 DEFAULT_ASK_FALLBACK: Final = Severity(SeverityKind.SOFT_BLOCK)
 
@@ -345,8 +346,8 @@ class Firewall(Reporting):
                 )
             seen.add(tool_call_id)
         call = Call(name, args)
-        flights = list(self._inflight.values()) if self._inflight else []
-        extra = [f.call for f in flights] if flights else []
+        flights = list(self._inflight.values()) if self._inflight else NO_FLIGHTS
+        extra = [f.call for f in flights] if flights else NO_FLIGHTS
         found = self._findings(call, extra)
         try:
             decision = (
