@@ -4,7 +4,8 @@
 each in its own module, stacked in this order: the fields and shared steps here, judging
 a proposal (:mod:`~agentguard.enforcement.judging`), the execution protocol
 (:mod:`~agentguard.enforcement.execution`), the end of the run and its state documents
-(:mod:`~agentguard.enforcement.reporting`), then construction and proposing
+(:mod:`~agentguard.enforcement.reporting`), proposing
+(:mod:`~agentguard.enforcement.proposing`), then construction
 (:mod:`~agentguard.enforcement.firewall`). The annotations below are what every layer
 may read; only the constructor sets them.
 """
