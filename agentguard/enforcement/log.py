@@ -81,21 +81,23 @@ KNOWN: Final = frozenset(
 """Every field the firewall writes; an event with another field is checked whole."""
 
 
-_second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+_second: tuple[int, str, str] = (-1, "", "")
+"""The last whole second seen, and the two texts of its timestamps (with and without a
+fraction: ``isoformat`` leaves out a zero one)."""
 
 
 def _now() -> str:
     """``datetime.now(timezone.utc).isoformat()``, with the date and time of day formatted
     once per second (every log line carries one; isoformat is most of a line's cost)."""
-    global _second  # one immutable pair, swapped whole: safe across threads
-    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    global _second  # one immutable triple, swapped whole: safe across threads
+    ns = time.time_ns()
+    seconds = ns // 1_000_000_000
     cached = _second
     if cached[0] != seconds:
-        when = dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
-        cached = _second = (seconds, when.strftime("%Y-%m-%dT%H:%M:%S"))
-    if micros:
-        return f"{cached[1]}.{micros:06d}+00:00"
-    return f"{cached[1]}+00:00"
+        text = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        cached = _second = (seconds, text + ".%06d+00:00", text + "+00:00")
+    micros = ns // 1000 % 1_000_000
+    return cached[1] % micros if micros else cached[2]
 
 
 class DecisionLog:

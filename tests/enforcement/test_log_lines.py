@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -113,3 +115,28 @@ def test_non_plain_values_take_the_dict_path(tmp_path: Path) -> None:
     assert '"x": NaN' in lines[0] and '"s": "{1}"' in lines[0]
     assert '"result": "<object object at' in lines[1]
     assert verify_lines(lines).ok
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.integers(min_value=0, max_value=4_102_444_800 * 10**9)  # to the year 2100
+        | st.integers(min_value=0, max_value=10**6).map(
+            lambda us: 1_764_547_200 * 10**9 + us * 1000
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_timestamps_are_isoformat(clock: list[int]) -> None:
+    """Every line's timestamp is what datetime's isoformat says of the same instant (whole
+    seconds without a fraction), however the clock moves between lines."""
+    real_time = log_module.time
+    try:
+        for ns in clock:
+            log_module.time = SimpleNamespace(time_ns=lambda ns=ns: ns)  # type: ignore[assignment]
+            micros = ns // 1000 % 1_000_000
+            when = dt.datetime.fromtimestamp(ns // 10**9, dt.timezone.utc)
+            assert log_module._now() == when.replace(microsecond=micros).isoformat()
+    finally:
+        log_module.time = real_time
