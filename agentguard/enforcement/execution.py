@@ -245,8 +245,7 @@ class Execution(Judging):
             if decision is not None and decision.violations
             else NO_NAMES
         )
-        # Call decodes JSON text
-        call = Call(name, args, result, self._executed, error, proposed.kind)
+        call = proposed.ran(result, self._executed, error)  # JSON text decoded
         is_tool = call.kind == "tool"
         snaps = None
         if not self._keeps_calls:  # no history to rebuild a shadow from: keep the states

@@ -17,9 +17,11 @@ from agentguard.enforcement.approval import ApproverRaised
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.flight import Flight, ProposedCall, unpack
 from agentguard.enforcement.reporting import Reporting
+from agentguard.trace._slots import slot_builder
 from agentguard.trace.model import Call
 
 NO_CALLS: Final[frozenset[str]] = frozenset()
+_allow: Final = slot_builder(Decision)  # every field, in order: a clean ALLOW per call
 NO_FLIGHTS: Final[tuple[()]] = ()  # no call in flight: the common case, no list made
 
 
@@ -147,8 +149,19 @@ class Proposing(Reporting):
                 else None
             )
             if decision is None and found.clean:  # the common case: nothing to judge
-                decision = Decision(
-                    Action.ALLOW, name, args, step, (), "", (), False, call_id, tool_call_id
+                decision = _allow(
+                    Action.ALLOW,
+                    name,
+                    args,
+                    step,
+                    (),
+                    "",
+                    (),
+                    False,
+                    call_id,
+                    tool_call_id,
+                    None,
+                    None,
                 )
                 relied = frozenset(f.decision.call_id for f in flights) if flights else NO_CALLS
                 self._inflight[call_id] = Flight(decision, call, relied, self._executed)

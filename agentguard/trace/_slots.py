@@ -37,14 +37,45 @@ def slot_builder(cls: type[T]) -> Callable[..., T]:
     scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     for n in names:
         scope[f"_set_{n}"] = getattr(cls, n).__set__
-    lines = [f"def build({', '.join(names)}):", "    self = _new(_cls)"]
-    lines += [f"    _set_{n}(self, {n})" for n in names]
-    lines.append("    return self")
+    twin = _twin(cls)
+    if twin is not None:  # plain stores into the twin, then the object becomes a cls
+        scope["_twin"] = twin
+        lines = [f"def build({', '.join(names)}):", "    self = _new(_twin)"]
+        lines += [f"    self.{n} = {n}" for n in names]
+        lines += ["    self.__class__ = _cls", "    return self"]
+    else:
+        lines = [f"def build({', '.join(names)}):", "    self = _new(_cls)"]
+        lines += [f"    _set_{n}(self, {n})" for n in names]
+        lines.append("    return self")
     exec("\n".join(lines), scope)  # the text is made of checked field names
     build: Callable[..., T] = scope["build"]
     build.__qualname__ = build.__name__ = f"build_{cls.__name__}"
     build.__doc__ = f"A {cls.__name__} from all its fields, as its __init__ makes it."
     return build
+
+
+def _twin(cls: type) -> type | None:
+    """A plain class with the very slots of ``cls`` (None where CPython would not let an
+    object change between the two).
+
+    A frozen class guards ``__setattr__``, so each of its slots is filled through a call
+    of the slot's descriptor; a class with the same slots and no guard takes plain stores
+    (one bytecode each, specialised by the interpreter), and an object built in it can
+    then take ``cls`` as its class: the layouts are the same, so ``__class__``
+    assignment allows it. About twice as fast again as the descriptor calls, for the
+    same object: of type ``cls``, frozen from then on. Tried once here: a class whose
+    layout differs (a base with its own slots, a ``__dict__``) keeps the descriptors.
+    """
+    slots = vars(cls).get("__slots__")
+    if cls.__bases__ != (object,) or not isinstance(slots, tuple) or "__dict__" in slots:
+        return None
+    twin = type(f"_{cls.__name__}Twin", (), {"__slots__": slots, "__module__": __name__})
+    probe: Any = object.__new__(twin)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin
 
 
 __all__ = ["slot_builder"]

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Final, cast
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace._slots import slot_builder
 from agentguard.trace.call_fields import ASSISTANT_MESSAGE as ASSISTANT_MESSAGE
 from agentguard.trace.call_fields import DIALOGUE_NAMES as DIALOGUE_NAMES
 from agentguard.trace.call_fields import JSON_START
@@ -130,6 +131,17 @@ class Call:
             self.kind,
         )
 
+    def ran(self, result: Any, position: int, error: bool = False) -> Call:
+        """This call as it ran: ``Call(name, args, result, position, error, kind)``.
+
+        Its name and kind are this call's, checked when it was built, so only the result
+        is decoded as the constructor decodes it; the firewall enters every executed
+        call so, built through the slots' twin (agentguard/trace/_slots.py) at a third
+        of the constructor's cost."""
+        if type(result) is str:
+            result = decode_result(result)
+        return _build_call(self.name, self.args, result, position, error, self.kind)
+
     def to_record(self) -> dict[str, Any]:
         """The Appendix A.1.2 record (`tool_result` omitted while unknown; a dialogue
         event carries its ``kind``)."""
@@ -148,6 +160,7 @@ _CALL_NAME, _CALL_ARGS, _CALL_RESULT, _CALL_POSITION, _CALL_ERROR, _CALL_KIND = 
 )
 if [f.name for f in fields(Call)] != ["name", "args", "result", "position", "error", "kind"]:
     raise TypeError("Call changed: update Call.__init__ and _calls_of (agentguard/trace/model.py)")
+_build_call: Final = slot_builder(Call)
 
 
 class Trace(Sequence[Call]):
