@@ -138,7 +138,7 @@ class Proposing(Reporting):
                     )
                 )
             seen.add(tool_call_id)
-        call = Call(name, args)
+        call = Call.proposed(name, args)
         flights = list(self._inflight.values()) if self._inflight else NO_FLIGHTS
         extra = [f.call for f in flights] if flights else NO_FLIGHTS
         found = self._findings(call, extra)

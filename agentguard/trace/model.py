@@ -131,6 +131,15 @@ class Call:
             self.kind,
         )
 
+    @staticmethod
+    def proposed(name: str, args: Mapping[str, Any]) -> Call:
+        """``Call(name, args)``, a tool call whose result is not known yet, as the firewall
+        builds one per proposal: through the slots' twin (the name checked as the
+        constructor checks it)."""
+        if name in DIALOGUE_NAMES:
+            return Call(name, args)  # the constructor's own error
+        return _build_call(name, args, UNKNOWN, 0, False, "tool")
+
     def ran(self, result: Any, position: int, error: bool = False) -> Call:
         """This call as it ran: ``Call(name, args, result, position, error, kind)``.
 

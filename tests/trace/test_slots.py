@@ -57,11 +57,12 @@ def _same_fields(a: Any, b: Any) -> bool:
 def test_a_call_built_through_the_twin_is_the_constructed_one(
     name: str, args: dict[str, Any], result: Any, position: int, error: bool
 ) -> None:
-    """Call.ran and the twin builder make the call the constructor makes (equal, hashed
+    """Call.proposed, Call.ran and the twin builder make the call the constructor makes (equal, hashed
     alike, of type Call, frozen, pickled and copied alike)."""
     made = Call(name, args, result, position, error)
     built = slot_builder(Call)(name, args, made.result, position, error, "tool")
-    ran = Call(name, args).ran(result, position, error)
+    ran = Call.proposed(name, args).ran(result, position, error)
+    assert _same_fields(Call.proposed(name, args), Call(name, args))
     for other in (built, ran):
         assert _same_fields(other, made) and other == made and type(other) is Call
         assert pickle.loads(pickle.dumps(other)) == made and copy.copy(other) == made
