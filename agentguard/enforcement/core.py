@@ -36,6 +36,7 @@ class FirewallCore:
     """The state of one run, shared by every part of the Firewall."""
 
     spec: A.Spec
+    _judges_dialogue: bool  # the spec names a dialogue event: messages enter the trace
     registry: Registry | None
     run_id: str
     spec_hash: str

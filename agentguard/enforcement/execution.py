@@ -19,11 +19,10 @@ from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_text, named, refusal
 from agentguard.enforcement.judging import Judging
-from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Verdict
 from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
-from agentguard.trace.model import UNKNOWN, Call, CallKind
+from agentguard.trace.model import MESSAGE_NAMES, UNKNOWN, Call, CallKind
 
 NO_NAMES: Final[AbstractSet[str]] = frozenset()
 """The constraints a clean decision accepted: none."""
@@ -220,11 +219,15 @@ class Execution(Judging):
         (``agentguard.message``) and, when the spec names a dialogue event, enters the
         trace and advances the monitor; returns the violations it caused, as
         :meth:`complete` does for a result (docs/firewall.md, "Dialogue events")."""
-        message = Call.message(kind, text, **fields)
-        with self._cond:
-            if not spec_mentions_dialogue(self.spec):  # judged on tool calls only
+        if not self._judges_dialogue:  # judged on tool calls only: the log alone keeps it
+            if kind in MESSAGE_NAMES and not (self._log.active or hooks.SINKS):
+                return []  # and no log is kept (a bad kind still fails below)
+            message = Call.message(kind, text, **fields)
+            with self._lock:
                 self._log.message(message, judged=False)
-                return []
+            return []
+        message = Call.message(kind, text, **fields)
+        with self._lock:  # the lock under _cond: Condition.__enter__ is a Python call
             late: list[Violation] = self._guarded(
                 self._commit, message, UNKNOWN, False, None, False
             )

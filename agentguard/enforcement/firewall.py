@@ -50,6 +50,7 @@ from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
+from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor
 from agentguard.monitor.signing import Key, verify
 from agentguard.monitor.verdict import Classification
@@ -120,6 +121,7 @@ class Firewall(Proposing):
         self._budget_logged: set[str] = set()
         spec = coerce_spec(spec, registry)  # one rule for every entry: scoring/inputs.py
         self.spec = spec
+        self._judges_dialogue = spec_mentions_dialogue(spec)
         self.registry = registry
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.soft_block_limit = soft_block_limit
