@@ -12,52 +12,19 @@ import gzip
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
-from agentguard.trace._slots import slot_builder
-from agentguard.trace.call_records import read_call_record_lists
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
-from agentguard.trace.formats.agentguard_logs import events_trace, is_event
-from agentguard.trace.formats.records import detect_metrics
 from agentguard.trace.json_text import collector_paused, json_reader
+from agentguard.trace.jsonl import read_jsonl
+from agentguard.trace.loaded import LoadedTrace as LoadedTrace
+from agentguard.trace.loaded import load_value, too_deep
 from agentguard.trace.model import Trace
 
 _OBJECT_FORMAT_NAMES = frozenset(f.name for f in OBJECT_FORMATS)
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedTrace:
-    """One record of a trace file: where it came from and the trace or the error.
-
-    ``format`` names the format it was read as (None when it failed). ``task_id`` and
-    ``trial`` identify the benchmark task and attempt when the record names them
-    (tau-bench, tau2, or a metrics record with ``task_id``/``trial`` fields); None
-    otherwise.
-    """
-
-    source: str
-    record: int
-    trace: Trace | None
-    error: TraceRecordError | None
-    format: str | None = None
-    task_id: str | None = None
-    trial: int | None = None
-
-    @property
-    def label(self) -> str:
-        """``file:record``, then ``task T`` and ``trial N`` when known."""
-        out = f"{self.source}:{self.record}"
-        if self.task_id is not None:
-            out += f" task {self.task_id}"
-        if self.trial is not None:
-            out += f" trial {self.trial}"
-        return out
-
-
-_loaded_trace = slot_builder(LoadedTrace)
 
 
 def trace_from_json(
@@ -119,22 +86,26 @@ def _file_records(
 ) -> list[LoadedTrace]:
     suffix = Path(p.stem).suffix if p.suffix == ".gz" else p.suffix
     if suffix == ".jsonl" or (suffix != ".json" and _looks_like_jsonl(text)):
-        return _jsonl(text, source, format, final_answer)
+        return read_jsonl(text, source, format, final_answer)
     try:
         value = json_reader(text)(text)
     except RecursionError:
-        return [LoadedTrace(source, 1, None, _too_deep(source, 1))]
+        return [LoadedTrace(source, 1, None, too_deep(source, 1))]
     except ValueError as exc:
         if _looks_like_jsonl(text):  # JSON lines saved under a .json name
-            return _jsonl(text, source, format, final_answer)
+            return read_jsonl(text, source, format, final_answer)
         err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=1)
         return [LoadedTrace(source, 1, None, err)]
     samples = _samples(value)
     if samples is not None:
-        return [_load(item, source, i, format, final_answer) for i, item in enumerate(samples, 1)]
+        return [
+            load_value(item, source, i, format, final_answer) for i, item in enumerate(samples, 1)
+        ]
     if _is_collection(value, format):
-        return [_load(item, source, i, format, final_answer) for i, item in enumerate(value, 1)]
-    return [_load(value, source, 1, format, final_answer)]
+        return [
+            load_value(item, source, i, format, final_answer) for i, item in enumerate(value, 1)
+        ]
+    return [load_value(value, source, 1, format, final_answer)]
 
 
 def _read(path: Path, source: str) -> str:
@@ -185,156 +156,9 @@ def _is_collection(value: Any, format: str | None) -> bool:
     return any(detect_format(v) is not None for v in value)
 
 
-def _jsonl(text: str, source: str, format: str | None, final_answer: bool) -> list[LoadedTrace]:
-    lines: list[tuple[int, Any]] = []
-    bad: dict[int, LoadedTrace] = {}
-    loads = json_reader(text)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line or line.isspace():
-            continue
-        try:
-            lines.append((lineno, loads(line)))
-        except (ValueError, RecursionError) as exc:
-            err = (
-                _too_deep(source, lineno)
-                if isinstance(exc, RecursionError)
-                else TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
-            )
-            bad[lineno] = LoadedTrace(source, lineno, None, err)
-            lines.append((lineno, _BAD))
-    good = [(n, v) for n, v in lines if v is not _BAD]
-    if format == "agentguard-log" or (
-        format is None and good and all(is_event(v) for _, v in good)
-    ):
-        return _sorted([*bad.values(), *_decision_log(good, source)])
-    values = [v for _, v in good]
-    if (
-        format is None
-        and good
-        and all(isinstance(v, Mapping) and detect_format(v) is None for v in values)
-        and detect_format(values) is not None
-    ):
-        return _sorted([*bad.values(), _load(values, source, good[0][0], None, final_answer)])
-    read = _metrics_lines(good, format)
-    return [
-        bad[lineno]
-        if value is _BAD
-        else _loaded(read[lineno], source, lineno, "metrics")
-        if lineno in read
-        else _load(value, source, lineno, format, final_answer)
-        for lineno, value in lines
-    ]
-
-
-_BAD = object()
-
-
-def _metrics_lines(lines: list[tuple[int, Any]], format: str | None) -> dict[int, Trace]:
-    """The traces of the lines that are metrics records, by line, their call records
-    read together (:func:`~agentguard.trace.call_records.read_call_record_lists`).
-
-    A line is taken when ``parse`` would read it as a metrics record with a list of
-    calls, unless a call record near it is not plain (those lines are read alone, and a
-    bad record is named as ever). Each trace equals what ``parse`` gives its line.
-    """
-    picked: list[tuple[int, dict[str, Any]]] = []
-    for lineno, value in lines:
-        if (
-            type(value) is dict
-            and type(value.get("tool_calls")) is list
-            and (
-                detect_format(value) == "metrics"
-                if format is None
-                else format == "metrics" and detect_metrics(value)
-            )
-        ):
-            picked.append((lineno, value))
-    columns = read_call_record_lists([v["tool_calls"] for _, v in picked])
-    return {
-        lineno: Trace.from_read_columns(c, value)
-        for (lineno, value), c in zip(picked, columns, strict=True)
-        if c is not None
-    }
-
-
-def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace]:
-    runs: dict[Any, list[tuple[int, Mapping[str, Any]]]] = {}
-    out: list[LoadedTrace] = []
-    for lineno, value in lines:
-        if not is_event(value):
-            err = TraceRecordError(
-                "not an agentguard decision-log event (no 'event': 'agentguard.*')",
-                source=source,
-                record=lineno,
-            )
-            out.append(LoadedTrace(source, lineno, None, err))
-            continue
-        run_id = value.get("run_id")
-        if run_id is not None and not isinstance(run_id, (str, int, float, bool)):
-            err = TraceRecordError(
-                f"malformed decision log: run_id must be a string, got {type(run_id).__name__}",
-                source=source,
-                record=lineno,
-            )
-            out.append(LoadedTrace(source, lineno, None, err))
-            continue
-        runs.setdefault(run_id, []).append((lineno, value))
-    for events in runs.values():
-        first = events[0][0]
-        try:
-            trace = events_trace([e for _, e in events], source)
-            out.append(LoadedTrace(source, first, trace, None, "agentguard-log"))
-        except TraceRecordError as exc:
-            out.append(LoadedTrace(source, first, None, _relabel(exc, source, first)))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            err = TraceRecordError(
-                f"malformed decision log: {type(exc).__name__}: {exc}", source=source, record=first
-            )
-            out.append(LoadedTrace(source, first, None, err))
-    return out
-
-
-def _sorted(items: list[LoadedTrace]) -> list[LoadedTrace]:
-    return sorted(items, key=lambda r: r.record)
-
-
-def _load(
-    value: Any, source: str, record: int, format: str | None, final_answer: bool
-) -> LoadedTrace:
-    try:
-        trace, name = parse(value, source=source, format=format, final_answer=final_answer)
-    except TraceRecordError as exc:
-        return LoadedTrace(source, record, None, _relabel(exc, source, record))
-    except RecursionError:
-        return LoadedTrace(source, record, None, _too_deep(source, record))
-    return _loaded(trace, source, record, name)
-
-
-def _loaded(trace: Trace, source: str, record: int, name: str) -> LoadedTrace:
-    task_id, trial = task_of(trace)
-    return _loaded_trace(source, record, trace, None, name, task_id, trial)
-
-
-def task_of(trace: Trace) -> tuple[str | None, int | None]:
-    """``(task_id, trial)`` from the trace's metrics, when the record carried them."""
-    task = trace.metrics.get("task_id")
-    trial = trace.metrics.get("trial")
-    task_id = str(task) if isinstance(task, (str, int)) and not isinstance(task, bool) else None
-    ok_trial = isinstance(trial, int) and not isinstance(trial, bool)
-    return task_id, trial if ok_trial else None
-
-
-def _too_deep(source: str, record: int) -> TraceRecordError:
-    return TraceRecordError("JSON nested too deeply to read", source=source, record=record)
-
-
 def _looks_like_jsonl(text: str) -> bool:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines)
-
-
-def _relabel(exc: TraceRecordError, source: str, record: int) -> TraceRecordError:
-    return TraceRecordError(exc.message, source=source, record=record)
 
 
 def load_traces(
