@@ -68,17 +68,27 @@ def iter_trace_file(
     from 1), or an eval log whose ``samples`` each hold ``messages`` (one trace each).
     ``messages=True`` keeps the dialogue events (see :func:`trace_from_json`).
     """
-    if not messages:
-        for rec in iter_trace_file(path, format=format, final_answer=final_answer, messages=True):
-            tools = rec.trace.without_messages() if rec.trace is not None else None
-            yield rec if tools is rec.trace else replace(rec, trace=tools)
-        return
+    yield from _file(path, format, final_answer, messages)
+
+
+def _file(
+    path: str | Path, format: str | None, final_answer: bool, messages: bool
+) -> list[LoadedTrace]:
     p = Path(path)
     source = str(p)
     text = _read(p, source)
     with collector_paused():  # JSON trees hold no cycles (agentguard/trace/json_text.py)
         records = _file_records(text, p, source, format, final_answer)
-    yield from records
+        if messages:
+            return records
+        return [_without_messages(r) for r in records]
+
+
+def _without_messages(rec: LoadedTrace) -> LoadedTrace:
+    trace = rec.trace
+    if trace is None or not trace.has_messages:
+        return rec
+    return replace(rec, trace=trace.without_messages())
 
 
 def _file_records(
@@ -170,7 +180,5 @@ def load_traces(
     """All records of all files (see :func:`iter_trace_file`)."""
     out: list[LoadedTrace] = []
     for path in paths:
-        out.extend(
-            iter_trace_file(path, format=format, final_answer=final_answer, messages=messages)
-        )
+        out += _file(path, format, final_answer, messages)
     return out

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Final, cast
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace._slots import slot_builder
 from agentguard.trace.call_fields import ASSISTANT_MESSAGE as ASSISTANT_MESSAGE
 from agentguard.trace.call_fields import DIALOGUE_NAMES as DIALOGUE_NAMES
 from agentguard.trace.call_fields import MESSAGE_NAMES as MESSAGE_NAMES
@@ -179,6 +180,10 @@ class Trace(Sequence[Call]):
     @classmethod
     def from_columns(cls, columns: CallColumns, metrics: Mapping[str, Any]) -> Trace:
         """A trace over ``columns`` (their calls are built when first asked for)."""
+        if cls is Trace:  # the loaders build one per record: through its slots
+            return _columns_trace(
+                None, columns, columns.names, columns.kinds is not None, columns.tools, metrics
+            )
         out = cls.__new__(cls)
         _set(out, "_calls", None)
         _set(out, "_columns", columns)
@@ -288,10 +293,11 @@ class Trace(Sequence[Call]):
     ) -> Trace:
         """What :meth:`from_records` makes of the records ``columns`` were read from
         (``metrics`` copied, with the tool errors and the call count added as there)."""
-        out = dict(metrics or {})
-        errors = columns.error_positions()
-        if errors:
-            out["tool_errors"] = errors
+        out = dict(metrics) if metrics else {}
+        if columns.errors is not None:
+            errors = columns.error_positions()
+            if errors:
+                out["tool_errors"] = errors
         # a record without a count gets the firewall's: tool calls, final answers excluded
         if "num_tool_calls" not in out:
             out["num_tool_calls"] = columns.tool_call_count()
@@ -358,6 +364,9 @@ class Trace(Sequence[Call]):
 
 
 _set = object.__setattr__  # Trace is immutable: its own slots are set past __setattr__
+_columns_trace = slot_builder(
+    Trace, ("_calls", "_columns", "_names", "_dialogue", "_tools", "metrics")
+)
 
 
 def _own_args(args: Mapping[str, Any] | None) -> dict[str, Any]:
