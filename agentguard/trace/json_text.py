@@ -26,6 +26,8 @@ from typing import Any, Final
 
 import orjson
 
+from agentguard.errors import TraceError
+
 _DIGITS_AS_ZEROS: Final = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGIT_RUN: Final = b"0" * 19
 """The shortest integer ``orjson`` may read as a float (-9223372036854775809)."""
@@ -35,24 +37,46 @@ are both looked at (it covers 19 >= 2 x 9 consecutive bytes), so a text in which
 looked-at bytes in a row are digits has no such run; else the whole text is scanned."""
 
 
-def json_reader(text: str) -> Callable[[str], Any]:
-    """The fastest parser that reads every JSON value of ``text`` as ``json.loads`` does."""
-    try:
-        raw = text.encode()
-    except UnicodeEncodeError:  # lone surrogates: orjson rejects them anyway
-        return json.loads
+JsonText = str | bytes | memoryview
+"""A JSON text: a string, or UTF-8 bytes (a memoryview of them: a line read in place)."""
+
+
+def json_reader(text: str | bytes) -> Callable[[JsonText], Any]:
+    """The fastest parser that reads every JSON value of ``text`` (a string, or ASCII
+    bytes with no NUL, which ``json`` reads as it reads their string) as ``json.loads``
+    does; it reads ``text`` and the lines of it."""
+    exact: Callable[[Any], Any] = json.loads
+    if isinstance(text, bytes):
+        raw, exact = text, _exact  # its lines may be memoryviews, which json does not take
+    else:
+        try:
+            raw = text.encode()
+        except UnicodeEncodeError:  # lone surrogates: orjson rejects them anyway
+            return exact
     if raw[::_STRIDE].translate(_DIGITS_AS_ZEROS).find(b"00") >= 0 and (
         raw.translate(_DIGITS_AS_ZEROS).find(_LONG_DIGIT_RUN) >= 0
     ):
-        return json.loads
+        return exact
     return _loads
 
 
-def _loads(text: str) -> Any:
+def _loads(text: JsonText) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:  # json's reading of NaN, 1e400, ..., or json's error
-        return json.loads(text)
+        return _exact(text)
+
+
+def _exact(text: JsonText) -> Any:
+    return json.loads(text.tobytes() if isinstance(text, memoryview) else text)
+
+
+def file_text(raw: bytes, source: str) -> str:
+    """A trace file's bytes as text: UTF-8, with or without a byte-order mark."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{source}: cannot decode trace file ({exc})") from None
 
 
 @contextmanager
@@ -81,4 +105,4 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-__all__ = ["collector_paused", "json_reader"]
+__all__ = ["JsonText", "collector_paused", "file_text", "json_reader"]

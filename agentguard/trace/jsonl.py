@@ -24,7 +24,7 @@ from agentguard.trace.call_records import CHUNK_RECORDS, read_call_record_lists
 from agentguard.trace.formats import detect_format
 from agentguard.trace.formats.agentguard_logs import events_trace, is_event
 from agentguard.trace.formats.records import detect_metrics
-from agentguard.trace.json_text import json_reader
+from agentguard.trace.json_text import JsonText, file_text, json_reader
 from agentguard.trace.loaded import LoadedTrace, load_value, loaded, relabel, too_deep
 from agentguard.trace.model import Trace
 
@@ -35,9 +35,12 @@ BLOCK_RECORDS: Final = CHUNK_RECORDS
 """Lines are read a block at a time once a block holds this many call records."""
 
 
-def read_jsonl(text: str, source: str, format: str | None, final_answer: bool) -> list[LoadedTrace]:
-    """Every record of a JSON Lines file's text, in order (see the module docstring)."""
-    lines = _parsed_lines(text, source)
+def read_jsonl(
+    data: bytes | str, source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
+    """Every record of a JSON Lines file's bytes or text, in order (see the module
+    docstring)."""
+    lines = _parsed_lines(data, source)
     block: list[_Line] = []
     for line in lines:
         block.append(line)
@@ -59,12 +62,21 @@ def read_jsonl(text: str, source: str, format: str | None, final_answer: bool) -
     return out
 
 
-def _parsed_lines(text: str, source: str) -> Iterator[_Line]:
-    """The lines that are not blank, parsed (1-based numbers)."""
-    loads = json_reader(text)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line or line.isspace():
-            continue
+def _parsed_lines(data: bytes | str, source: str) -> Iterator[_Line]:
+    """The lines that are not blank, parsed (1-based numbers, as ``str.splitlines``
+    counts the lines of the text)."""
+    if type(data) is bytes and _splits_alike(data):
+        loads = json_reader(data)
+        numbered: Iterator[tuple[int, JsonText]] = _byte_lines(data)
+    else:
+        text = data if isinstance(data, str) else file_text(data, source)
+        loads = json_reader(text)
+        numbered = (
+            (n, line)
+            for n, line in enumerate(text.splitlines(), start=1)
+            if line and not line.isspace()
+        )
+    for lineno, line in numbered:
         try:
             yield lineno, loads(line)
         except RecursionError:
@@ -72,6 +84,37 @@ def _parsed_lines(text: str, source: str) -> Iterator[_Line]:
         except ValueError as exc:
             err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
             yield lineno, LoadedTrace(source, lineno, None, err)
+
+
+_OTHER_BREAKS: Final = tuple(bytes([b]) for b in b"\r\x0b\x0c\x1c\x1d\x1e\x1f\x00")
+"""ASCII bytes that ``str.splitlines`` breaks a line at (or ``str.isspace`` counts as
+space) other than the newline, and NUL (after which ``json`` would guess UTF-16)."""
+
+
+def _splits_alike(raw: bytes) -> bool:
+    """Whether the lines of ``raw`` are those of its text at each newline: ASCII, whose
+    decoding is itself, with no other line break (each looked for by ``memchr``)."""
+    return raw.isascii() and not any(b in raw for b in _OTHER_BREAKS)
+
+
+def _byte_lines(raw: bytes) -> Iterator[tuple[int, memoryview]]:
+    """The lines of ``raw`` that are not blank, read in place (no copy of each line)."""
+    view = memoryview(raw)
+    find = raw.find
+    size = len(raw)
+    start = lineno = 0
+    while start < size:
+        lineno += 1
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        if end > start and (raw[start] not in _SPACES or not raw[start:end].isspace()):
+            yield lineno, view[start:end]
+        start = end + 1
+
+
+_SPACES: Final = frozenset(b" \t")
+"""The bytes a blank line of such text can start with."""
 
 
 def _may_be_whole(first: Any, format: str | None) -> bool:

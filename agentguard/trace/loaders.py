@@ -18,7 +18,7 @@ from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
-from agentguard.trace.json_text import collector_paused, json_reader
+from agentguard.trace.json_text import collector_paused, file_text, json_reader
 from agentguard.trace.jsonl import read_jsonl
 from agentguard.trace.loaded import LoadedTrace as LoadedTrace
 from agentguard.trace.loaded import load_value, too_deep
@@ -76,9 +76,9 @@ def _file(
 ) -> list[LoadedTrace]:
     p = Path(path)
     source = str(p)
-    text = _read(p, source)
+    raw = _read(p, source)
     with collector_paused():  # JSON trees hold no cycles (agentguard/trace/json_text.py)
-        records = _file_records(text, p, source, format, final_answer)
+        records = _file_records(raw, p, source, format, final_answer)
         if messages:
             return records
         return [_without_messages(r) for r in records]
@@ -92,10 +92,13 @@ def _without_messages(rec: LoadedTrace) -> LoadedTrace:
 
 
 def _file_records(
-    text: str, p: Path, source: str, format: str | None, final_answer: bool
+    raw: bytes, p: Path, source: str, format: str | None, final_answer: bool
 ) -> list[LoadedTrace]:
     suffix = Path(p.stem).suffix if p.suffix == ".gz" else p.suffix
-    if suffix == ".jsonl" or (suffix != ".json" and _looks_like_jsonl(text)):
+    if suffix == ".jsonl":
+        return read_jsonl(raw, source, format, final_answer)  # decoded there if need be
+    text = file_text(raw, source)
+    if suffix != ".json" and _looks_like_jsonl(text):
         return read_jsonl(text, source, format, final_answer)
     try:
         value = json_reader(text)(text)
@@ -118,19 +121,19 @@ def _file_records(
     return [load_value(value, source, 1, format, final_answer)]
 
 
-def _read(path: Path, source: str) -> str:
-    """The file's text: UTF-8 with or without a BOM, gunzipped when it ends in ``.gz``.
+def _read(path: Path, source: str) -> bytes:
+    """The file's bytes, gunzipped when it ends in ``.gz`` (decoded as UTF-8, with or
+    without a BOM, by :func:`~agentguard.trace.json_text.file_text`).
 
     Only regular files: a FIFO would block and a device (``/dev/zero``) never end.
     """
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise TraceError(f"{source}: not a regular file (a device, FIFO or folder)")
-        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        return raw.decode("utf-8-sig")
+        return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except OSError as exc:
         raise TraceError(f"{source}: cannot read trace file ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, EOFError) as exc:
+    except EOFError as exc:
         raise TraceError(f"{source}: cannot decode trace file ({exc})") from None
 
 
