@@ -104,6 +104,8 @@ _PLAIN_RESULTS: Final = frozenset(
 )  # the types JSON gives (and UNKNOWN for a record without a result)
 _PLAIN_ARGS: Final = frozenset({dict, type(None)})
 _TOOL_NAME: Final = itemgetter("tool_name")
+_ARGUMENTS: Final = itemgetter("arguments")
+_RESULT: Final = itemgetter("tool_result")
 
 
 def read_call_records(records: Iterable[Any], source: str) -> CallColumns:
@@ -189,8 +191,8 @@ def _read_plain(rows: list[Any], *, json_rows: bool = False) -> CallColumns | No
 
     ``json_rows``: the records come from a JSON parser, so each is an exact ``dict`` or
     no mapping at all (which taking the names already tells apart) and is not checked
-    for its type first. The keys are checked by counting them: when every record's
-    keys are the name plus the argument and result columns found full (or none), no
+    for its type first. The keys are checked by counting them: when the records hold as
+    many keys as the name and the argument and result keys that every record has, no
     record has another key; only otherwise is every key looked at.
     """
     n = len(rows)
@@ -206,26 +208,31 @@ def _read_plain(rows: list[Any], *, json_rows: bool = False) -> CallColumns | No
     if tools is _NOT_PLAIN:
         return None  # a missing, empty, non-string or dialogue name: the per-record path names it
     extra = sum(map(len, rows)) - n  # keys other than the name
-    counted = 0  # of those, the keys of the columns found full
+    counted = 0  # of those, the keys of the columns every record has
     args: list[Mapping[str, Any] | None] | None = None
     results: list[Any] | None = None
-    arg_types: set[type] = set()
+    every_args = every_result = False
     result_types: set[type] = set()
     if extra:
-        args = list(map(dict.get, rows, repeat("arguments")))
-        arg_types = set(map(type, args))
-        if not arg_types <= _PLAIN_ARGS:
+        try:
+            args, every_args = list(map(_ARGUMENTS, rows)), True
+        except KeyError:  # some record has none
+            args = list(map(dict.get, rows, repeat("arguments")))
+        if not set(map(type, args)) <= _PLAIN_ARGS:
             return None  # JSON text (decoded record by record), or not an object (an error)
-        results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
+        try:
+            results, every_result = list(map(_RESULT, rows)), True
+        except KeyError:
+            results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
         result_types = set(map(type, results))
         if not result_types <= _PLAIN_RESULTS:
             return None
-        counted = (n if arg_types == {dict} else 0) + (0 if Unknown in result_types else n)
+        counted = n * (every_args + every_result)
     errors: list[bool] | None = None
-    if extra == counted:  # no other key: a column not found full is absent throughout
-        if arg_types != {dict}:
+    if extra == counted:  # no other key: a column not every record has, none has
+        if not every_args:
             args = None
-        if Unknown in result_types:
+        if not every_result:
             results = None
     else:
         keys: set[str] = set().union(*rows)
