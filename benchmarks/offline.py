@@ -28,7 +28,7 @@ parsing included for everyone (agentguard: ``load_traces`` + ``verify_traces``, 
 ``verify_trace`` per trace for comparison), with three loading-only rows in records per
 second, timed among themselves over at least 9 rounds: ``load_traces``, bare
 ``json.loads`` per line (the target's baseline) and bare ``orjson.loads`` per line (the
-parser ``load_traces`` uses: the floor of any loader built on it). Finally,
+parser ``load_traces`` uses), both with the collector on, as a plain loop runs. Finally,
 first-order: 50 distinct constraints
 ``forall o: G(refund(order = o, lane = k) -> O lookup(order = o))`` sharing their two
 tools, over ``--values`` distinct orders (10,000 by default: the target, >= 100k
@@ -324,8 +324,8 @@ def many_short(
         runs["agentltl"] = lambda: [agentltl.verify_trace(m, peer) for m in lines()]
     t = medians(runs, repeat)
     # loading alone, in records (calls) per second: agentguard's traces vs bare JSON (and
-    # orjson, the parser under load_traces: the floor any loader built on it has), timed
-    # among themselves, more rounds (each is a fraction of a second), so the medians hold
+    # bare orjson, the parser under load_traces), timed among themselves, more rounds
+    # (each is a fraction of a second), so the medians hold
     t.update(medians(loading_runs(path), max(repeat, LOADING_REPEAT)))
     total = traces * events
     return {

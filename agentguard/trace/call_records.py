@@ -5,7 +5,8 @@ Reading a corpus spends its time per record, so records are read a column at a t
 A trace whose records are all plain JSON objects with the canonical keys (the shape
 every agentguard writer and the paper use) takes the *plain* path: each field is pulled
 out of every record by one C-level ``map``, and checked by the set of types it holds,
-not record by record. Any other trace (other spellings, ``kind``, ``status``, arguments
+not record by record; the keys are checked by counting them, and each name is checked
+and coded by one lookup in the table of names already accepted. Any other trace (other spellings, ``kind``, ``status``, arguments
 as JSON text, a record that is not an object, a bad name) is read record by record, and
 that path gives every error its record number. Both paths give the same columns; a
 property test holds them to it.
@@ -13,8 +14,9 @@ property test holds them to it.
 A file of many traces (JSON Lines of metrics records) is read with its traces laid end
 to end (:func:`read_call_record_lists`): the plain path's checks and the tool coding run
 once per chunk of a few thousand records, and each trace's columns are slices of its
-chunk's, so a short trace costs a few slices, not a pass of its own. A column no record
-of a chunk fills (no arguments, no results) is None rather than a list of blanks.
+chunk's, so a short trace costs a few slices, not a pass of its own (and its count of
+final answers, for ``num_tool_calls``, a subtraction). A column no record of a chunk
+fills (no arguments, no results) is None rather than a list of blanks.
 
 The columns do not import the trace model (which builds on them): the model turns them
 into :class:`~agentguard.trace.model.Call` objects only when a call is asked for.
