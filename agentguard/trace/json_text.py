@@ -80,28 +80,30 @@ def file_text(raw: bytes, source: str) -> str:
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(*, promote: bool = True) -> Iterator[None]:
     """Pause the cyclic garbage collector for the block (restored as it was, even on
-    error), and file what the block built with the long-lived objects.
+    error), and (``promote``) file what the block built with the long-lived objects.
 
-    The young generations are collected first (what a collection would soon have done
-    anyway), so the objects moved to the oldest generation afterwards
+    To promote, the young generations are collected first (what a collection would soon
+    have done anyway), so the objects moved to the oldest generation afterwards
     (``gc.freeze()`` then ``gc.unfreeze()``, the documented way to do it) are the
     block's own; they are still collected there if they ever hold a cycle. Skipped when
     something else froze objects (its frozen set is left alone) or the collector was
-    off (it stays off).
+    off (it stays off). Not worth it for a block that builds little (the calls of a short
+    trace): the collection first would cost more than the young pass it saves.
     """
     was_enabled = gc.isenabled()
-    if was_enabled:
+    promote = promote and was_enabled and gc.get_freeze_count() == 0
+    if promote:
         gc.collect(1)
     gc.disable()
     try:
         yield
     finally:
+        if promote and gc.get_freeze_count() == 0:  # (nothing froze objects meanwhile)
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 

@@ -34,6 +34,11 @@ from agentguard.trace.call_records import CallColumns, read_call_records
 from agentguard.trace.json_text import collector_paused
 from agentguard.trace.tool_codes import ToolCodes
 
+PROMOTED_CALLS: Final = 10_000
+"""A trace of this many calls files them with the long-lived objects when it builds them
+(:func:`~agentguard.trace.json_text.collector_paused`); a shorter one only pauses the
+collector."""
+
 DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
 
@@ -200,7 +205,8 @@ class Trace(Sequence[Call]):
         if calls is None:
             cols = self._columns
             assert cols is not None  # one of the two is always set
-            with collector_paused():  # calls and their argument dicts hold no cycles
+            # calls and their argument dicts hold no cycles; many are kept long
+            with collector_paused(promote=len(cols.names) >= PROMOTED_CALLS):
                 calls = _calls_of(cols)
             _set(self, "_calls", calls)
             _set(self, "_columns", None)

@@ -121,6 +121,14 @@ def test_what_the_block_built_is_filed_with_the_long_lived_objects() -> None:
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
+def test_a_block_that_does_not_promote_leaves_its_objects_young() -> None:
+    """``promote=False`` only pauses the collector: what the block built stays young."""
+    with collector_paused(promote=False):
+        built = [_Node() for _ in range(10)]
+    assert gc.isenabled()
+    assert not any(o is built for o in gc.get_objects(generation=2))
+
+
 def test_objects_frozen_by_others_stay_frozen() -> None:
     """When something else froze objects, their frozen set is left as it was."""
     gc.freeze()
