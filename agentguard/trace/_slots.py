@@ -10,7 +10,9 @@ through its slot's own descriptor instead: the same object, in about half the ti
 Only for classes whose ``__init__`` does nothing but store its fields: no
 ``__post_init__``, no field computed by a default factory at build time (every field is
 passed). The builder checks this when it is made, so a class that gains a validation
-fails loudly at import instead of being built unchecked.
+fails loudly at import instead of being built unchecked. A slotted class that is not a
+dataclass (the trace) names the slots to fill, in order, and its other constructors
+stay its own.
 
 A leaf: it imports nothing from the package.
 """
@@ -19,19 +21,29 @@ from __future__ import annotations
 
 import dataclasses
 import keyword
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def slot_builder(cls: type[T]) -> Callable[..., T]:
-    """``build(*fields) -> cls``: every field, positionally, in declaration order."""
-    if not dataclasses.is_dataclass(cls) or "__slots__" not in vars(cls):
-        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
-    if hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} validates in __post_init__: build it with its __init__")
-    names = [f.name for f in dataclasses.fields(cls)]
+def slot_builder(cls: type[T], slots: Sequence[str] | None = None) -> Callable[..., T]:
+    """``build(*fields) -> cls``: every field, positionally, in declaration order (or
+    the ``slots`` named, in their order, for a class that is not a dataclass)."""
+    if "__slots__" not in vars(cls):
+        raise TypeError(f"{cls.__name__} is not a slotted class")
+    if slots is None:
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"{cls.__name__} is not a dataclass: name its slots")
+        if hasattr(cls, "__post_init__"):
+            raise TypeError(
+                f"{cls.__name__} validates in __post_init__: build it with its __init__"
+            )
+        names = [f.name for f in dataclasses.fields(cls)]
+    else:
+        names = list(slots)
+        if sorted(names) != sorted(vars(cls)["__slots__"]):
+            raise TypeError(f"{cls.__name__}: name each of its slots once")
     if not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
         raise TypeError(f"{cls.__name__} has a field that is not a plain name")
     scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}

@@ -5,7 +5,8 @@ Reading a corpus spends its time per record, so records are read a column at a t
 A trace whose records are all plain JSON objects with the canonical keys (the shape
 every agentguard writer and the paper use) takes the *plain* path: each field is pulled
 out of every record by one C-level ``map``, and checked by the set of types it holds,
-not record by record. Any other trace (other spellings, ``kind``, ``status``, arguments
+not record by record; the keys are checked by counting them, and each name is checked
+and coded by one lookup in the table of names already accepted. Any other trace (other spellings, ``kind``, ``status``, arguments
 as JSON text, a record that is not an object, a bad name) is read record by record, and
 that path gives every error its record number. Both paths give the same columns; a
 property test holds them to it.
@@ -13,8 +14,9 @@ property test holds them to it.
 A file of many traces (JSON Lines of metrics records) is read with its traces laid end
 to end (:func:`read_call_record_lists`): the plain path's checks and the tool coding run
 once per chunk of a few thousand records, and each trace's columns are slices of its
-chunk's, so a short trace costs a few slices, not a pass of its own. A column no record
-of a chunk fills (no arguments, no results) is None rather than a list of blanks.
+chunk's, so a short trace costs a few slices, not a pass of its own (and its count of
+final answers, for ``num_tool_calls``, a subtraction). A column no record of a chunk
+fills (no arguments, no results) is None rather than a list of blanks.
 
 The columns do not import the trace model (which builds on them): the model turns them
 into :class:`~agentguard.trace.model.Call` objects only when a call is asked for.
@@ -28,6 +30,8 @@ from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Final
 
+import numpy as np
+
 from agentguard.errors import TraceRecordError
 from agentguard.trace._slots import slot_builder
 from agentguard.trace.call_fields import (
@@ -40,7 +44,7 @@ from agentguard.trace.call_fields import (
 )
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.mcp_content import mcp_result
-from agentguard.trace.tool_codes import ToolCodes
+from agentguard.trace.tool_codes import Codes, ToolCodes, tool_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,9 @@ class CallColumns:
     """None when no call is a tool error."""
     kinds: list[CallKind] | None = None
     """None when every position is a tool call (no dialogue event)."""
+    finals: int | None = None
+    """How many calls are to the default final tools (``FINAL_TOOLS``), when the reader
+    counted them for a whole chunk at once; None: counted when asked."""
 
     def error_positions(self) -> list[int]:
         """Positions of the calls recorded as tool errors."""
@@ -72,9 +79,12 @@ class CallColumns:
     def tool_call_count(self, final_tools: Iterable[str] = FINAL_TOOLS) -> int:
         """``num_tool_calls``: tool calls that are not final answers (as
         :func:`agentguard.trace.final_tool.count_tool_calls` counts calls)."""
-        final = final_tools if final_tools is FINAL_TOOLS else frozenset(final_tools)
         if self.kinds is None:
+            if final_tools is FINAL_TOOLS and self.finals is not None:
+                return len(self.names) - self.finals
+            final = final_tools if final_tools is FINAL_TOOLS else frozenset(final_tools)
             return len(self.names) - sum(map(self.names.count, final))
+        final = final_tools if final_tools is FINAL_TOOLS else frozenset(final_tools)
         return sum(
             1 for n, k in zip(self.names, self.kinds, strict=True) if k == "tool" and n not in final
         )
@@ -96,6 +106,8 @@ _PLAIN_RESULTS: Final = frozenset(
 )  # the types JSON gives (and UNKNOWN for a record without a result)
 _PLAIN_ARGS: Final = frozenset({dict, type(None)})
 _TOOL_NAME: Final = itemgetter("tool_name")
+_ARGUMENTS: Final = itemgetter("arguments")
+_RESULT: Final = itemgetter("tool_result")
 
 
 def read_call_records(records: Iterable[Any], source: str) -> CallColumns:
@@ -106,11 +118,14 @@ def read_call_records(records: Iterable[Any], source: str) -> CallColumns:
     return plain if plain is not None else _read_each(rows, source)
 
 
-def read_call_record_lists(lists: Sequence[list[Any]]) -> list[CallColumns | None]:
+def read_call_record_lists(
+    lists: Sequence[list[Any]], *, json_rows: bool = False
+) -> list[CallColumns | None]:
     """The columns of each list of records, read in chunks of lists laid end to end (see
     the module docstring); None for the lists of a chunk holding a record that is not
     plain (read each of them by :func:`read_call_records`, which names the bad record).
-    The columns equal those :func:`read_call_records` gives each list alone."""
+    The columns equal those :func:`read_call_records` gives each list alone.
+    ``json_rows``: the records were parsed from JSON (see :func:`_read_plain`)."""
     out: list[CallColumns | None] = []
     first = 0
     while first < len(lists):
@@ -118,7 +133,7 @@ def read_call_record_lists(lists: Sequence[list[Any]]) -> list[CallColumns | Non
         while last < len(lists) and size < CHUNK_RECORDS:
             size += len(lists[last])
             last += 1
-        out.extend(_read_chunk(lists[first:last]))
+        out.extend(_read_chunk(lists[first:last], json_rows))
         first = last
     return out
 
@@ -128,12 +143,13 @@ CHUNK_RECORDS: Final = 4096
 few enough that the passes over them stay in the processor's cache."""
 
 
-def _read_chunk(lists: Sequence[list[Any]]) -> list[CallColumns | None]:
-    whole = _read_plain(list(chain.from_iterable(lists)))
+def _read_chunk(lists: Sequence[list[Any]], json_rows: bool) -> list[CallColumns | None]:
+    whole = _read_plain(list(chain.from_iterable(lists)), json_rows=json_rows)
     if whole is None or whole.tools is None:  # a full code table: each trace is coded alone
         return [None] * len(lists)
     names, args, results, errors = whole.names, whole.args, whole.results, whole.errors
     codes = whole.tools.codes
+    finals = _finals_before(codes)
     out: list[CallColumns | None] = []
     start = 0
     for records in lists:
@@ -144,53 +160,92 @@ def _read_chunk(lists: Sequence[list[Any]]) -> list[CallColumns | None]:
             part = errors[start:end]
             if True not in part:
                 part = None
-        tools = _tool_codes(sequence, codes[start:end])
         out.append(
             _call_columns(
                 sequence,
                 None if args is None else args[start:end],
                 None if results is None else results[start:end],
-                tools,
+                _tool_codes(sequence, codes[start:end]),
                 part,
                 None,
+                0 if finals is None else finals[end] - finals[start],
             )
         )
         start = end
     return out
 
 
-def _read_plain(rows: list[Any]) -> CallColumns | None:
-    """The columns when every record has the plain shape, else None (read them one by one)."""
+def _finals_before(codes: Codes) -> list[int] | None:
+    """``out[i]``: the calls to a default final tool before position ``i`` (and at the
+    end); None when the chunk has none (each trace's count is then 0)."""
+    final_codes = [c for c in map(tool_code, FINAL_TOOLS) if c is not None]
+    if not final_codes:
+        return None
+    is_final = np.isin(codes, final_codes)
+    if not is_final.any():
+        return None
+    out: list[int] = [0, *np.cumsum(is_final).tolist()]
+    return out
+
+
+def _read_plain(rows: list[Any], *, json_rows: bool = False) -> CallColumns | None:
+    """The columns when every record has the plain shape, else None (read them one by one).
+
+    ``json_rows``: the records come from a JSON parser, so each is an exact ``dict`` or
+    no mapping at all (which taking the names already tells apart) and is not checked
+    for its type first. The keys are checked by counting them: when the records hold as
+    many keys as the name and the argument and result keys that every record has, no
+    record has another key; only otherwise is every key looked at.
+    """
     n = len(rows)
     if not n:
         return CallColumns((), None, None, ToolCodes.of(()))
-    if set(map(type, rows)) != {dict}:
-        return None
-    keys: set[str] = set().union(*rows)
-    if not keys <= _PLAIN_KEYS or "tool_name" not in keys:
+    if not json_rows and set(map(type, rows)) != {dict}:
         return None
     try:
         names: list[Any] = list(map(_TOOL_NAME, rows))
-        distinct = set(names)  # the tool vocabulary
-    except (KeyError, TypeError):  # a record without a name, or an unhashable name
+    except (KeyError, TypeError):  # a record without a name (or, from JSON, not an object)
         return None
-    if not all(type(name) is str and name for name in distinct):
-        return None  # a missing, empty or non-string name: the per-record path names it
-    if not DIALOGUE_NAMES.isdisjoint(distinct):
-        return None
+    tools = _plain_tools(names)
+    if tools is _NOT_PLAIN:
+        return None  # a missing, empty, non-string or dialogue name: the per-record path names it
+    extra = sum(map(len, rows)) - n  # keys other than the name
+    counted = 0  # of those, the keys of the columns every record has
     args: list[Mapping[str, Any] | None] | None = None
-    if "arguments" in keys:
-        args = list(map(dict.get, rows, repeat("arguments")))
+    results: list[Any] | None = None
+    every_args = every_result = False
+    result_types: set[type] = set()
+    if extra:
+        try:
+            args, every_args = list(map(_ARGUMENTS, rows)), True
+        except KeyError:  # some record has none
+            args = list(map(dict.get, rows, repeat("arguments")))
         if not set(map(type, args)) <= _PLAIN_ARGS:
             return None  # JSON text (decoded record by record), or not an object (an error)
-    results: list[Any] | None = None
-    result_types: set[type] = {Unknown}
-    if "tool_result" in keys:
-        results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
+        try:
+            results, every_result = list(map(_RESULT, rows)), True
+        except KeyError:
+            results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
         result_types = set(map(type, results))
         if not result_types <= _PLAIN_RESULTS:
             return None
-    errors = [r.get("is_error") is True for r in rows] if "is_error" in keys else None
+        counted = n * (every_args + every_result)
+    errors: list[bool] | None = None
+    if extra == counted:  # no other key: a column not every record has, none has
+        if not every_args:
+            args = None
+        if not every_result:
+            results = None
+    else:
+        keys: set[str] = set().union(*rows)
+        if not keys <= _PLAIN_KEYS:
+            return None
+        if "arguments" not in keys:
+            args = None
+        if "tool_result" not in keys:
+            results = None
+        if "is_error" in keys:
+            errors = [r.get("is_error") is True for r in rows]
     if results is not None and dict in result_types:
         for i, result in enumerate(results):
             if type(result) is dict and "content" in result:  # an MCP CallToolResult?
@@ -201,7 +256,46 @@ def _read_plain(rows: list[Any]) -> CallColumns | None:
     if errors is not None and True not in errors:
         errors = None
     sequence = tuple(names)
-    return _call_columns(sequence, args, results, ToolCodes.of(sequence, distinct), errors, None)
+    codes = None if tools is None else _tool_codes(sequence, tools)
+    return _call_columns(sequence, args, results, codes, errors, None, None)
+
+
+class _NotPlain:
+    """Type of :data:`_NOT_PLAIN`."""
+
+
+_NOT_PLAIN: Final = _NotPlain()
+"""What :func:`_plain_tools` gives for a name the plain path does not read."""
+
+_PLAIN_NAME_CODES: dict[str, int] = {}
+"""The code of every name the plain path has accepted (a non-empty ``str``, not a dialogue
+name, with a code): one lookup per call both checks its name and codes it. Bounded as the
+code table is."""
+
+
+def _plain_tools(names: list[Any]) -> Codes | _NotPlain | None:
+    """The codes of ``names`` when all are plain tool names; None when one is but the
+    code table is full (the columns are left uncoded, as :class:`ToolCodes` does)."""
+    try:
+        return np.fromiter(map(_PLAIN_NAME_CODES.get, names), dtype=np.int32, count=len(names))
+    except TypeError:  # a name not accepted yet (its code is None), or one not hashable
+        pass
+    try:
+        distinct = set(names)
+    except TypeError:
+        return _NOT_PLAIN
+    if not all(type(name) is str and name for name in distinct):
+        return _NOT_PLAIN
+    if not DIALOGUE_NAMES.isdisjoint(distinct):
+        return _NOT_PLAIN
+    coded = ToolCodes.of(names, distinct)
+    if coded is None:
+        return None
+    for name in distinct:
+        code = tool_code(name)
+        if code is not None:
+            _PLAIN_NAME_CODES[name] = code
+    return coded.codes
 
 
 def _read_each(rows: list[Any], source: str) -> CallColumns:

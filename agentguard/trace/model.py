@@ -35,6 +35,11 @@ from agentguard.trace.call_records import CallColumns, read_call_records
 from agentguard.trace.json_text import collector_paused
 from agentguard.trace.tool_codes import ToolCodes
 
+PROMOTED_CALLS: Final = 10_000
+"""A trace of this many calls files them with the long-lived objects when it builds them
+(:func:`~agentguard.trace.json_text.collector_paused`); a shorter one only pauses the
+collector."""
+
 DROPPED_MESSAGES: Final = "dropped_messages"
 """Metrics key: how many dialogue events :meth:`Trace.without_messages` dropped."""
 
@@ -204,6 +209,10 @@ class Trace(Sequence[Call]):
     @classmethod
     def from_columns(cls, columns: CallColumns, metrics: Mapping[str, Any]) -> Trace:
         """A trace over ``columns`` (their calls are built when first asked for)."""
+        if cls is Trace:  # the loaders build one per record: through its slots
+            return _columns_trace(
+                None, columns, columns.names, columns.kinds is not None, columns.tools, metrics
+            )
         out = cls.__new__(cls)
         _set(out, "_calls", None)
         _set(out, "_columns", columns)
@@ -220,7 +229,8 @@ class Trace(Sequence[Call]):
         if calls is None:
             cols = self._columns
             assert cols is not None  # one of the two is always set
-            with collector_paused():  # calls and their argument dicts hold no cycles
+            # calls and their argument dicts hold no cycles; many are kept long
+            with collector_paused(promote=len(cols.names) >= PROMOTED_CALLS):
                 calls = _calls_of(cols)
             _set(self, "_calls", calls)
             _set(self, "_columns", None)
@@ -313,10 +323,11 @@ class Trace(Sequence[Call]):
     ) -> Trace:
         """What :meth:`from_records` makes of the records ``columns`` were read from
         (``metrics`` copied, with the tool errors and the call count added as there)."""
-        out = dict(metrics or {})
-        errors = columns.error_positions()
-        if errors:
-            out["tool_errors"] = errors
+        out = dict(metrics) if metrics else {}
+        if columns.errors is not None:
+            errors = columns.error_positions()
+            if errors:
+                out["tool_errors"] = errors
         # a record without a count gets the firewall's: tool calls, final answers excluded
         if "num_tool_calls" not in out:
             out["num_tool_calls"] = columns.tool_call_count()
@@ -383,6 +394,9 @@ class Trace(Sequence[Call]):
 
 
 _set = object.__setattr__  # Trace is immutable: its own slots are set past __setattr__
+_columns_trace = slot_builder(
+    Trace, ("_calls", "_columns", "_names", "_dialogue", "_tools", "metrics")
+)
 
 
 def _own_args(args: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -122,3 +122,52 @@ def test_calls_built_from_columns_equal_calls_built_one_by_one() -> None:
         [{"tool_name": "a", "arguments": None, "tool_result": '{"x": 1}'}, {"tool_name": "b"}]
     )
     assert trace.calls == (Call("a", {}, {"x": 1}, 0), Call("b", {}, position=1))
+
+
+_name = st.one_of(
+    st.sampled_from(["a", "b", "final_answer", "", "user_message", "assistant_message"]),
+    st.text("xyz", min_size=1, max_size=3),  # names the code table may not hold yet
+    st.integers(0, 2),
+    st.just(["a"]),
+)
+_json_row = st.one_of(  # what a JSON parser gives for a call record, plain or not
+    _plain_record,
+    _plain_record,
+    st.fixed_dictionaries(
+        {"tool_name": _name},
+        optional={
+            "arguments": st.one_of(st.none(), st.just('{"x": 1}'), st.just([1])),
+            "tool_result": _values,
+            "kind": st.just("user"),
+            "status": st.just("error"),
+            "id": st.integers(),
+        },
+    ),
+    st.fixed_dictionaries({"name": st.just("a")}),
+    st.one_of(st.just(["a"]), st.just("a"), st.integers(), st.none()),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_json_row, max_size=8))
+def test_json_rows_read_as_any_rows(rows: list[Any]) -> None:
+    """Records from JSON read on the plain path as the general path reads them (or both
+    leave them to the per-record path), and what the plain path takes, it reads as the
+    per-record path does; a record that path refuses is never taken."""
+    fast = _read_plain(rows, json_rows=True)
+    general = _read_plain(rows)
+    assert (fast is None) == (general is None)
+    try:
+        each = _read_each(rows, "<t>")
+    except TraceRecordError:
+        assert fast is None
+        return
+    for plain in (fast, general):
+        if plain is None:
+            continue
+        assert plain.names == each.names and _results(plain) == _results(each)
+        assert _args(plain) == _args(each) and plain.error_positions() == each.error_positions()
+        assert plain.kinds is None and each.kinds is None
+        assert plain.tools is not None and each.tools is not None
+        assert plain.tools.codes.tolist() == each.tools.codes.tolist()
+        assert plain.tool_call_count() == each.tool_call_count()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,62 @@ def test_long_digit_runs_are_found_wherever_they_fall(parts: list[Any]) -> None:
     text = "".join(map(str, parts))
     has_run = any(len(run) >= 19 for run in re.split(r"[^0-9]", text))
     assert (json_reader(text) is json.loads) == has_run
+
+
+@pytest.mark.parametrize("line", [*_LINES[:2], '{"a": [1, 2.5, "x"]}', '{"a": 1 "b"}'])
+def test_bytes_and_their_lines_in_place_read_as_json_reads_them(line: str) -> None:
+    """A reader made for a file's bytes reads a memoryview of one of its lines as json
+    reads the line (its errors included)."""
+    raw = line.encode()
+    read = json_reader(raw)
+    try:
+        want: Any = json.loads(line)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            read(memoryview(raw))
+        return
+    assert repr(read(memoryview(raw))) == repr(want)
+
+
+class _Node:
+    """An object that can hold a reference cycle."""
+
+    link: Any = None
+
+
+def test_what_the_block_built_is_filed_with_the_long_lived_objects() -> None:
+    """Objects built in the block move to the oldest generation, past the young passes;
+    a young cycle made before the block is collected first, not moved with them."""
+    gc.collect()
+    before = _Node()
+    before.link = before
+    gone = weakref.ref(before)
+    del before
+    with collector_paused():
+        built = [_Node() for _ in range(50)]
+    assert gone() is None  # collected before the block, not carried into the old generation
+    young = {id(o) for g in (0, 1) for o in gc.get_objects(generation=g)}
+    assert id(built) not in young and not any(id(n) in young for n in built)
+    assert any(o is built for o in gc.get_objects(generation=2))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_block_that_does_not_promote_leaves_its_objects_young() -> None:
+    """``promote=False`` only pauses the collector: what the block built stays young."""
+    with collector_paused(promote=False):
+        built = [_Node() for _ in range(10)]
+    assert gc.isenabled()
+    assert not any(o is built for o in gc.get_objects(generation=2))
+
+
+def test_objects_frozen_by_others_stay_frozen() -> None:
+    """When something else froze objects, their frozen set is left as it was."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            built = [_Node() for _ in range(10)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+        assert not any(o is built for o in gc.get_objects(generation=2))
+    finally:
+        gc.unfreeze()

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentguard import load_traces
-from agentguard.trace import loaders
 from agentguard.trace.call_records import read_call_record_lists, read_call_records
+from agentguard.trace.loaded import load_value
 from tests.trace.test_call_records import _args, _results, _values
 
 _plain = st.fixed_dictionaries(
@@ -82,7 +82,7 @@ def test_jsonl_fast_path_equals_validating_path(tmp_path: Path, lines: list[Any]
                 value = json.loads(line)
             except ValueError:
                 continue
-            want.append(loaders._load(value, str(path), lineno, format, True))
+            want.append(load_value(value, str(path), lineno, format, True))
         got_good = [r for r in got if not (r.error and "invalid JSON" in r.error.message)]
         assert len(got_good) == len(want)
         for a, b in zip(got_good, want, strict=True):

@@ -33,7 +33,8 @@ REDACTED_RESULTS: Final = "redacted_results"
 
 def detect_report(value: Any) -> bool:
     """An object with a ``decisions`` list and a ``compliance`` report."""
-    return isinstance(value, Mapping) and "decisions" in value and "compliance" in value
+    # (dict, Mapping): a dict, what JSON gives, is told without the ABC's slower check
+    return isinstance(value, (dict, Mapping)) and "decisions" in value and "compliance" in value
 
 
 def load_report(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
@@ -54,7 +55,7 @@ def load_report(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: 
 def is_event(value: Any) -> bool:
     """One line of a decision log: an object whose ``event`` is an ``agentguard.*`` name."""
     return (
-        isinstance(value, Mapping)
+        isinstance(value, (dict, Mapping))
         and isinstance(value.get("event"), str)
         and value["event"].startswith("agentguard.")
     )

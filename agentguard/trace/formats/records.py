@@ -19,7 +19,8 @@ _NAME_KEYS = ("tool_name", "name", "tool")
 
 def detect_metrics(value: Any) -> bool:
     """An object with a ``tool_calls`` list and no chat ``role``."""
-    return isinstance(value, Mapping) and "tool_calls" in value and "role" not in value
+    # (dict, Mapping): a dict, what JSON gives, is told without the ABC's slower check
+    return isinstance(value, (dict, Mapping)) and "tool_calls" in value and "role" not in value
 
 
 def load_metrics(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001

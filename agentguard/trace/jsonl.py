@@ -1,0 +1,239 @@
+"""JSON Lines trace files: a trace per line, or one of two whole-file shapes (an
+agentguard decision log, one conversation written a message per line).
+
+The first line that parses decides. A decision-log event, or an object that is no
+format by itself, may begin a whole-file shape: the whole file is parsed, then read as
+one (or, when it is not one after all, line by line). Any other first line means every
+line is a trace by itself, and the lines are read a block at a time as they are parsed:
+a block's metrics records (the paper's shape, most of a corpus) have their call records
+read together (:func:`~agentguard.trace.call_records.read_call_record_lists`) while the
+objects just parsed are still in the processor's cache (read after the whole file was
+parsed, they took about a sixth longer, fetched back from memory).
+
+The lines are those ``str.splitlines`` gives the decoded text, numbered from 1. A file
+of ASCII bytes whose only line break is the newline is split at its newlines and each
+line parsed in place (a ``memoryview``): its text is its bytes, so nothing is decoded,
+copied or encoded again for the digit scan of :func:`json_reader`. Any other file is
+decoded and split as text.
+
+Either way each line gives what reading it alone gives (a property test holds the two
+equal), and a line that is not JSON is an error naming its line, the others read as ever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from agentguard.errors import TraceRecordError
+from agentguard.trace.call_records import CHUNK_RECORDS, read_call_record_lists
+from agentguard.trace.formats import detect_format
+from agentguard.trace.formats.agentguard_logs import events_trace, is_event
+from agentguard.trace.formats.records import detect_metrics
+from agentguard.trace.json_text import JsonText, file_text, json_reader
+from agentguard.trace.loaded import LoadedTrace, load_value, loaded, relabel, too_deep
+from agentguard.trace.model import Trace
+
+_Line = tuple[int, Any]
+"""A line's number and its value, or the record of its error when it is not JSON."""
+
+BLOCK_RECORDS: Final = CHUNK_RECORDS
+"""Lines are read a block at a time once a block holds this many call records."""
+
+
+def read_jsonl(
+    data: bytes | str, source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
+    """Every record of a JSON Lines file's bytes or text, in order (see the module
+    docstring)."""
+    lines = _parsed_lines(data, source)
+    block: list[_Line] = []
+    for line in lines:
+        block.append(line)
+        if type(line[1]) is not LoadedTrace:
+            break
+    if block and _may_be_whole(block[-1][1], format):
+        return _whole_file([*block, *lines], source, format, final_answer)
+    out: list[LoadedTrace] = []
+    size = 0
+    for line in lines:
+        block.append(line)
+        value = line[1]
+        calls = value.get("tool_calls") if type(value) is dict else None
+        size += len(calls) if type(calls) is list else 1
+        if size >= BLOCK_RECORDS:
+            out += _each_line(block, source, format, final_answer)
+            block, size = [], 0
+    out += _each_line(block, source, format, final_answer)
+    return out
+
+
+def _parsed_lines(data: bytes | str, source: str) -> Iterator[_Line]:
+    """The lines that are not blank, parsed (1-based numbers, as ``str.splitlines``
+    counts the lines of the text)."""
+    if type(data) is bytes and _splits_alike(data):
+        loads = json_reader(data)
+        numbered: Iterator[tuple[int, JsonText]] = _byte_lines(data)
+    else:
+        text = data if isinstance(data, str) else file_text(data, source)
+        loads = json_reader(text)
+        numbered = (
+            (n, line)
+            for n, line in enumerate(text.splitlines(), start=1)
+            if line and not line.isspace()
+        )
+    for lineno, line in numbered:
+        try:
+            yield lineno, loads(line)
+        except RecursionError:
+            yield lineno, LoadedTrace(source, lineno, None, too_deep(source, lineno))
+        except ValueError as exc:
+            err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
+            yield lineno, LoadedTrace(source, lineno, None, err)
+
+
+_OTHER_BREAKS: Final = tuple(bytes([b]) for b in b"\r\x0b\x0c\x1c\x1d\x1e\x1f\x00")
+"""ASCII bytes that ``str.splitlines`` breaks a line at (or ``str.isspace`` counts as
+space) other than the newline, and NUL (after which ``json`` would guess UTF-16)."""
+
+
+def _splits_alike(raw: bytes) -> bool:
+    """Whether the lines of ``raw`` are those of its text at each newline: ASCII, whose
+    decoding is itself, with no other line break (each looked for by ``memchr``)."""
+    return raw.isascii() and not any(b in raw for b in _OTHER_BREAKS)
+
+
+def _byte_lines(raw: bytes) -> Iterator[tuple[int, memoryview]]:
+    """The lines of ``raw`` that are not blank, read in place (no copy of each line)."""
+    view = memoryview(raw)
+    find = raw.find
+    size = len(raw)
+    start = lineno = 0
+    while start < size:
+        lineno += 1
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        if end > start and (raw[start] not in _SPACES or not raw[start:end].isspace()):
+            yield lineno, view[start:end]
+        start = end + 1
+
+
+_SPACES: Final = frozenset(b" \t")
+"""The bytes a blank line of such text can start with."""
+
+
+def _may_be_whole(first: Any, format: str | None) -> bool:
+    """Whether a file whose first JSON line is ``first`` may be one whole-file shape."""
+    if type(first) is LoadedTrace:
+        return False  # no line is JSON: each is its own error
+    if format is not None:
+        return format == "agentguard-log"
+    return is_event(first) or (isinstance(first, Mapping) and detect_format(first) is None)
+
+
+def _whole_file(
+    lines: list[_Line], source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
+    good = [(n, v) for n, v in lines if type(v) is not LoadedTrace]
+    bad: list[LoadedTrace] = [v for _, v in lines if type(v) is LoadedTrace]
+    if format == "agentguard-log" or (
+        format is None and good and all(is_event(v) for _, v in good)
+    ):
+        return _sorted([*bad, *_decision_log(good, source)])
+    values = [v for _, v in good]
+    if (
+        format is None
+        and good
+        and all(isinstance(v, Mapping) and detect_format(v) is None for v in values)
+        and detect_format(values) is not None
+    ):
+        return _sorted([*bad, load_value(values, source, good[0][0], None, final_answer)])
+    return _each_line(lines, source, format, final_answer)
+
+
+def _each_line(
+    lines: list[_Line], source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
+    """Each line read as a trace by itself; the metrics records among them together."""
+    read = _metrics_traces(lines, format)
+    return [
+        value
+        if type(value) is LoadedTrace
+        else loaded(read[lineno], source, lineno, "metrics")
+        if lineno in read
+        else load_value(value, source, lineno, format, final_answer)
+        for lineno, value in lines
+    ]
+
+
+def _metrics_traces(lines: list[_Line], format: str | None) -> dict[int, Trace]:
+    """The traces of the lines that are metrics records, by line, their call records
+    read together (:func:`~agentguard.trace.call_records.read_call_record_lists`).
+
+    A line is taken when ``parse`` would read it as a metrics record with a list of
+    calls, unless a call record near it is not plain (those lines are read alone, and a
+    bad record is named as ever). Each trace equals what ``parse`` gives its line.
+    """
+    picked: list[tuple[int, dict[str, Any]]] = []
+    for lineno, value in lines:
+        if (
+            type(value) is dict
+            and type(value.get("tool_calls")) is list
+            and (
+                detect_format(value) == "metrics"
+                if format is None
+                else format == "metrics" and detect_metrics(value)
+            )
+        ):
+            picked.append((lineno, value))
+    columns = read_call_record_lists([v["tool_calls"] for _, v in picked], json_rows=True)
+    return {
+        lineno: Trace.from_read_columns(c, value)
+        for (lineno, value), c in zip(picked, columns, strict=True)
+        if c is not None
+    }
+
+
+def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace]:
+    runs: dict[Any, list[tuple[int, Mapping[str, Any]]]] = {}
+    out: list[LoadedTrace] = []
+    for lineno, value in lines:
+        if not is_event(value):
+            err = TraceRecordError(
+                "not an agentguard decision-log event (no 'event': 'agentguard.*')",
+                source=source,
+                record=lineno,
+            )
+            out.append(LoadedTrace(source, lineno, None, err))
+            continue
+        run_id = value.get("run_id")
+        if run_id is not None and not isinstance(run_id, (str, int, float, bool)):
+            err = TraceRecordError(
+                f"malformed decision log: run_id must be a string, got {type(run_id).__name__}",
+                source=source,
+                record=lineno,
+            )
+            out.append(LoadedTrace(source, lineno, None, err))
+            continue
+        runs.setdefault(run_id, []).append((lineno, value))
+    for events in runs.values():
+        first = events[0][0]
+        try:
+            trace = events_trace([e for _, e in events], source)
+            out.append(LoadedTrace(source, first, trace, None, "agentguard-log"))
+        except TraceRecordError as exc:
+            out.append(LoadedTrace(source, first, None, relabel(exc, source, first)))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            err = TraceRecordError(
+                f"malformed decision log: {type(exc).__name__}: {exc}", source=source, record=first
+            )
+            out.append(LoadedTrace(source, first, None, err))
+    return out
+
+
+def _sorted(items: list[LoadedTrace]) -> list[LoadedTrace]:
+    return sorted(items, key=lambda r: r.record)
+
+
+__all__ = ["BLOCK_RECORDS", "read_jsonl"]
