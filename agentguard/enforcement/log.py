@@ -209,30 +209,18 @@ class DecisionLog:
     def decision(self, d: Decision) -> None:
         if not (self.active or hooks.SINKS):
             return
-        lines, chain = self._lines, self._chain
+        lines = self._lines
         if (
             lines is not None
-            and chain is not None
             and not d.violations
             and d.shadow is None
             and d.approval is None
             and self.redact is None
             and not hooks.SINKS
         ):
-            line = lines.decision(
-                d.step,
-                d.tool,
-                d.args,
-                d.action,
-                d.message,
-                d.pending,
-                d.escalated,
-                d.call_id,
-                d.tool_call_id,
-                _now(),
-                chain.seq,
-                chain.head,
-            )
+            chain = self._chain
+            assert chain is not None  # the templates are dropped when the log closes
+            line = lines.decision(d, _now(), chain.seq, chain.head)
             if line is not None:
                 self._write(line)
                 chain.advance(line)
@@ -281,21 +269,11 @@ class DecisionLog:
         """An executed call entered the trace at ``call.position``."""
         if not (self.active or hooks.SINKS):
             return
-        lines, chain = self._lines, self._chain
-        if lines is not None and chain is not None and self.redact is None and not hooks.SINKS:
-            line = lines.result(
-                None if d is None else d.step,
-                call.name,
-                call.args,
-                None if d is None else d.call_id,
-                None if d is None else d.tool_call_id,
-                call.error,
-                call.position,
-                call.result,
-                _now(),
-                chain.seq,
-                chain.head,
-            )
+        lines = self._lines
+        if lines is not None and self.redact is None and not hooks.SINKS:
+            chain = self._chain
+            assert chain is not None  # the templates are dropped when the log closes
+            line = lines.result(call, d, _now(), chain.seq, chain.head)
             if line is not None:
                 self._write(line)
                 chain.advance(line)
@@ -442,6 +420,7 @@ class DecisionLog:
         if self._file is not None and not self._file.closed:
             self._file.close()
         self._chain = None
+        self._lines = None
         self.active = self._user is not None
 
 

@@ -16,13 +16,13 @@ anything else it returns None and the caller takes the dict path, whose fallback
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import orjson
 
 from agentguard.enforcement.audit import plain
-from agentguard.enforcement.decision import Action
+from agentguard.enforcement.decision import Action, Decision
+from agentguard.trace.model import Call
 
 _dumps: Final = orjson.dumps
 _NULLS: Final = b',"constraint":null,"layer":null,"weight":null,"severity":null,"verdict":null'
@@ -57,40 +57,28 @@ class LineTemplates:
             b',"spec":' + _dumps(spec_name) + b',"spec_hash":' + _dumps(spec_hash)
         ) + b',"timestamp":"'
 
-    def decision(
-        self,
-        step: int,
-        tool: str,
-        args: Mapping[str, Any],
-        action: Action,
-        message: str,
-        pending: tuple[str, ...],
-        escalated: bool,
-        call_id: str,
-        tool_call_id: str | None,
-        timestamp: str,
-        seq: int,
-        prev: str,
-    ) -> bytes | None:
-        """The line of a decision with no violation, no shadow and no approval (None
-        when its arguments are not plain JSON data)."""
+    def decision(self, d: Decision, timestamp: str, seq: int, prev: str) -> bytes | None:
+        """The line of ``d``, a decision with no violation, no shadow and no approval
+        (None when its arguments are not plain JSON data)."""
+        args, step, escalated = d.args, d.step, d.escalated
         if type(args) is not dict or (args and not plain(args)) or type(step) is not int:
             return None
         if type(escalated) is not bool:
             return None
         try:
+            message, pending, tool_call_id = d.message, d.pending, d.tool_call_id
             return _DECISION % (
                 self._decision_head,
                 step,
-                self._tool(tool),
+                self._tool(d.tool),
                 _dumps(args) if args else b"{}",
-                _ACTIONS[action],
+                _ACTIONS[d.action],
                 b'""' if message == "" else _dumps(message),
                 self._spec,
                 timestamp.encode(),
                 _dumps(list(pending)) if pending else b"[]",
                 _BOOLS[escalated],
-                _dumps(call_id),
+                _dumps(d.call_id),
                 b"null" if tool_call_id is None else _dumps(tool_call_id),
                 seq,
                 prev.encode(),
@@ -99,21 +87,13 @@ class LineTemplates:
             return None
 
     def result(
-        self,
-        step: int | None,
-        tool: str,
-        args: Mapping[str, Any],
-        call_id: str | None,
-        tool_call_id: str | None,
-        is_error: bool,
-        position: int,
-        result: Any,
-        timestamp: str,
-        seq: int,
-        prev: str,
+        self, call: Call, d: Decision | None, timestamp: str, seq: int, prev: str
     ) -> bytes | None:
-        """The line of an executed call's result, unredacted (None when its arguments or
-        result are not plain JSON data)."""
+        """The line of ``call``'s result (``d``: its decision, None for a call recorded
+        without one), unredacted (None when its arguments or result are not plain JSON
+        data)."""
+        args, result, position, is_error = call.args, call.result, call.position, call.error
+        step = None if d is None else d.step
         if type(args) is not dict or (args and not plain(args)) or not plain(result):
             return None
         if (step is not None and type(step) is not int) or type(position) is not int:
@@ -121,14 +101,15 @@ class LineTemplates:
         if type(is_error) is not bool:
             return None
         try:
+            tool_call_id = None if d is None else d.tool_call_id
             return _RESULT % (
                 self._result_head,
                 b"null" if step is None else b"%d" % step,
-                self._tool(tool),
+                self._tool(call.name),
                 _dumps(args) if args else b"{}",
                 self._spec,
                 timestamp.encode(),
-                _dumps(call_id),
+                b"null" if d is None else _dumps(d.call_id),
                 b"null" if tool_call_id is None else _dumps(tool_call_id),
                 _BOOLS[is_error],
                 position,
