@@ -60,7 +60,8 @@ def _gate(
         return blocked_text(decision)
 
     def gate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        arguments = bind_arguments(name, order, args, kwargs)
+        # a ToolCallingAgent's call passes keywords only: ``forward``'s own new dict of them
+        arguments = kwargs if not args else bind_arguments(name, order, args, kwargs)
         REACHED.reached = True  # the framework got as far as the tool: not withdrawn
         decision = session.propose(name, arguments)
         if not decision.executes:
