@@ -431,7 +431,7 @@ class GuardSession:
                 if key in self._observed:
                     return
                 self._observed.add(key)
-            firewall = self.firewall
+            firewall = self._firewall or self.firewall
             observe = getattr(firewall, "observe", None)  # a factory's stand-in may lack it
             if observe is None:
                 return

@@ -250,3 +250,27 @@ def test_an_instance_hook_is_the_class_function_bound_to_that_instance(approver:
         assert hook.args == (middleware,), name
         assert not hook.keywords, name
         assert inspect.isfunction(getattr(type(middleware), name)), name
+
+
+def test_the_remembered_validator_follows_a_reassigned_schema() -> None:
+    """A tool's argument validator is remembered, and dropped when the tool's args_schema
+    is reassigned (as LangChain drops its memoized tool_call_schema)."""
+    from pydantic import BaseModel
+
+    from integrations._langchain_tools import _invalid_arguments
+
+    @tool
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        return order_id
+
+    class NumberedOrder(BaseModel):
+        order_id: int
+
+    assert _invalid_arguments(lookup, {"order_id": "A1"}) is None
+    assert _invalid_arguments(lookup, {"order_id": "A1"}) is None  # remembered
+    lookup.args_schema = NumberedOrder
+    problem = _invalid_arguments(lookup, {"order_id": "A1"})
+    assert problem is not None
+    assert problem.startswith("order_id:")
+    assert _invalid_arguments(lookup, {"order_id": 7}) is None
