@@ -59,7 +59,13 @@ class AllowAll:
         return self._decision(self._allow, name, dict(args), tool_call_id=tool_call_id)
 
     def propose_batch(self, calls: Any) -> list[Any]:
-        return [self.propose(c[0], c[1], tool_call_id=c[2] if len(c) > 2 else None) for c in calls]
+        # the decisions built at once (not through ``propose``): the stand-in's own cost is
+        # counted as the adapter's, so it is kept to the decision each call needs
+        allow, decision = self._allow, self._decision
+        return [
+            decision(allow, c[0], dict(c[1]), tool_call_id=c[2] if len(c) > 2 else None)
+            for c in calls
+        ]
 
     def start(self, decision: Any) -> Any:
         return decision
