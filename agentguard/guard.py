@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections import deque
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -104,12 +103,46 @@ def _mixed_key_order(item: tuple[Any, Any]) -> tuple[str, str, str]:
     return str(key), type(key).__qualname__, repr(key)
 
 
-def _entry(call: ProposedCall) -> tuple[str, Mapping[str, Any], str | None]:
-    """The call as (name, args, tool_call_id); the args are not copied here, the firewall
-    keeps its own copy of them on the decision."""
-    if len(call) == 3:  # (name, args, tool_call_id)
-        return call[0], call[1], call[2]
-    return call[0], call[1], None
+def _same_values(proposed: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    """The same argument names holding the very same objects: then their keys are equal
+    too, without rendering either (the usual case: a framework hands the tool the values
+    its model turn proposed)."""
+    if len(proposed) != len(args):
+        return False
+    missing = _MISSING
+    for name, value in args.items():  # noqa: SIM110 - a loop: all() adds a generator per call
+        if proposed.get(name, missing) is not value:
+            return False
+    return True
+
+
+_MISSING: Any = object()
+
+
+class _Pending:
+    """A batch decision no call has collected yet, under the name and tool-call id it was
+    proposed with; the key (:func:`_key`) of its arguments (the firewall's copy, on the
+    decision: what was approved, whatever the framework does to its own dict after) is
+    rendered only if a call must be matched by it."""
+
+    __slots__ = ("decision", "key", "name", "tool_call_id")
+
+    def __init__(self, decision: Decision, name: str, tool_call_id: str | None) -> None:
+        self.decision = decision
+        self.name = name
+        self.tool_call_id = tool_call_id
+        self.key: tuple[str, Hashable] | None = None
+
+    def matches(self, name: str, args: Mapping[str, Any], key: list[tuple[str, Hashable]]) -> bool:
+        """Is ``args`` this call's arguments (same key)? ``key`` holds the caller's key
+        once rendered, so a scan renders it at most once."""
+        if _same_values(self.decision.args, args):
+            return True
+        if self.key is None:
+            self.key = _key(self.name, self.decision.args)
+        if not key:
+            key.append(_key(name, args))
+        return self.key == key[0]
 
 
 class GuardSession:
@@ -137,10 +170,10 @@ class GuardSession:
         self._lock = threading.RLock()
         self._firewall: Firewall | None = None
         self._finished: Firewall | None = None
-        self._predecided: dict[tuple[str, Hashable], deque[Decision]] = {}  # batch, uncollected
-        # the same decisions by the framework's tool-call id, with their key above: a call
-        # that names its id is collected without rendering its arguments into a key
-        self._predecided_ids: dict[str, tuple[Decision, tuple[str, Hashable]]] = {}
+        # batch decisions no call collected yet, by tool in proposal order, and the same by
+        # the framework's tool-call id (a call naming its id is collected at once)
+        self._predecided: dict[str, list[_Pending]] = {}
+        self._predecided_ids: dict[str, _Pending] = {}
         self._owners: dict[str, Firewall] = {}  # call_id -> its run's firewall, until resolved
         self.attempts: list[Decision] = []
         self.late_violations: list[Violation] = []
@@ -247,7 +280,7 @@ class GuardSession:
             if self.closed:
                 message = f"agentguard did not run {name}: the run already ended."
                 return Decision(Action.BLOCK, name, dict(args), message=message)
-            firewall = self.firewall
+            firewall = self._firewall or self.firewall
             decision = firewall.propose(name, args, tool_call_id=tool_call_id)
             self._note(decision, firewall)
         return decision
@@ -255,15 +288,19 @@ class GuardSession:
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
         with self._lock:
-            entries = [_entry(c) for c in calls]
-            firewall = self.firewall
-            decisions = firewall.propose_batch(entries)
-            by_id = self._predecided_ids
-            for (name, args, tool_call_id), decision in zip(entries, decisions, strict=True):
-                key = _key(name, args)
-                self._predecided.setdefault(key, deque()).append(decision)
+            firewall = self._firewall or self.firewall
+            decisions = firewall.propose_batch(calls)
+            pending, by_id = self._predecided, self._predecided_ids
+            for call, decision in zip(calls, decisions, strict=True):
+                name, tool_call_id = call[0], call[2] if len(call) == 3 else None
+                entry = _Pending(decision, name, tool_call_id)
+                queue = pending.get(name)
+                if queue is None:
+                    pending[name] = [entry]
+                else:
+                    queue.append(entry)
                 if tool_call_id is not None and tool_call_id not in by_id:
-                    by_id[tool_call_id] = (decision, key)
+                    by_id[tool_call_id] = entry
                 self._note(decision, firewall)
         return decisions
 
@@ -272,41 +309,47 @@ class GuardSession:
     ) -> Decision | None:
         """Take the batch decision for this call: the one with its tool-call id if given
         (and the same tool and arguments), else the first of the identical calls (they
-        are interchangeable)."""
+        are interchangeable) whose id is this call's, else the first of them."""
         if tool_call_id is not None:
             found = self._predecided_ids.get(tool_call_id)
-            if found is not None and found[0].tool == name and found[0].args == args:
-                self._take(*found)
-                return found[0]
-        key = _key(name, args)
-        queue = self._predecided.get(key)
+            if found is not None and found.decision.tool == name and found.decision.args == args:
+                self._take(found)
+                return found.decision
+        queue = self._predecided.get(name)
         if not queue:
             return None
-        chosen = next((d for d in queue if d.tool_call_id == tool_call_id), queue[0])
-        self._take(chosen, key)
-        return chosen
+        key: list[tuple[str, Hashable]] = []
+        chosen: _Pending | None = None
+        for entry in queue:
+            if entry.matches(name, args, key):
+                if entry.decision.tool_call_id == tool_call_id:
+                    chosen = entry
+                    break
+                if chosen is None:
+                    chosen = entry
+        if chosen is None:
+            return None
+        self._take(chosen)
+        return chosen.decision
 
-    def _take(self, decision: Decision, key: tuple[str, Hashable]) -> None:
+    def _take(self, entry: _Pending) -> None:
         """Remove a collected batch decision from both indexes (by identity: two identical
         calls' decisions differ only in their ids)."""
-        queue = self._predecided[key]
+        queue = self._predecided[entry.name]
         for index, pending in enumerate(queue):
-            if pending is decision:
+            if pending is entry:
                 del queue[index]
                 break
         if not queue:
-            del self._predecided[key]
-        tool_call_id = decision.tool_call_id
-        if tool_call_id is not None:
-            found = self._predecided_ids.get(tool_call_id)
-            if found is not None and found[0] is decision:
-                del self._predecided_ids[tool_call_id]
+            del self._predecided[entry.name]
+        tool_call_id = entry.tool_call_id
+        if tool_call_id is not None and self._predecided_ids.get(tool_call_id) is entry:
+            del self._predecided_ids[tool_call_id]
 
     def start(self, decision: Decision) -> Decision:
         """The call is about to run: the decision if it may, else a refusal (see
         ``Firewall.start``); the firewall may wait here, so the session is not locked."""
-        with self._lock:
-            firewall = self._owners.get(decision.call_id)
+        firewall = self._owners.get(decision.call_id)  # one dict read: GIL-atomic, no lock
         if firewall is None or not decision.executes:
             return decision  # not one of this run's calls in flight (a stand-in firewall)
         started = firewall.start(decision)
@@ -328,8 +371,7 @@ class GuardSession:
 
         Outside the session's lock (a run being finished waits for running calls).
         """
-        with self._lock:
-            firewall = self._owners.pop(decision.call_id, None)
+        firewall = self._owners.pop(decision.call_id, None)  # GIL-atomic: no lock needed
         if firewall is None:  # a stand-in firewall without the protocol's bookkeeping
             firewall = self.firewall
             found = list(firewall.record(decision.tool, decision.args, result))
@@ -337,8 +379,9 @@ class GuardSession:
             if not firewall.is_in_flight(decision):
                 return  # the run ended first and logged the call as unfinished
             found = list(firewall.complete(decision, result, error=error))
-        with self._lock:
-            self._after(firewall, decision.tool, decision.args, found)
+        if found or firewall.stopped:  # else there is nothing to note
+            with self._lock:
+                self._after(firewall, decision.tool, decision.args, found)
 
     def withdraw(self, decision: Decision, reason: str) -> None:
         """The call never ran; a decision already resolved is left alone."""
@@ -359,8 +402,10 @@ class GuardSession:
     def withdraw_unclaimed(self, reason: str) -> None:
         """Withdraw every batch decision no call came to collect (the framework never ran
         it: arguments rejected, a sibling raised or stopped the run)."""
+        if not self._predecided:  # the usual case: every call collected its decision
+            return
         with self._lock:
-            leftovers = [d for queue in self._predecided.values() for d in queue]
+            leftovers = [p.decision for queue in self._predecided.values() for p in queue]
             self._predecided.clear()
             self._predecided_ids.clear()
             for decision in leftovers:
@@ -386,7 +431,7 @@ class GuardSession:
                 if key in self._observed:
                     return
                 self._observed.add(key)
-            firewall = self.firewall
+            firewall = self._firewall or self.firewall
             observe = getattr(firewall, "observe", None)  # a factory's stand-in may lack it
             if observe is None:
                 return

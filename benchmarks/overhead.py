@@ -59,7 +59,13 @@ class AllowAll:
         return self._decision(self._allow, name, dict(args), tool_call_id=tool_call_id)
 
     def propose_batch(self, calls: Any) -> list[Any]:
-        return [self.propose(c[0], c[1], tool_call_id=c[2] if len(c) > 2 else None) for c in calls]
+        # the decisions built at once (not through ``propose``): the stand-in's own cost is
+        # counted as the adapter's, so it is kept to the decision each call needs
+        allow, decision = self._allow, self._decision
+        return [
+            decision(allow, c[0], dict(c[1]), tool_call_id=c[2] if len(c) > 2 else None)
+            for c in calls
+        ]
 
     def start(self, decision: Any) -> Any:
         return decision
@@ -137,10 +143,9 @@ def noop_middleware() -> Any:
     """A middleware with the guard's hooks and state keys, each doing nothing: what
     ``create_agent`` charges for the hooks themselves (it wraps every ``wrap_*`` hook in
     LangSmith's ``traceable``, and runs ``before_agent``/``after_agent`` as graph nodes),
-    whoever plugs into them. Its hooks carry a precomputed signature, as the guard's do."""
-    import inspect
-
-    from agentguard.integrations.langchain import AgentGuardState
+    whoever plugs into them. Its hooks are handed out with their signature precomputed,
+    as the guard's are (``_presign_hooks``)."""
+    from agentguard.integrations.langchain import AgentGuardState, _presign_hooks
     from langchain.agents.middleware import AgentMiddleware
 
     class NoOpHooks(AgentMiddleware[Any, Any, Any]):
@@ -158,8 +163,7 @@ def noop_middleware() -> Any:
         def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
             return handler(request)
 
-    for hook in (NoOpHooks.wrap_model_call, NoOpHooks.wrap_tool_call):
-        hook.__signature__ = inspect.signature(hook)  # type: ignore[attr-defined]
+    _presign_hooks(NoOpHooks)
     return NoOpHooks()
 
 

@@ -44,11 +44,12 @@ class ToolGate:
         """The started decision of the call, or the ToolMessage that replaces running it."""
         call = request.tool_call
         name, args = str(call["name"]), call.get("args") or {}  # the firewall copies them
-        tool_call_id = None if call.get("id") is None else str(call["id"])
+        raw_id = call.get("id")
+        tool_call_id = None if raw_id is None else str(raw_id)
         if session.closed:  # a sibling ended the invocation (it raised) before this call
             return ToolMessage(
                 content=f"agentguard did not run {name}: the run already ended.",
-                tool_call_id=str(call.get("id")),
+                tool_call_id=str(raw_id),
                 name=name,
                 status="error",
             )
@@ -56,14 +57,14 @@ class ToolGate:
         if decision.action is Action.STOP:
             raise RunStopped(decision)
         if not decision.executes:
-            return refusal(decision, call.get("id"))
+            return refusal(decision, raw_id)
         problem = _invalid_arguments(request.tool, args)
         if problem is not None:
             session.withdraw(decision, f"the tool's schema rejects its arguments: {problem}")
             return ToolMessage(
                 content=f"agentguard did not run {name}: its arguments do not fit the tool "
                 f"({problem}). Fix the arguments and call it again.",
-                tool_call_id=str(call.get("id")),
+                tool_call_id=str(raw_id),
                 name=name,
                 status="error",
             )
@@ -71,7 +72,7 @@ class ToolGate:
         if started.action is Action.STOP:
             raise RunStopped(started)
         if not started.executes:
-            return refusal(started, call.get("id"))
+            return refusal(started, raw_id)
         return started
 
     def wrap(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -144,8 +145,7 @@ def _is_interrupt(exc: BaseException) -> bool:
 def _invalid_arguments(tool: Any, args: Mapping[str, Any]) -> str | None:
     """Why the tool's own schema (what the model fills in; injected arguments excluded)
     rejects ``args``, or None; the framework would refuse them before the tool runs."""
-    schema = getattr(tool, "tool_call_schema", None)
-    validate = getattr(schema, "model_validate", None)
+    validate = _VALIDATORS.of(tool)
     if validate is None:
         return None
     try:
@@ -157,6 +157,67 @@ def _invalid_arguments(tool: Any, args: Mapping[str, Any]) -> str | None:
             return "; ".join(parts) or str(exc)
         return str(exc)
     return None
+
+
+class _Validators:
+    """Each tool's argument validator (its ``tool_call_schema``'s ``model_validate``),
+    remembered by tool: reading ``tool_call_schema`` costs more than validating with it.
+
+    LangChain memoizes that schema per tool and rebuilds it when the tool's ``name``,
+    ``description`` or ``args_schema`` is reassigned; the validator kept here is dropped
+    on the same reassignments. A tool class with its own ``tool_call_schema`` is asked
+    every time, as are objects that are not LangChain tools.
+    """
+
+    __slots__ = ("_known", "_memoizing")
+
+    LIMIT = 1024  # tools made afresh per request must not pile up
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, Any, Any, Any, Callable[[Any], Any] | None]] = {}
+        self._memoizing: dict[type, bool] = {}  # tool class -> LangChain's memoized schema?
+
+    def of(self, tool: Any) -> Callable[[Any], Any] | None:
+        memoizing = self._memoizing.get(type(tool))
+        if memoizing is None:
+            memoizing = self._memoizing[type(tool)] = _memoizes(type(tool))
+        if not memoizing:
+            return _validator(tool)
+        known = self._known.get(id(tool))
+        name, description, args_schema = tool.name, tool.description, tool.args_schema
+        if (
+            known is not None
+            and known[0] is tool
+            and known[1] is name
+            and known[2] is description
+            and known[3] is args_schema
+        ):
+            return known[4]
+        validate = _validator(tool)
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        self._known[id(tool)] = (tool, name, description, args_schema, validate)
+        return validate
+
+
+def _validator(tool: Any) -> Callable[[Any], Any] | None:
+    validate: Callable[[Any], Any] | None = getattr(
+        getattr(tool, "tool_call_schema", None), "model_validate", None
+    )
+    return validate
+
+
+def _memoizes(cls: type) -> bool:
+    """Are ``cls``'s objects LangChain tools with LangChain's memoized ``tool_call_schema``?"""
+    from langchain_core.tools import BaseTool
+
+    if not issubclass(cls, BaseTool):
+        return False
+    schema: object = cls.tool_call_schema
+    return schema is BaseTool.tool_call_schema and hasattr(BaseTool, "_tool_call_schema_memo")
+
+
+_VALIDATORS = _Validators()
 
 
 def refusal(decision: Decision, call_id: Any) -> ToolMessage:

@@ -92,8 +92,10 @@ def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | 
         for c in message.tool_calls
     ]
     decisions = session.propose_batch(calls)
-    stop = next((d for d in decisions if d.action is Action.STOP), None)
-    if stop is None:
+    for stop in decisions:
+        if stop.action is Action.STOP:
+            break
+    else:
         return None
     session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
     replies: list[Any] = [

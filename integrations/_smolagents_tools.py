@@ -51,6 +51,9 @@ def _gate(
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     name: str = tool.name
     order = list(tool.inputs)
+    # ``Tool.__call__`` with keywords only and no sanitizing (as here) sets the tool up on
+    # first use and calls ``forward``: done here directly when the class keeps that call
+    plain_call = type(tool).__call__ is smolagents_module().Tool.__call__
 
     def refused(decision: Decision) -> Any:
         if decision.action is Action.STOP:
@@ -60,7 +63,8 @@ def _gate(
         return blocked_text(decision)
 
     def gate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        arguments = bind_arguments(name, order, args, kwargs)
+        # a ToolCallingAgent's call passes keywords only: ``forward``'s own new dict of them
+        arguments = kwargs if not args else bind_arguments(name, order, args, kwargs)
         REACHED.reached = True  # the framework got as far as the tool: not withdrawn
         decision = session.propose(name, arguments)
         if not decision.executes:
@@ -69,7 +73,10 @@ def _gate(
         if not started.executes:
             return refused(started)
         try:
-            result = tool(**arguments)
+            if plain_call and tool.is_initialized and _OWN_KEYWORD not in arguments:
+                result = tool.forward(**arguments)
+            else:
+                result = tool(**arguments)
         except Exception as exc:
             session.complete(started, error=exc)
             raise
@@ -77,6 +84,10 @@ def _gate(
         return result
 
     return gate
+
+
+_OWN_KEYWORD = "sanitize_inputs_outputs"
+"""``Tool.__call__``'s own keyword: an argument of that name is the call's to take."""
 
 
 class _Reached(threading.local):

@@ -69,11 +69,14 @@ def batch_checked(
     """Check a model turn's calls as one batch before any of it runs."""
 
     def process(chat_message: Any, memory_step: Any) -> Generator[Any, None, None]:
-        unique_ids(chat_message.tool_calls or ())
+        tool_calls = chat_message.tool_calls or ()
+        if len(tool_calls) > 1:  # one call's id cannot repeat
+            unique_ids(tool_calls)
+        tools = agent.tools
         calls = [
             (c.function.name, _arguments(agent, c.function.arguments), str(c.id))
-            for c in chat_message.tool_calls or ()
-            if c.function.name != FINAL_TOOL and c.function.name in agent.tools
+            for c in tool_calls
+            if c.function.name != FINAL_TOOL and c.function.name in tools
         ]
         if calls:
             decisions = session.propose_batch(calls)
@@ -138,6 +141,8 @@ def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         return {}
     substituted = agent._substitute_state_variables(arguments)
+    if type(substituted) is dict:  # smolagents builds a new one: nothing else holds it
+        return substituted
     return dict(substituted) if isinstance(substituted, dict) else {}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import types
 from typing import Any
@@ -219,7 +220,8 @@ def test_a_stop_found_in_a_result_ends_the_run_with_a_report() -> None:
 @pytest.mark.parametrize("approver", [None, lambda request: True])
 def test_hooks_carry_the_signature_inspect_would_compute(approver: Any) -> None:
     """Each wrap_* hook's precomputed ``__signature__`` (read by LangSmith's traceable at
-    every call) is the signature inspect finds in the function itself."""
+    every call), on the class's function and on the hook an instance hands out, is the
+    signature inspect finds in the function itself (without ``self`` once bound)."""
     middleware = AgentGuardMiddleware(rules(), approver=approver)
     for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
         hook = getattr(type(middleware), name)
@@ -229,4 +231,46 @@ def test_hooks_carry_the_signature_inspect_would_compute(approver: Any) -> None:
         bare.__defaults__, bare.__kwdefaults__ = hook.__defaults__, hook.__kwdefaults__
         assert inspect.signature(hook) == inspect.signature(bare), name
         bound = getattr(middleware, name)
+        assert "__signature__" in vars(bound), name
         assert list(inspect.signature(bound).parameters) == ["request", "handler"], name
+        assert inspect.signature(bound) == inspect.signature(types.MethodType(bare, middleware))
+        assert inspect.iscoroutinefunction(bound) == inspect.iscoroutinefunction(hook), name
+
+
+@pytest.mark.parametrize("approver", [None, lambda request: True])
+def test_an_instance_hook_is_the_class_function_bound_to_that_instance(approver: Any) -> None:
+    """The hook an instance hands out (what create_agent wraps) is the class's own function
+    with that instance first; the class attribute stays the plain function (create_agent
+    compares it with AgentMiddleware's to know which hooks are overridden)."""
+    middleware = AgentGuardMiddleware(rules(), approver=approver)
+    for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+        hook = getattr(middleware, name)
+        assert isinstance(hook, functools.partial), name
+        assert hook.func is getattr(type(middleware), name), name
+        assert hook.args == (middleware,), name
+        assert not hook.keywords, name
+        assert inspect.isfunction(getattr(type(middleware), name)), name
+
+
+def test_the_remembered_validator_follows_a_reassigned_schema() -> None:
+    """A tool's argument validator is remembered, and dropped when the tool's args_schema
+    is reassigned (as LangChain drops its memoized tool_call_schema)."""
+    from pydantic import BaseModel
+
+    from integrations._langchain_tools import _invalid_arguments
+
+    @tool
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        return order_id
+
+    class NumberedOrder(BaseModel):
+        order_id: int
+
+    assert _invalid_arguments(lookup, {"order_id": "A1"}) is None
+    assert _invalid_arguments(lookup, {"order_id": "A1"}) is None  # remembered
+    lookup.args_schema = NumberedOrder
+    problem = _invalid_arguments(lookup, {"order_id": "A1"})
+    assert problem is not None
+    assert problem.startswith("order_id:")
+    assert _invalid_arguments(lookup, {"order_id": 7}) is None

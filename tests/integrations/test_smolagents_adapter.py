@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from smolagents import CodeAgent, ToolCallingAgent, tool
@@ -457,3 +457,69 @@ def test_a_stop_found_in_a_result_raises_run_stopped(kind: str) -> None:
         agent.run("task")
     assert RAN == ["lookup"]
     assert agent.agentguard.report.stopped
+
+
+def test_a_tool_is_set_up_on_first_use_and_its_own_call_kept() -> None:
+    """The guarded copy runs a tool as smolagents would: a Tool subclass not yet set up
+    gets setup() once before its first call, and a class with its own __call__ keeps it."""
+    from smolagents import Tool
+
+    class Lazy(Tool):
+        name = "lookup_order"
+        description = "Look an order up, loading the index first."
+        inputs: ClassVar[dict[str, Any]] = {
+            "order_id": {"type": "string", "description": "The order number."}
+        }
+        output_type = "string"
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.setups = 0
+
+        def setup(self) -> None:
+            self.setups += 1
+            self.is_initialized = True
+
+        def forward(self, order_id: str) -> str:
+            return f"found {order_id}"
+
+    class Counted(Tool):
+        name = "verify_identity"
+        description = "Verify a customer, counting the calls."
+        inputs: ClassVar[dict[str, Any]] = {
+            "customer_id": {"type": "string", "description": "The customer."}
+        }
+        output_type = "string"
+        skip_forward_signature_validation = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return super().__call__(*args, **kwargs)
+
+        def forward(self, customer_id: str) -> str:
+            return f"verified {customer_id}"
+
+    lazy, counted = Lazy(), Counted()
+    agent = ToolCallingAgent(
+        tools=[lazy, counted],
+        model=ScriptedModel(
+            [
+                call("lookup_order", order_id="A1"),
+                call("lookup_order", order_id="A2"),
+                call("verify_identity", customer_id="C3"),
+                call("final_answer", answer="ok"),
+            ]
+        ),
+        verbosity_level=-1,
+    )
+    guard(agent, rules())
+    agent.run("task")
+    assert lazy.setups == 1
+    assert counted.calls == 1
+    trace = agent.agentguard.trace
+    assert trace.names == ("lookup_order", "lookup_order", "verify_identity", "final_answer")
+    assert [c.result for c in trace][:3] == ["found A1", "found A2", "verified C3"]
