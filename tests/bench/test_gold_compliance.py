@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import agentguard
 from agentguard.bench.generate import generate_instance, generate_suite
 from agentguard.bench.templates import TEMPLATE_NAMES
 from agentguard.trace.model import Trace
+
+UNFILTERED = 10_000
+"""A call budget no generated instance reaches (the paper filters at 50: some seeds of
+the larger templates pass it, and the properties hold for them as well)."""
 
 
 def score(instance_trace: Trace, spec_text: str) -> float:
@@ -26,9 +30,11 @@ def test_paper_grid_gold_traces_score_one() -> None:
 
 @settings(max_examples=120, deadline=None)
 @given(st.sampled_from(TEMPLATE_NAMES), st.integers(1, 5), st.integers(0, 100_000))
+@example("dynamic_expansion", 4, 3273)  # 53 calls: it failed the filter, not the property
 def test_gold_trace_scores_one(template: str, difficulty: int, seed: int) -> None:
-    """For any template, difficulty and seed, the gold trace scores exactly 1.0."""
-    inst = generate_instance(template, difficulty, seed)
+    """For any template, difficulty and seed, the gold trace scores exactly 1.0 (past the
+    paper's 50-call filter too: the synthesis does not depend on it)."""
+    inst = generate_instance(template, difficulty, seed, max_calls=UNFILTERED)
     assert score(inst.trace(), inst.spec_text) == 1.0
 
 
@@ -38,7 +44,7 @@ def test_dropping_any_call_loses_compliance(
     template: str, difficulty: int, seed: int, data: st.DataObject
 ) -> None:
     """Removing one gold call always scores below 1.0 (the L5 count catches it)."""
-    inst = generate_instance(template, difficulty, seed)
+    inst = generate_instance(template, difficulty, seed, max_calls=UNFILTERED)
     k = data.draw(st.integers(0, inst.num_tool_calls_expected - 1))
     records = inst.gold_records()
     del records[k]
