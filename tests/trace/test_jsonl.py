@@ -15,7 +15,7 @@ from agentguard import load_traces
 from agentguard.errors import TraceRecordError
 from agentguard.trace import call_records, jsonl
 from agentguard.trace.loaded import LoadedTrace, load_value
-from tests.trace.test_metrics_lines import _calls, _line
+from tests.trace.test_metrics_lines import _calls, _line, record_identity
 
 _event = st.fixed_dictionaries(
     {"event": st.just("agentguard.decision"), "run_id": st.sampled_from(["r1", "r2"])}
@@ -73,13 +73,7 @@ def _each_alone(text: str, source: str, format: str | None) -> list[LoadedTrace]
 def _same(got: list[LoadedTrace], want: list[LoadedTrace]) -> None:
     assert len(got) == len(want)
     for a, b in zip(got, want, strict=True):
-        assert (a.source, a.record, a.format, a.task_id, a.trial) == (
-            b.source,
-            b.record,
-            b.format,
-            b.task_id,
-            b.trial,
-        )
+        assert record_identity(a) == record_identity(b)
         assert str(a.error) == str(b.error)
         assert a.trace == b.trace
         if a.trace is not None and b.trace is not None:

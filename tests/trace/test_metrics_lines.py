@@ -86,13 +86,7 @@ def test_jsonl_fast_path_equals_validating_path(tmp_path: Path, lines: list[Any]
         got_good = [r for r in got if not (r.error and "invalid JSON" in r.error.message)]
         assert len(got_good) == len(want)
         for a, b in zip(got_good, want, strict=True):
-            assert (a.source, a.record, a.format, a.task_id, a.trial) == (
-                b.source,
-                b.record,
-                b.format,
-                b.task_id,
-                b.trial,
-            )
+            assert record_identity(a) == record_identity(b)
             assert (a.error is None) == (b.error is None)
             if a.error is not None and b.error is not None:
                 assert str(a.error) == str(b.error)
@@ -101,6 +95,11 @@ def test_jsonl_fast_path_equals_validating_path(tmp_path: Path, lines: list[Any]
                 assert a.trace.names == b.trace.names
                 assert a.trace.tool_codes is not None and b.trace.tool_codes is not None
                 assert a.trace.tool_codes.codes.tolist() == b.trace.tool_codes.codes.tolist()
+
+
+def record_identity(r: Any) -> tuple[object, ...]:
+    """Where a loaded record came from and what it is (what two readings must share)."""
+    return (r.source, r.record, r.format, r.task_id, r.trial)
 
 
 def test_a_bad_record_sends_only_its_chunk_to_the_validating_path(monkeypatch: Any) -> None:
