@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from hypothesis import strategies as st
 
 from agentguard.language import ast as A
 from agentguard.trace import Call, Trace
 
 TOOLS = ("a", "b", "c")
+
+
+Binary = Callable[[A.Formula, A.Formula], A.Formula]
+"""A binary operator's node class, as a constructor of its two operands."""
+
+
+def temporal(
+    child: st.SearchStrategy[A.Formula],
+    binary: Sequence[Binary],
+    bound: st.SearchStrategy[int | None] | None = None,
+) -> st.SearchStrategy[A.Formula]:
+    """One operator over ``child`` formulas: not, the future and past unary operators
+    (strict or weak ``X``/``Y``, optionally bounded ``F G O H``) or one of ``binary``; the
+    grow step of ``st.recursive`` for the data and quantified formulas of several tests."""
+    bound = bound if bound is not None else st.one_of(st.none(), st.integers(0, 2))
+    return st.one_of(
+        st.builds(A.Not, child),
+        st.builds(A.Next, child, st.booleans()),
+        st.builds(A.Yesterday, child, st.booleans()),
+        st.builds(A.Eventually, child, bound),
+        st.builds(A.Always, child, bound),
+        st.builds(A.Once, child, bound),
+        st.builds(A.Historically, child, bound),
+        st.builds(lambda op, left, right: op(left, right), st.sampled_from(binary), child, child),
+    )
 
 
 def propositional(

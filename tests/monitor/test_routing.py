@@ -15,6 +15,7 @@ from agentguard.monitor import Monitor, Verdict
 from agentguard.semantics.evaluator import holds
 from agentguard.trace.model import UNKNOWN, Call, Trace
 from tests.semantics.test_indexed import quantified as keyed_quantified
+from tests.strategies import Binary, temporal
 
 TOOLS = ("a", "b", "c")
 SITE = {"a": "x", "b": "x", "c": "y"}  # the one field each tool gives the variable from
@@ -46,22 +47,8 @@ def _event() -> st.SearchStrategy[A.Formula]:
 
 
 def _body() -> st.SearchStrategy[A.Formula]:
-    bound = st.one_of(st.none(), st.integers(0, 2))
-
-    def grow(c: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
-        binary = st.sampled_from([A.And, A.Or, A.Implies, A.Until, A.Since])
-        return st.one_of(
-            st.builds(A.Not, c),
-            st.builds(A.Next, c, st.booleans()),
-            st.builds(A.Yesterday, c, st.booleans()),
-            st.builds(A.Eventually, c, bound),
-            st.builds(A.Always, c, bound),
-            st.builds(A.Once, c, bound),
-            st.builds(A.Historically, c, bound),
-            st.builds(lambda op, left, right: op(left, right), binary, c, c),
-        )
-
-    return st.recursive(_event(), grow, max_leaves=4)
+    binary: list[Binary] = [A.And, A.Or, A.Implies, A.Until, A.Since]
+    return st.recursive(_event(), lambda c: temporal(c, binary), max_leaves=4)
 
 
 def _lanes() -> st.SearchStrategy[A.Formula]:

@@ -13,6 +13,7 @@ from agentguard.language.walk import subformulas
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.trace.model import Call, Trace
 from tests.semantics.reference import ref_holds
+from tests.strategies import Binary, temporal
 
 TOOLS = ("a", "b", "c")
 FIELDS = ("x", "y")
@@ -43,28 +44,12 @@ def _event(var_names: tuple[str, ...]) -> st.SearchStrategy[A.Formula]:
 
 
 def _bodies(var_names: tuple[str, ...]) -> st.SearchStrategy[A.Formula]:
-    bound = st.one_of(st.none(), st.integers(0, 2))
     leaf: st.SearchStrategy[A.Formula] = st.one_of(
         _event(var_names),
         st.sampled_from([A.Const(True), A.Const(False), A.TracePredicate("Called", ("a",))]),
     )
-
-    def grow(c: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
-        binary = st.sampled_from(
-            [A.And, A.Or, A.Implies, A.Iff, A.Until, A.WeakUntil, A.Release, A.Since]
-        )
-        return st.one_of(
-            st.builds(A.Not, c),
-            st.builds(A.Next, c, st.booleans()),
-            st.builds(A.Yesterday, c, st.booleans()),
-            st.builds(A.Eventually, c, bound),
-            st.builds(A.Always, c, bound),
-            st.builds(A.Once, c, bound),
-            st.builds(A.Historically, c, bound),
-            st.builds(lambda op, left, right: op(left, right), binary, c, c),
-        )
-
-    return st.recursive(leaf, grow, max_leaves=5)
+    binary: list[Binary] = [A.And, A.Or, A.Implies, A.Iff, A.Until, A.WeakUntil, A.Release, A.Since]
+    return st.recursive(leaf, lambda c: temporal(c, binary), max_leaves=5)
 
 
 def _domains() -> st.SearchStrategy[A.Domain | A.ListLiteral | None]:
