@@ -13,20 +13,9 @@ from hypothesis import strategies as st
 from agentguard import load_traces
 from agentguard.trace.call_records import read_call_record_lists, read_call_records
 from agentguard.trace.loaded import load_value
-from tests.trace.test_call_records import _args, _results, _values
+from tests.trace.test_call_records import _args, _plain_record, _results
 
-_plain = st.fixed_dictionaries(
-    {"tool_name": st.sampled_from(["a", "b", "final_answer"])},
-    optional={
-        "arguments": st.one_of(st.none(), st.dictionaries(st.sampled_from("xy"), _values)),
-        "tool_result": st.one_of(
-            _values,
-            st.lists(_values, max_size=2),
-            st.just({"content": [{"type": "text", "text": '{"ok": true}'}], "isError": True}),
-        ),
-        "is_error": st.one_of(st.booleans(), st.just("yes")),
-    },
-)
+_plain = _plain_record  # the call records a JSON Lines row may hold
 _odd = st.one_of(  # records the plain path leaves to the validating one
     st.just({"name": "c", "args": '{"x": 1}'}),
     st.just({"tool_name": "user_message", "arguments": {"text": "hi"}}),
