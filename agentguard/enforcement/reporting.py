@@ -6,9 +6,10 @@ Part of the Firewall (see :mod:`agentguard.enforcement.core`).
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentguard.enforcement.decision import Decision
@@ -66,12 +67,16 @@ class Reporting(Execution):
 
             merged = {**self._metrics(), **dict(metrics or {})}
             verdicts = self.monitor.finish(merged)
-            if self._keeps_calls:
+            # the monitor's final verdicts are the offline ones: the same score and label
+            summary = online_compliance(self.spec, verdicts, self.monitor.errors())
+            compliance: ComplianceReport | Callable[[], ComplianceReport] = summary
+            if self._keeps_calls:  # the details (witnesses, tool checks) when first read
                 trace = Trace(tuple(self._calls), merged)
-                compliance = verify_trace(trace, self.spec, registry=self.registry)
-            else:  # the monitor's final verdicts are the offline ones (the same score)
+                compliance = functools.partial(
+                    verify_trace, trace, self.spec, registry=self.registry
+                )
+            else:
                 trace = Trace((), merged)
-                compliance = online_compliance(self.spec, verdicts, self.monitor.errors())
             self._report = FirewallReport(
                 compliance=compliance,
                 decisions=tuple(self._decisions),
@@ -94,8 +99,8 @@ class Reporting(Execution):
                 FINISH_EVENT,
                 step=self._step,
                 action="finish",
-                message=f"compliance {compliance.score:.3f} ({compliance.label})",
-                verdict=compliance.label,
+                message=f"compliance {summary.score:.3f} ({summary.label})",
+                verdict=summary.label,
                 **shadow,
             )
             self._log.close()

@@ -42,8 +42,9 @@ class ToolUseProblem:
 def check_tool_use(
     trace: Trace, spec: A.Spec, *, final_tools: tuple[str, ...] = FINAL_TOOLS
 ) -> tuple[ToolUseProblem, ...]:
-    """Replay the trace through the declarations; empty when the spec declares no tools."""
-    if not spec.tools:
+    """Replay the trace through the declarations; empty when the spec declares no tools
+    (or the trace has no calls)."""
+    if not spec.tools or not trace.calls:
         return ()
     checker = ToolChecker(spec.tools, implicit=final_tools)
     problems: list[ToolUseProblem] = []

@@ -45,10 +45,10 @@ CONSTRAINTS = st.lists(
 
 
 def ending(fw: Firewall) -> list[Any]:
-    """What the end of a run says: score, verdicts, stopped, and the late violations."""
+    """What the end of a run says: score, label, verdicts, stopped, and the late violations."""
     report = fw.finish()
     return [
-        (report.compliance.score, dict(report.verdicts), report.stopped),
+        (report.compliance.score, report.compliance.label, dict(report.verdicts), report.stopped),
         [v.to_dict() for v in report.late_violations],
     ]
 
