@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.monitor.atoms import Env, EventAtom, FrozenAtom
+from agentguard.monitor.budget import CountTest, count_tests
 from agentguard.monitor.registers import Register
 from agentguard.monitor.stepping import OTHER, Automaton, Letter
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
@@ -43,6 +44,16 @@ __all__ = [
 @dataclass(slots=True)
 class Machine(Automaton):
     """An automaton with the questions the monitor asks of it."""
+
+    _budget_tests: tuple[CountTest, ...] | None = None
+
+    def budget_tests(self) -> tuple[CountTest, ...]:
+        """Every ``num_tool_calls`` budget test among the atoms (monitor/budget.py):
+        found once per machine, not once per run that monitors it."""
+        found = self._budget_tests
+        if found is None:  # a race computes the same tuple twice: harmless
+            found = self._budget_tests = count_tests(self.atoms)
+        return found
 
     def _over_budget(self) -> None:
         """Mark the machine too large (once): decided residuals only from now on."""

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from agentguard.errors import AgentGuardError
 from agentguard.monitor.atoms import FrozenAtom
-from agentguard.monitor.budget import Known, count_tests, known
+from agentguard.monitor.budget import Known, known
 from agentguard.monitor.fallback import FallbackNode
 from agentguard.monitor.machine import OTHER, Machine
 from agentguard.monitor.persistence import (
@@ -83,7 +83,7 @@ class AutomatonNode:
         self.registry = registry
         self.error: str | None = None
         self._names = frozenset(machine.names)
-        self.budget = count_tests(machine.atoms)
+        self.budget = machine.budget_tests()
         self.uncounted = uncounted
         self.count = 0
         self._views: dict[tuple[int, Known], int] = {}
