@@ -79,11 +79,11 @@ def batch_checked(
             if c.function.name != FINAL_TOOL and c.function.name in tools
         ]
         if calls:
-            decisions = session.propose_batch(calls)
-            stop = next((d for d in decisions if d.action is Action.STOP), None)
-            if stop is not None:
-                session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
-                raise RunStopped(stop)
+            for decision in session.propose_batch(calls):  # a loop: no generator per turn
+                if decision.action is Action.STOP:
+                    reason = f"a call of the same turn stopped the run ({decision.tool})"
+                    session.withdraw_unclaimed(reason)
+                    raise RunStopped(decision)
         try:
             yield from process_tool_calls(chat_message, memory_step)
         finally:
@@ -133,11 +133,18 @@ def withdraw_unrun(
 
 
 def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
+    """The arguments the tool will be given: smolagents replaces a string value naming a
+    key of ``agent.state`` by its value (``_substitute_state_variables``). With no state
+    there is nothing to replace, and the model's own dict is handed on as it is: the
+    firewall copies what it decides on (the tool gets smolagents' own copy, whose values
+    are the very same objects)."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except ValueError:
             return {}
+    if type(arguments) is dict and not getattr(agent, "state", None):
+        return arguments
     if not isinstance(arguments, dict):
         return {}
     substituted = agent._substitute_state_variables(arguments)

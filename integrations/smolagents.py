@@ -39,7 +39,7 @@ After a run, ``agent.agentguard`` is the :class:`~agentguard.guard.GuardSession`
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 from typing_extensions import Unpack
@@ -154,10 +154,10 @@ def _run_with_session(
 ) -> Callable[..., Any]:
     """Each ``run`` gets a fresh firewall and is finished after; ``reset=False`` (smolagents
     keeps its memory, ``MultiStepAgent.run``) continues the previous run's trace instead."""
-    signature = inspect.signature(run)
+    options = _run_options(run)
 
     def guarded_run(task: str, *args: Any, **kwargs: Any) -> Any:
-        given = signature.bind(task, *args, **kwargs).arguments
+        given = options(task, args, kwargs)
         _guard_tools(agent, session, smolagents)
         session.start_run(resume=not given.get("reset", True))
         try:  # the task is the user's message to the agent
@@ -173,6 +173,26 @@ def _run_with_session(
             session.finish_run()
 
     return guarded_run
+
+
+def _run_options(
+    run: Callable[..., Any],
+) -> Callable[[str, tuple[Any, ...], dict[str, Any]], Mapping[str, Any]]:
+    """The named arguments of a ``run`` call, as ``Signature.bind`` gives them (a wrong
+    call raises its TypeError before any run starts). ``bind`` costs some forty Python
+    calls per run; a call of the task and keywords the signature knows, when every other
+    parameter has a default, needs none: its keywords are the answer."""
+    signature = inspect.signature(run)
+    rest = list(signature.parameters.values())[1:]
+    keywords = {p.name for p in rest if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    plain = len(keywords) == len(rest) and all(p.default is not p.empty for p in rest)
+
+    def options(task: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Mapping[str, Any]:
+        if plain and not args and keywords.issuperset(kwargs):
+            return kwargs
+        return signature.bind(task, *args, **kwargs).arguments
+
+    return options
 
 
 def _finish_after(steps: Iterator[Any], session: GuardSession) -> Generator[Any, None, None]:

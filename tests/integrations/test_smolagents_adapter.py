@@ -8,9 +8,11 @@ import pytest
 from smolagents import CodeAgent, ToolCallingAgent, tool
 
 import agentguard.guard
+from agentguard import parse_spec
 from agentguard.enforcement.decision import Action, RunStopped
 from agentguard.guard import AlreadyGuardedError, UnsupportedAgentError, guard
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
+from tests.integrations._adapter_specs import TOOLS as SPEC_TOOLS
 from tests.integrations._adapter_specs import rules, stopped_at
 from tests.integrations.adapters import ToolArgumentsError, bind_arguments
 
@@ -146,6 +148,42 @@ class TestToolCallingAgent:
         assert "order A1: 40 EUR" in seen
         assert "blocked" in seen.lower()
         assert actions(agent)[:2] == [("allow", "lookup_order"), ("block", "issue_refund")]
+
+    def test_a_state_variable_is_checked_as_the_value_the_tool_gets(self) -> None:
+        """An argument naming a key of agent.state is checked, run and traced as its value."""
+        spec = parse_spec(
+            f"spec no_a1\n{SPEC_TOOLS}\n"
+            "constraint not_a1 severity SOFT_BLOCK(9) := G !lookup_order(order_id ~ /A1/)"
+        )
+        script = [call("lookup_order", order_id="saved"), call("final_answer", answer="done")]
+        agent = ToolCallingAgent(tools=TOOLS, model=ScriptedModel(script), verbosity_level=-1)
+        guard(agent, spec).state["saved"] = "A1"
+        agent.run("task")
+        assert RAN == []  # blocked: the substituted value is what was decided on
+        assert actions(agent)[0] == ("block", "lookup_order")
+        assert agent.agentguard.attempts[0].args == {"order_id": "A1"}
+        agent = tool_agent(
+            [call("lookup_order", order_id="saved"), call("final_answer", answer="done")]
+        )
+        agent.state["saved"] = "A1"
+        agent.run("task")
+        assert RAN == ["lookup:A1"]
+        assert agent.agentguard.trace[0].args == {"order_id": "A1"}
+        assert actions(agent) == [("allow", "lookup_order"), ("allow", "final_answer")]
+
+    def test_without_state_the_decision_keeps_its_own_copy_of_the_arguments(self) -> None:
+        """With no agent.state the model's arguments are checked as they are, into a copy
+        the model's message does not share: changing that message later changes no record."""
+        agent = tool_agent(
+            [call("lookup_order", order_id="A1"), call("final_answer", answer="done")]
+        )
+        agent.run("task")
+        step = agent.memory.steps[1]
+        proposed = step.model_output_message.tool_calls[0].function.arguments
+        proposed["order_id"] = "changed"
+        assert agent.agentguard.attempts[0].args == {"order_id": "A1"}
+        assert agent.agentguard.trace[0].args == {"order_id": "A1"}
+        assert actions(agent) == [("allow", "lookup_order"), ("allow", "final_answer")]
 
     def test_stop_in_a_parallel_batch_runs_none_of_it(self) -> None:
         """A STOP anywhere in a batch stops the run before its siblings execute."""

@@ -97,6 +97,23 @@ def test_positional_reset_false_is_understood() -> None:
     assert guarded.agentguard.trace.names[0] == "verify_identity"
 
 
+def test_a_wrong_run_call_raises_before_any_run_starts() -> None:
+    """run() with a keyword smolagents does not know, or the task twice, raises TypeError
+    before the guard starts a run: the last report and trace stay the first run's."""
+    guarded = agent([*TURN_1, *REFUND])
+    guarded.run("verify me")
+    first = guarded.agentguard.report
+    with pytest.raises(TypeError):
+        guarded.run("now refund", resett=False)
+    with pytest.raises(TypeError):
+        guarded.run("now refund", task="again")
+    assert guarded.agentguard.report is first
+    assert not guarded.agentguard.active
+    assert guarded.agentguard.trace.names == ("verify_identity", "final_answer")
+    assert guarded.run("now refund", reset=False) == "done"
+    assert guarded.agentguard.trace.names[-2:] == ("issue_refund", "final_answer")
+
+
 def test_reset_true_starts_a_fresh_trace() -> None:
     """The default reset=True forgets run 1: the refund in run 2 is blocked."""
     guarded = agent(
