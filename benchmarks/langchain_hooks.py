@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"instructions per agent step (callgrind), unguarded {base:,}; added:")
     for config in CONFIGURATIONS[1:]:
-        print(f"  {config:>16}: {added[config]:>+10,} ({added[config] / base:+.1%})")
+        print(f"  {config:>24}: {added[config]:>+10,} ({added[config] / base:+.1%})")
     print(
         f"  of the guard's: the framework's hooks {added['framework_hooks']:,}, "
         f"the adapter's own work {row['adapter_own']:,}, the firewall's {row['firewall_own']:,}"
