@@ -190,3 +190,32 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
         # only LangChain charges for the hooks the guard plugs into
         hooks = "framework_hooks_us_per_step" in row["wall"]
         assert hooks is (row["framework"] == "langchain")
+
+
+def test_langchain_hooks_benchmark_configurations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every configuration benchmarks/langchain_hooks.py measures builds an agent that runs
+    its scripted steps to the answer, and the untraced ones leave create_agent as it was."""
+    import warnings
+
+    import langchain.agents.factory as factory
+
+    from agentguard.errors import ToolMismatchWarning
+
+    benchmarks = EXAMPLES.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # it imports overhead.py from its folder
+    spec = importlib.util.spec_from_file_location(
+        "langchain_hooks", benchmarks / "langchain_hooks.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    traceable = factory.traceable
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
+        for config in module.CONFIGURATIONS:
+            result = module._prepare(config, 2)()
+            tool_replies = [m for m in result["messages"] if m.type == "tool"]
+            assert len(tool_replies) == 2, config
+            assert result["messages"][-1].content == "done", config
+            assert factory.traceable is traceable, config
