@@ -86,7 +86,7 @@ def _parsed_lines(data: bytes | str, source: str) -> Iterator[_Line]:
     raise :class:`_SplitsOtherwise` at a line that shows they do not split alike."""
     loads = json_reader(data)
     numbered: Iterator[tuple[int, JsonText]]
-    if type(data) is bytes:
+    if isinstance(data, bytes):
         numbered = _byte_lines(data)
     else:
         numbered = (
