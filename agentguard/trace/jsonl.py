@@ -14,7 +14,10 @@ The lines are those ``str.splitlines`` gives the decoded text, numbered from 1. 
 of ASCII bytes whose only line break is the newline is split at its newlines and each
 line parsed in place (a ``memoryview``): its text is its bytes, so nothing is decoded,
 copied or encoded again for the digit scan of :func:`json_reader`. Any other file is
-decoded and split as text.
+decoded and split as text. Of the other line breaks, only the two a JSON line may hold
+(CR, NUL) are looked for before reading; the rest can only be in a line that is not JSON
+or a blank one, so they are looked for there, and if there the file is read again as
+text (rare: such files are broken).
 
 Either way each line gives what reading it alone gives (a property test holds the two
 equal), and a line that is not JSON is an error naming its line, the others read as ever.
