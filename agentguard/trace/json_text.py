@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+import numpy as np
 import orjson
 
 from agentguard.errors import TraceError
@@ -53,11 +54,27 @@ def json_reader(text: str | bytes) -> Callable[[JsonText], Any]:
             raw = text.encode()
         except UnicodeEncodeError:  # lone surrogates: orjson rejects them anyway
             return exact
-    if raw[::_STRIDE].translate(_DIGITS_AS_ZEROS).find(b"00") >= 0 and (
-        raw.translate(_DIGITS_AS_ZEROS).find(_LONG_DIGIT_RUN) >= 0
-    ):
+    if _two_looked_at_digits(raw) and raw.translate(_DIGITS_AS_ZEROS).find(_LONG_DIGIT_RUN) >= 0:
         return exact
     return _loads
+
+
+def _two_looked_at_digits(raw: bytes) -> bool:
+    """Whether two bytes of ``raw`` looked at in a row (every :data:`_STRIDE` th) are
+    both digits. A whole file's bytes are read in place as an array (no copy of the
+    bytes looked at, no translation): about three fifths of the time the bytes' own
+    methods take on a file, but several microseconds more on a short text (a result's
+    JSON text is decoded through here), which keeps them."""
+    if len(raw) < _ARRAY_FROM:
+        return raw[::_STRIDE].translate(_DIGITS_AS_ZEROS).find(b"00") >= 0
+    looked = np.frombuffer(raw, dtype=np.uint8)[::_STRIDE]
+    digit = (looked - _ZERO) < 10  # (below "0" wraps past 10: no digit)
+    return bool((digit[1:] & digit[:-1]).any())
+
+
+_ARRAY_FROM: Final = 1 << 16
+"""Texts of this many bytes or more are looked at as an array."""
+_ZERO: Final = np.uint8(ord("0"))
 
 
 def _loads(text: JsonText) -> Any:

@@ -14,7 +14,10 @@ The lines are those ``str.splitlines`` gives the decoded text, numbered from 1. 
 of ASCII bytes whose only line break is the newline is split at its newlines and each
 line parsed in place (a ``memoryview``): its text is its bytes, so nothing is decoded,
 copied or encoded again for the digit scan of :func:`json_reader`. Any other file is
-decoded and split as text.
+decoded and split as text. Of the other line breaks, only the two a JSON line may hold
+(CR, NUL) are looked for before reading; the rest can only be in a line that is not JSON
+or a blank one, so they are looked for there, and if there the file is read again as
+text (rare: such files are broken).
 
 Either way each line gives what reading it alone gives (a property test holds the two
 equal), and a line that is not JSON is an error naming its line, the others read as ever.
@@ -46,6 +49,18 @@ def read_jsonl(
 ) -> list[LoadedTrace]:
     """Every record of a JSON Lines file's bytes or text, in order (see the module
     docstring)."""
+    if type(data) is bytes and _may_split_alike(data):
+        try:
+            return _read_lines(data, source, format, final_answer)
+        except _SplitsOtherwise:  # (a rare file: its text's lines are read instead)
+            pass
+    text = data if isinstance(data, str) else file_text(data, source)
+    return _read_lines(text, source, format, final_answer)
+
+
+def _read_lines(
+    data: bytes | str, source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
     lines = _parsed_lines(data, source)
     block: list[_Line] = []
     for line in lines:
@@ -70,31 +85,50 @@ def read_jsonl(
 
 def _parsed_lines(data: bytes | str, source: str) -> Iterator[_Line]:
     """The lines that are not blank, parsed (1-based numbers, as ``str.splitlines``
-    counts the lines of the text)."""
-    if type(data) is bytes and _splits_alike(data):
-        loads = json_reader(data)
-        numbered: Iterator[tuple[int, JsonText]] = _byte_lines(data)
+    counts the lines of the text); bytes are those :func:`_may_split_alike` passed, and
+    raise :class:`_SplitsOtherwise` at a line that shows they do not split alike."""
+    loads = json_reader(data)
+    numbered: Iterator[tuple[int, JsonText]]
+    if isinstance(data, bytes):
+        numbered = _byte_lines(data)
     else:
-        text = data if isinstance(data, str) else file_text(data, source)
-        loads = json_reader(text)
         numbered = (
             (n, line)
-            for n, line in enumerate(text.splitlines(), start=1)
+            for n, line in enumerate(data.splitlines(), start=1)
             if line and not line.isspace()
         )
     for lineno, line in numbered:
         try:
             yield lineno, loads(line)
         except RecursionError:
+            _check_alike(data)
             yield lineno, LoadedTrace(source, lineno, None, too_deep(source, lineno))
         except ValueError as exc:
+            _check_alike(data)
             err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
             yield lineno, LoadedTrace(source, lineno, None, err)
+
+
+class _SplitsOtherwise(Exception):
+    """The bytes being read do not split into their text's lines at each newline."""
 
 
 _OTHER_BREAKS: Final = tuple(bytes([b]) for b in b"\r\x0b\x0c\x1c\x1d\x1e\x1f\x00")
 """ASCII bytes that ``str.splitlines`` breaks a line at (or ``str.isspace`` counts as
 space) other than the newline, and NUL (after which ``json`` would guess UTF-16)."""
+
+_FIRST_LOOK: Final = (b"\r", b"\x00")
+"""Of those, the two a line that parses may hold (a carriage return is JSON space, and
+``json`` reads bytes holding a NUL as UTF-16 or UTF-32). Any other is in a line that is
+not JSON (outside a string it is no JSON space, inside one a control character JSON
+forbids) or in one of only spaces, so it is looked for at such a line alone."""
+
+
+def _may_split_alike(raw: bytes) -> bool:
+    """Whether ``raw`` may split into its text's lines at each newline: ASCII (whose
+    decoding is itself) without the breaks of :data:`_FIRST_LOOK`; the others are
+    looked for when a line shows one may be there (:func:`_check_alike`)."""
+    return raw.isascii() and not any(b in raw for b in _FIRST_LOOK)
 
 
 def _splits_alike(raw: bytes) -> bool:
@@ -103,8 +137,17 @@ def _splits_alike(raw: bytes) -> bool:
     return raw.isascii() and not any(b in raw for b in _OTHER_BREAKS)
 
 
+def _check_alike(data: bytes | str) -> None:
+    """At a line that is not JSON: raise :class:`_SplitsOtherwise` when ``data``, bytes,
+    holds another line break after all (then the line may be more than one)."""
+    if type(data) is bytes and not _splits_alike(data):
+        raise _SplitsOtherwise
+
+
 def _byte_lines(raw: bytes) -> Iterator[tuple[int, memoryview]]:
-    """The lines of ``raw`` that are not blank, read in place (no copy of each line)."""
+    """The lines of ``raw`` that are not blank, read in place (no copy of each line);
+    a blank line holding a space other than a space or tab (a vertical tab or form
+    feed: line breaks to ``str.splitlines``) raises :class:`_SplitsOtherwise`."""
     view = memoryview(raw)
     find = raw.find
     size = len(raw)
@@ -114,8 +157,11 @@ def _byte_lines(raw: bytes) -> Iterator[tuple[int, memoryview]]:
         end = find(b"\n", start)
         if end < 0:
             end = size
-        if end > start and (raw[start] not in _SPACES or not raw[start:end].isspace()):
-            yield lineno, view[start:end]
+        if end > start:
+            if raw[start] not in _SPACES or not raw[start:end].isspace():
+                yield lineno, view[start:end]
+            elif raw[start:end].strip(b" \t"):
+                raise _SplitsOtherwise
         start = end + 1
 
 

@@ -3,9 +3,11 @@ calls are built on first use, and a bad record is still named."""
 
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,9 @@ from agentguard.trace.call_records import (
     _read_plain,
     read_call_records,
 )
+from agentguard.trace.json_text import json_reader
 from agentguard.trace.model import UNKNOWN, Call
+from agentguard.trace.tool_codes import ToolCodes, tool_code
 
 _values = st.one_of(st.integers(-3, 3), st.text("ab{}1", max_size=4), st.none(), st.booleans())
 _plain_record = st.fixed_dictionaries(
@@ -171,3 +175,45 @@ def test_json_rows_read_as_any_rows(rows: list[Any]) -> None:
         assert plain.tools is not None and each.tools is not None
         assert plain.tools.codes.tolist() == each.tools.codes.tolist()
         assert plain.tool_call_count() == each.tool_call_count()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_json_row, max_size=8))
+def test_rows_parsed_by_orjson_read_as_rows_built_in_python(rows: list[Any]) -> None:
+    """Records parsed as the loaders parse them (orjson where it reads as json does, its
+    records sharing its key objects) read on the JSON path as the same records built in
+    Python read on the general path: the same columns, or both left to the per-record
+    path."""
+    text = json.dumps(rows)
+    parsed = json_reader(text)(text)
+    fast = _read_plain(parsed, json_rows=True)
+    general = _read_plain(rows)
+    assert (fast is None) == (general is None)
+    if fast is None or general is None:
+        return
+    assert fast.names == general.names and fast.args == general.args
+    assert fast.results == general.results and fast.errors == general.errors
+    assert fast.tools is not None and general.tools is not None
+    assert fast.tools.codes.tolist() == general.tools.codes.tolist()
+
+
+def test_keys_equal_to_the_field_names_but_other_objects_are_found() -> None:
+    """Records whose keys are other string objects than the first record's (or than the
+    field names) are read by value, as a dict lookup reads them."""
+    key = "".join(["tool", "_name"])  # equal to "tool_name", not the same object
+    rows = [{key: "a", "arguments": {"x": 1}}, {"tool_name": "b", "".join(["argu", "ments"]): {}}]
+    columns = _read_plain(rows, json_rows=True)
+    assert columns is not None
+    assert columns.names == ("a", "b") and columns.args == [{"x": 1}, {}]
+
+
+def test_tool_codes_past_a_byte_equal_the_code_table() -> None:
+    """A chunk naming tools whose codes are past 255 (no longer one byte each) is coded
+    as the code table codes it."""
+    names = [f"wide_tool_{i}" for i in range(300)]
+    ToolCodes.of(names)  # every name now has a code, most of them past 255
+    assert max(c for c in map(tool_code, names) if c is not None) > 255
+    columns = _read_plain([{"tool_name": n} for n in names], json_rows=True)
+    assert columns is not None and columns.tools is not None
+    assert columns.tools.codes.tolist() == [tool_code(n) for n in names]
+    assert columns.tools.codes.dtype == np.int32

@@ -8,12 +8,14 @@ import re
 import weakref
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard import load_traces
+from agentguard.trace import json_text
 from agentguard.trace.json_text import collector_paused, json_reader
 
 _LINES = [
@@ -81,6 +83,22 @@ def test_long_digit_runs_are_found_wherever_they_fall(parts: list[Any]) -> None:
     text = "".join(map(str, parts))
     has_run = any(len(run) >= 19 for run in re.split(r"[^0-9]", text))
     assert (json_reader(text) is json.loads) == has_run
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.integers(0, 10**25), st.text("ab ,:/", max_size=12)), max_size=20),
+    st.integers(0, 64),
+)
+def test_long_texts_looked_at_as_an_array_find_the_same_runs(
+    parts: list[Any], threshold: int
+) -> None:
+    """Looked at as an array (a long text's way, any threshold) or by the bytes' own
+    methods, a text takes json exactly when it holds a run of 19 digits."""
+    raw = "".join(map(str, parts)).encode()
+    has_run = any(len(run) >= 19 for run in re.split(rb"[^0-9]", raw))
+    with mock.patch.object(json_text, "_ARRAY_FROM", threshold):
+        assert (json_reader(raw) is not json_text._loads) == has_run
 
 
 @pytest.mark.parametrize("line", [*_LINES[:2], '{"a": [1, 2.5, "x"]}', '{"a": 1 "b"}'])

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,9 @@ _odd_line = st.one_of(  # lines that send their whole file to the decoded text's
     st.just('{"tool_calls": [{"tool_name": "caf\u00e9"}]}'),
     st.just('{"tool_calls": [{"tool_name": "a\u2028b"}]}'),  # a break str.splitlines sees
     st.builds(lambda v: json.dumps(v, ensure_ascii=False), _value),
-    st.sampled_from(["\x1f", "\x0c", "\x1c", "\x00{}", '{"tool_calls": [\x0b]}']),
+    st.sampled_from(
+        ["\x1f", "\x0c", "\x1c", "\x00{}", '{"tool_calls": [\x0b]}', " \x0b", "\t\x0c "]
+    ),
 )
 _text_line = st.one_of(
     st.builds(json.dumps, _value),
@@ -99,6 +102,21 @@ def test_bytes_read_in_place_equal_the_decoded_text(
     for format in (None, "metrics"):
         got = jsonl.read_jsonl(raw, "f.jsonl", format, True)
         _same(got, jsonl.read_jsonl(text, "f.jsonl", format, True))
+
+
+@pytest.mark.parametrize(
+    "odd", [" \x0b ", "\t\x0c", "\x1c", " \x1f ", '{"tool_calls": [\x1d]}', "[" * 3000 + "\x0b"]
+)
+def test_a_break_only_the_text_sees_is_found_where_it_is(odd: str) -> None:
+    """A line break that ``str.splitlines`` sees and the newline split does not, in a
+    blank line or one that is not JSON, after lines already read, numbers the records as
+    the decoded text does (the bytes are read again as that text)."""
+    good = '{"tool_calls": [{"tool_name": "a", "arguments": {"x": 1}}]}'
+    text = f"{good}\n{odd}\n{good}\n"
+    got = jsonl.read_jsonl(text.encode(), "f.jsonl", None, True)
+    want = jsonl.read_jsonl(text, "f.jsonl", None, True)
+    _same(got, want)
+    assert [r.record for r in got] == [r.record for r in _each_alone(text, "f.jsonl", None)]
 
 
 @settings(
