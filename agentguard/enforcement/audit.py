@@ -28,8 +28,9 @@ from typing import Any, Final
 
 import orjson
 
+from agentguard.trace.formats.agentguard_logs import FINISH_EVENT
+
 CHAIN_VERSION: Final = "agentguard.log/1"
-FINISH_EVENT: Final = "agentguard.finish"
 
 
 def genesis(run_id: str) -> str:

@@ -34,21 +34,22 @@ from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.log_lines import LineTemplates
+from agentguard.trace.formats.agentguard_logs import (
+    DECISION_EVENT,
+    MESSAGE_EVENT,
+    RESULT_EVENT,
+    WITHDRAWN_EVENT,
+)
 from agentguard.trace.identity import digest
 from agentguard.trace.model import Call
 
 Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 """``redact(tool, args) -> args``: what the log may show of a call's arguments."""
 
-DECISION_EVENT: Final = "agentguard.decision"
 LATE_EVENT: Final = "agentguard.late_violation"
 ERROR_EVENT: Final = "agentguard.predicate_error"
-FINISH_EVENT: Final = "agentguard.finish"
 FAILURE_EVENT: Final = "agentguard.internal_error"
-RESULT_EVENT: Final = "agentguard.result"
-WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
 BUDGET_EVENT: Final = "agentguard.budget"  # a constraint's monitor hit its state budget
-MESSAGE_EVENT: Final = "agentguard.message"
 """A dialogue event (a user or assistant message) the firewall observed."""
 REDACTED: Final = "[redacted]"
 

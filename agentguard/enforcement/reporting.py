@@ -14,13 +14,13 @@ from typing import Any
 
 from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.execution import Execution
-from agentguard.enforcement.log import FINISH_EVENT
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor import Verdict
 from agentguard.monitor.signing import Key, sign
 from agentguard.scoring.report import ComplianceReport, ConstraintResult
+from agentguard.trace.formats.agentguard_logs import FINISH_EVENT
 from agentguard.trace.model import Trace
 
 

@@ -31,7 +31,7 @@ from typing import Any, Final
 from agentguard.errors import TraceRecordError
 from agentguard.trace.call_records import CHUNK_RECORDS, read_call_record_lists
 from agentguard.trace.formats import detect_format
-from agentguard.trace.formats.agentguard_logs import events_trace, is_event
+from agentguard.trace.formats.agentguard_logs import FINISH_EVENT, events_trace, is_event
 from agentguard.trace.formats.records import detect_metrics
 from agentguard.trace.json_text import JsonText, file_text, json_reader
 from agentguard.trace.loaded import LoadedTrace, load_value, loaded, relabel, too_deep
@@ -186,7 +186,7 @@ def _whole_file(
     if format == "agentguard-log" or (
         format is None and good and all(is_event(v) for _, v in good)
     ):
-        return _sorted([*bad, *_decision_log(good, source)])
+        return _sorted([*bad, *_decision_log(good, source, [b.record for b in bad])])
     values = [v for _, v in good]
     if (
         format is None
@@ -194,8 +194,27 @@ def _whole_file(
         and all(isinstance(v, Mapping) and detect_format(v) is None for v in values)
         and detect_format(values) is not None
     ):
-        return _sorted([*bad, load_value(values, source, good[0][0], None, final_answer)])
+        first = good[0][0]
+        if bad:  # the file is one trace: read without its broken lines it would have a hole
+            err = TraceRecordError(
+                f"not scored: this file is one trace written a record per line, and "
+                f"{_lines_named([b.record for b in bad])} cannot be read, so the trace "
+                "would be scored with what those lines held missing",
+                source=source,
+                record=first,
+            )
+            return _sorted([*bad, LoadedTrace(source, first, None, err)])
+        return _sorted([*bad, load_value(values, source, first, None, final_answer)])
     return _each_line(lines, source, format, final_answer)
+
+
+def _lines_named(numbers: list[int]) -> str:
+    """``line 4`` / ``lines 4, 9 and 12`` (the first few of many)."""
+    if len(numbers) == 1:
+        return f"line {numbers[0]}"
+    shown = ", ".join(map(str, numbers[:5]))
+    more = f" and {len(numbers) - 5} more" if len(numbers) > 5 else ""
+    return f"lines {shown}{more}"
 
 
 def _each_line(
@@ -241,7 +260,11 @@ def _metrics_traces(lines: list[_Line], format: str | None) -> dict[int, Trace]:
     }
 
 
-def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace]:
+def _decision_log(
+    lines: list[tuple[int, Any]], source: str, broken: list[int]
+) -> list[LoadedTrace]:
+    """The trace of each run of a decision log, or the error of a run with a hole: lines
+    its chain says are missing, or a broken line (``broken``) that may be its own."""
     runs: dict[Any, list[tuple[int, Mapping[str, Any]]]] = {}
     out: list[LoadedTrace] = []
     for lineno, value in lines:
@@ -265,6 +288,11 @@ def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace
         runs.setdefault(run_id, []).append((lineno, value))
     for events in runs.values():
         first = events[0][0]
+        hole = _run_hole(events, broken)
+        if hole is not None:
+            err = TraceRecordError(f"not scored: {hole}", source=source, record=first)
+            out.append(LoadedTrace(source, first, None, err))
+            continue
         try:
             trace = events_trace([e for _, e in events], source)
             out.append(LoadedTrace(source, first, trace, None, "agentguard-log"))
@@ -276,6 +304,54 @@ def _decision_log(lines: list[tuple[int, Any]], source: str) -> list[LoadedTrace
             )
             out.append(LoadedTrace(source, first, None, err))
     return out
+
+
+def _run_hole(events: list[tuple[int, Mapping[str, Any]]], broken: list[int]) -> str | None:
+    """Why one run's lines do not hold the whole run, or None.
+
+    The firewall numbers each run's lines (``seq``, 0 up; a run restored from a saved
+    state starts again at 0): a number skipped is a line removed. A broken line may be
+    the run's own when the run was open there (begun before it, not finished before it),
+    unless the numbering shows every line up to the run's finish, after it, is present.
+    Scoring the run without such a line would judge a trace with a call missing.
+    """
+    seqs = [e.get("seq") for _, e in events]
+    numbered = all(type(q) is int for q in seqs)
+    run = events[0][1].get("run_id")
+    if numbered:
+        for (before, _), (line, _), prev, seq in zip(
+            events, events[1:], seqs, seqs[1:], strict=False
+        ):
+            if seq != prev + 1 and seq != 0:  # type: ignore[operator]
+                between = [b for b in broken if before < b < line]
+                if between:
+                    return (
+                        f"{_lines_named(between)} cannot be read, and run {run}'s numbering "
+                        f"skips a line there (seq {seq} follows seq {prev}): the run would "
+                        "be scored with it missing"
+                    )
+                return (
+                    f"run {run} is missing lines before line {line} "
+                    f"(seq {seq} follows seq {prev}): removed, or the file was edited "
+                    "(`agentguard audit verify` checks the whole chain)"
+                )
+    if not broken:
+        return None
+    first = events[0][0]
+    ends = [n for n, e in events if e.get("event") == FINISH_EVENT]
+    for b in broken:
+        if b < first:
+            continue
+        finished_after = [n for n in ends if n > b]
+        if ends and min(ends) < b and not finished_after:
+            continue  # finished before the broken line
+        if numbered and finished_after:
+            continue  # every line up to a finish after it is here: not this run's
+        return (
+            f"line {b} cannot be read and may be a line of run {run} (open there), "
+            "which would be scored with it missing"
+        )
+    return None
 
 
 def _sorted(items: list[LoadedTrace]) -> list[LoadedTrace]:

@@ -185,3 +185,125 @@ def test_a_conversation_written_a_message_per_line_is_one_trace(tmp_path: Path) 
     path.write_text("".join(json.dumps(m) + "\n" for m in messages))
     (only,) = load_traces(path)
     assert only.record == 1 and only.trace is not None and only.trace.names == ("a",)
+
+
+# ---------------------------------------------------------------- traces with a hole
+def _logged_run(path: Path, run_id: str, calls: int, *, finish: bool = True) -> None:
+    """A real firewall's decision log of ``calls`` allowed calls, appended to ``path``."""
+    from agentguard import parse_spec
+    from agentguard.enforcement.firewall import Firewall
+
+    spec = parse_spec("constraint c := G(issue_refund -> O lookup_order)")
+    firewall = Firewall(spec, run_id=run_id, log_path=path)
+    for i in range(calls):
+        decision = firewall.start(firewall.propose("lookup_order", {"order_id": f"A{i}"}))
+        firewall.complete(decision, {"ok": i})
+    if finish:
+        firewall.finish()
+
+
+def _by_run(loaded: list[Any]) -> dict[Any, Any]:
+    return {r.trace.metrics.get("run_id") if r.trace is not None else r.record: r for r in loaded}
+
+
+def test_a_record_per_line_file_with_a_broken_line_is_not_scored(tmp_path: Path) -> None:
+    """A file that is one trace, a call record per line, is not scored without a line it
+    cannot read (the call that line held would be missing); the broken line is named."""
+    path = tmp_path / "calls.jsonl"
+    records = [
+        {"tool_name": "verify_identity", "arguments": {}},
+        {"tool_name": "issue_refund", "arguments": {"amount": 900}},
+        {"tool_name": "final_answer", "arguments": {"answer": "done"}},
+    ]
+    whole = "".join(json.dumps(r) + "\n" for r in records)
+    path.write_text(whole)
+    (ok,) = load_traces(path)
+    assert ok.trace is not None and len(ok.trace.names) == 3
+    lines = whole.splitlines()
+    path.write_text("\n".join([lines[0], lines[1][:20], lines[2]]) + "\n")
+    got = load_traces(path)
+    assert [r.trace for r in got] == [None, None]
+    assert "invalid JSON" in str(got[1].error) and got[1].record == 2
+    assert got[0].record == 1
+    assert "not scored" in str(got[0].error) and "line 2 cannot be read" in str(got[0].error)
+
+
+def test_a_run_with_a_broken_line_is_not_scored_and_the_others_are(tmp_path: Path) -> None:
+    """In a decision log of two runs, a broken line of the second makes that run an
+    error naming the line; the first run, finished before it, is still scored."""
+    path = tmp_path / "log.jsonl"
+    _logged_run(path, "first", 2)
+    _logged_run(path, "second", 3)
+    want = {r.record: r.trace for r in load_traces(path)}
+    lines = path.read_text().splitlines()
+    second = [i for i, line in enumerate(lines) if '"second"' in line]
+    broken = second[2]
+    lines[broken] = lines[broken][:30]
+    path.write_text("\n".join(lines) + "\n")
+    got = load_traces(path)
+    first_run = next(r for r in got if r.record == 1)
+    assert first_run.trace == want[1]
+    second_run = next(r for r in got if r.record == second[0] + 1)
+    assert second_run.trace is None
+    assert f"line {broken + 1} cannot be read, and run second's numbering skips" in str(
+        second_run.error
+    )
+    assert "run second" in str(second_run.error)
+
+
+def test_a_line_removed_from_a_run_is_found_by_its_numbering(tmp_path: Path) -> None:
+    """A decision log line removed (a gap in the run's ``seq``) makes that run an error
+    naming where; the other run is scored as before."""
+    path = tmp_path / "log.jsonl"
+    _logged_run(path, "first", 3)
+    _logged_run(path, "second", 2)
+    want = {r.record: r.trace for r in load_traces(path)}
+    lines = path.read_text().splitlines()
+    del lines[2]  # a line of the first run
+    path.write_text("\n".join(lines) + "\n")
+    got = load_traces(path)
+    assert got[0].trace is None and "missing lines before line 3" in str(got[0].error)
+    later = [r for r in got if r.record > 1]
+    assert [r.trace for r in later] == [want[r.record + 1] for r in later]
+
+
+def test_a_broken_line_between_two_finished_runs_hides_nothing(tmp_path: Path) -> None:
+    """A broken line after one run's finish and before the next run begins can be no
+    line of either (their numbering is whole): both are scored."""
+    path = tmp_path / "log.jsonl"
+    _logged_run(path, "first", 2)
+    with path.open("a") as fh:
+        fh.write("{broken\n")
+    _logged_run(path, "second", 2)
+    got = load_traces(path)
+    assert [r.error is None for r in got] == [True, False, True]
+
+
+def test_interleaved_runs_blame_the_run_whose_numbering_has_the_gap(tmp_path: Path) -> None:
+    """Two runs interleaved line by line, one line of the first broken: the first run's
+    numbering skips it, the second's is whole up to its finish, so only the first is an
+    error."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _logged_run(a, "first", 2)
+    _logged_run(b, "second", 2)
+    la, lb = a.read_text().splitlines(), b.read_text().splitlines()
+    la[1] = "{broken"
+    mixed = [line for pair in zip(la, lb, strict=True) for line in pair]
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(mixed) + "\n")
+    got = {r.record: r for r in load_traces(path)}  # each run by its first line
+    assert got[1].trace is None and "run first's numbering skips" in str(got[1].error)
+    assert got[2].error is None and got[2].trace is not None
+
+
+def test_a_truncated_last_line_of_an_unfinished_run_is_named(tmp_path: Path) -> None:
+    """A run killed while writing its last line: the half line may be its result, so the
+    run is not scored as if that call had not run; the error names the line."""
+    path = tmp_path / "log.jsonl"
+    _logged_run(path, "killed", 2, finish=False)
+    text = path.read_text()
+    path.write_text(text[: len(text) - 40])
+    got = load_traces(path)
+    assert got[0].trace is None and "cannot be read and may be a line of run killed" in str(
+        got[0].error
+    )

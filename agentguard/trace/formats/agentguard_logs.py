@@ -27,6 +27,9 @@ RESULT_EVENT: Final = "agentguard.result"
 MESSAGE_EVENT: Final = "agentguard.message"
 """A dialogue event the firewall observed (``enforcement/log.py`` writes it)."""
 WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
+FINISH_EVENT: Final = "agentguard.finish"
+"""A run's last line (``enforcement/audit.py`` names it too: the trace layer imports no
+enforcement)."""
 REDACTED_RESULTS: Final = "redacted_results"
 """Metrics key: positions whose result the log holds only as a digest (redacted)."""
 
