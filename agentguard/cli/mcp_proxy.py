@@ -163,11 +163,31 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:  # pragma: no cover - the signal watcher normally gets it first
         gateway.finish_all()
+    except BaseException as exc:  # anyio's task groups raise an exception group around it
+        found = _first(exc, gateway_module.GatewayError)
+        if found is None:
+            raise
+        _say(str(found))
+        return EXIT_USAGE
     return EXIT_OK
 
 
 async def _serve_http(module: Any, gateway: Any, host: str, port: int) -> None:
     await module.serve_http(gateway, host=host, port=port)
+
+
+def _first(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first ``kind`` in ``exc``, an exception group (nested or not), or None.
+
+    (Read through ``exceptions``, which both the builtin group and the ``exceptiongroup``
+    backport anyio uses on Python 3.10 have.)"""
+    if isinstance(exc, kind):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _first(inner, kind)
+        if found is not None:
+            return found
+    return None
 
 
 def _say(message: str) -> None:

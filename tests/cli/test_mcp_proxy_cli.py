@@ -54,3 +54,15 @@ def test_without_the_mcp_extra_the_proxy_names_it(
     monkeypatch.delitem(sys.modules, "agentguard.integrations.mcp", raising=False)
     assert main(["mcp-proxy", str(SPEC), "--", sys.executable, "-c", "pass"]) == EXIT_USAGE
     assert "pip install 'agentguard[mcp]'" in capsys.readouterr().err
+
+
+def test_a_server_that_exits_at_startup_is_one_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A server process that starts and exits at once (anyio wraps the gateway's error
+    in an exception group) gets the same one-line message and exit 2."""
+    code = main(["mcp-proxy", str(SPEC), "--", sys.executable, "-c", "import sys; sys.exit(1)"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE
+    assert "cannot start the MCP server" in err
+    assert "Traceback" not in err and "ExceptionGroup" not in err
