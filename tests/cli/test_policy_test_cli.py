@@ -114,3 +114,19 @@ def test_bad_case_files_exit_three_naming_the_file(
     assert main(["test", str(SPECS / "refund.ltl"), str(path)]) == 3
     err = capsys.readouterr().err
     assert str(path) in err and message in err
+
+
+def test_the_case_example_of_the_docs_passes_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/policy-tests.md's case-format example, run on specs/refund.ltl as the page
+    says, holds every expectation it states."""
+    page = (SPECS.parent / "docs" / "policy-tests.md").read_text()
+    start = page.index("```json\n") + len("```json\n")
+    example = page[start : page.index("```", start)]
+    cases = tmp_path / "example.cases.json"
+    cases.write_text(example)
+    code = main(["test", str(SPECS / "refund.ltl"), str(cases), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, doc["cases"]
+    assert doc["passed"] == 1
