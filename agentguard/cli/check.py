@@ -19,7 +19,7 @@ from rich.table import Table
 from agentguard.language.ast import Spec
 from agentguard.report import batch
 from agentguard.report.batch import CheckedTrace, Group, groups, stats
-from agentguard.scoring.report import FULL, NONE, PARTIAL
+from agentguard.scoring.report import FULL, NONE, PARTIAL, ComplianceReport
 
 PROGRESS_THRESHOLD: Final = 20
 """Batches of at least this many records show a progress bar (when stderr is a terminal)."""
@@ -107,9 +107,14 @@ def _print_rows(console: Console, scored: Sequence[CheckedTrace]) -> None:
             item.label,
             f"{rep.score:.3f}",
             f"[{_COLOURS[rep.label]}]{rep.label}[/]",
-            ", ".join(c.name for c in rep.violated) or "-",
+            ", ".join([*(c.name for c in rep.violated), *_declarations(rep)]) or "-",
         )
     console.print(runs)
+
+
+def _declarations(rep: ComplianceReport) -> list[str]:
+    """The tool declarations a trace's calls break, as the firewall names them."""
+    return sorted({f"tool:{p.tool}:{p.kind}" for p in rep.tool_problems})
 
 
 def _print_aggregates(console: Console, items: Sequence[CheckedTrace], spec: Spec) -> None:
@@ -119,9 +124,11 @@ def _print_aggregates(console: Console, items: Sequence[CheckedTrace], spec: Spe
     if not s.traces:
         console.print(f"no trace scored; {unreadable} record(s) unreadable")
         return
+    breaking = sum(1 for r in reports if r.tool_problems)
     console.print(
         f"{s.traces} trace(s): mean score {s.mean_score:.3f}; "
         f"FULL {s.labels[FULL]}, PARTIAL {s.labels[PARTIAL]}, NONE {s.labels[NONE]}"
+        + (f"; {breaking} break a tool declaration" if breaking else "")
         + (f"; {unreadable} record(s) unreadable" if unreadable else "")
     )
     rates = Table(title="pass rate per constraint", title_justify="left")
@@ -187,10 +194,15 @@ def score_batch(args: argparse.Namespace, spec: Spec, err: Console) -> list[Chec
 
 
 def batch_failed(items: Sequence[CheckedTrace], fail_under: float | None) -> bool:
-    """Exit 1? The mean below ``--fail-under`` when given, else any violated trace."""
+    """Exit 1? The mean below ``--fail-under`` when given, else any trace that violates a
+    constraint or breaks a ``tool`` declaration (a call the firewall would have refused:
+    declarations carry no weight, so the score alone would not show it)."""
     if fail_under is not None:
         return batch.below(items, fail_under)
-    return any(i.report is not None and not i.report.passed for i in items)
+    return any(
+        i.report is not None and (not i.report.passed or bool(i.report.tool_problems))
+        for i in items
+    )
 
 
 LOAD_HELP = (

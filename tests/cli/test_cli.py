@@ -166,3 +166,29 @@ def test_lint_json_reports_problems_as_data(
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False
     assert [(p["line"], p["column"]) for p in out["problems"]] == [(1, 14), (2, 1)]
+
+
+def test_a_call_breaking_a_tool_declaration_fails_check(
+    tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace that holds every constraint but has a call the firewall would refuse (an
+    argument of the wrong type) keeps its score, is named, and makes check exit 1; with
+    --fail-under only the mean score decides."""
+    calls = [
+        {"tool_name": "verify_identity", "arguments": {"customer_id": "C1"}},
+        {"tool_name": "lookup_order", "arguments": {"order_id": "A1"}},
+        {"tool_name": "issue_refund", "arguments": {"order_id": "A1", "amount": "9000"}},
+        {"tool_name": "final_answer", "arguments": {"answer": "ok"}},
+    ]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps({"tool_calls": calls}) + "\n")
+    spec = str(specs_dir / "refund.ltl")
+    assert main(["check", spec, str(runs)]) == EXIT_VIOLATION
+    out = capsys.readouterr().out
+    assert "1.000 FULL" in out
+    assert "argument 'amount' must be a number" in out
+    runs.write_text((json.dumps({"tool_calls": calls}) + "\n") * 3)
+    assert main(["check", "--detail-limit", "1", spec, str(runs)]) == EXIT_VIOLATION
+    out = capsys.readouterr().out
+    assert "tool:issue_refund:schema" in out and "3 break a tool declaration" in out
+    assert main(["check", "--fail-under", "0.9", spec, str(runs)]) == EXIT_OK
