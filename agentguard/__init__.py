@@ -19,6 +19,7 @@ from agentguard.enforcement.decision import Action, Decision, RunStopped, Violat
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import (
     AgentGuardError,
+    CallArgumentsError,
     EvaluationError,
     MissingExtraError,
     PredicateError,
@@ -86,6 +87,7 @@ __all__ = [
     "Action",
     "AgentGuardError",
     "Call",
+    "CallArgumentsError",
     "ComplianceReport",
     "Constraint",
     "ConstraintResult",

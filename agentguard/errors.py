@@ -19,6 +19,8 @@ Hierarchy::
     ├── EvaluationError                       a formula cannot be evaluated (e.g. unbound name)
     │   └── PredicateError                    a user predicate or extractor raised
     ├── MissingExtraError (ImportError)       an optional extra is not installed
+    ├── CallArgumentsError (TypeError)      a call's arguments handed to the firewall are
+    │                                         no mapping (a list, JSON text)
     ├── MonitorStateError (ValueError)        monitor.monitor: a saved state does not fit
     ├── FirewallConfigError (ValueError)      enforcement.options: bad Firewall options
     ├── FirewallStateError (ValueError)       enforcement.firewall: a saved state does not fit
@@ -187,6 +189,23 @@ class TraceRecordError(TraceError):
     def __str__(self) -> str:
         where = self.source if self.record is None else f"{self.source}:{self.record}"
         return f"{where}: {self.message}"
+
+
+class CallArgumentsError(AgentGuardError, TypeError):
+    """A call was handed to the firewall with arguments that are not a mapping of
+    names to values (a list, a JSON string): refused before anything is checked."""
+
+    def __init__(self, tool: str, args: object) -> None:
+        self.tool = tool
+        hint = (
+            " (JSON text? decode it first: json.loads)"
+            if isinstance(args, (str, bytes))
+            else ""
+        )
+        super().__init__(
+            f"the arguments of a {tool!r} call must be a mapping of argument names to "
+            f"values, got {type(args).__name__}{hint}"
+        )
 
 
 class EvaluationError(AgentGuardError):

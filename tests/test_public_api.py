@@ -40,9 +40,11 @@ def test_errors_share_one_root() -> None:
         "TraceRecordError",
         "PredicateError",
         "MissingExtraError",
+        "CallArgumentsError",
     ):
         assert issubclass(getattr(agentguard, name), agentguard.AgentGuardError)
     assert issubclass(agentguard.SpecSyntaxError, ValueError)
+    assert issubclass(agentguard.CallArgumentsError, TypeError)
     assert issubclass(agentguard.RunStopped, BaseException) and not issubclass(
         agentguard.RunStopped, Exception
     )

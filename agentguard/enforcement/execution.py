@@ -19,6 +19,7 @@ from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_text, named, refusal
 from agentguard.enforcement.judging import Judging
+from agentguard.errors import CallArgumentsError
 from agentguard.monitor import Verdict
 from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
@@ -196,7 +197,10 @@ class Execution(Judging):
     ) -> list[Violation]:
         """Shorthand for :meth:`complete`: matched to the in-flight decision by ``call_id``
         when given, else by name and arguments (a call never proposed is recorded as is)."""
-        args = dict(args) if args else {}
+        try:
+            args = dict(args) if args else {}
+        except (TypeError, ValueError):
+            raise CallArgumentsError(name, args) from None
         with self._lock:  # the lock under _cond: Condition.__enter__ is a Python call
             flight = self._inflight.get(call_id) if call_id is not None else None
             if flight is None:

@@ -17,6 +17,7 @@ from agentguard.enforcement.approval import ApproverRaised
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.flight import Flight, ProposedCall, unpack
 from agentguard.enforcement.reporting import Reporting
+from agentguard.errors import CallArgumentsError
 from agentguard.trace._slots import slot_builder
 from agentguard.trace.model import Call
 
@@ -41,7 +42,10 @@ class Proposing(Reporting):
             self._generation += 1
             if self._warned:
                 self._forget_warnings()
-            args = dict(args) if args else {}
+            try:
+                args = dict(args) if args else {}
+            except (TypeError, ValueError):  # a list, a JSON string, ...: said plainly
+                raise CallArgumentsError(name, args) from None
             try:  # one call alone: no other call of its turn can share its id (seen: None)
                 try:
                     return self._check(name, args, tool_call_id, None)
@@ -68,7 +72,14 @@ class Proposing(Reporting):
             try:
                 for entry in calls:
                     name, args, tool_call_id = unpack(entry)
-                    args = dict(args)
+                    try:
+                        args = dict(args)
+                    except (TypeError, ValueError):  # a list, a JSON string, ...
+                        for d in out:  # the turn is refused whole: none of it will run
+                            if self._inflight.pop(d.call_id, None) is not None:
+                                reason = f"another call of its turn ({name}) had bad arguments"
+                                self._withdrawn_now(d, reason)
+                        raise CallArgumentsError(name, args) from None
                     try:  # _guarded, inlined (one frame less per call)
                         out.append(self._check(name, args, tool_call_id, seen))
                     except BaseException as exc:

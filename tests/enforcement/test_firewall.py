@@ -356,3 +356,27 @@ def test_a_failing_result_matcher_is_a_predicate_error_not_a_crash(tmp_path: Pat
     late = fw.record("t", {}, 1)
     assert [v.constraint for v in late] == ["c"]
     assert "matcher broke" in late[0].detail
+
+
+@pytest.mark.parametrize("args", [[1, 2], '{"order_id": "A1"}', 7, [("order_id",)]])
+def test_arguments_that_are_no_mapping_are_refused_plainly(args: Any, tmp_path: Path) -> None:
+    """propose, propose_batch and record name the tool and the type when the arguments
+    are no mapping (a list, JSON text), and nothing of the turn is left to run."""
+    from agentguard import CallArgumentsError
+
+    fw = Firewall(parse_spec(SPEC_TEXT), log_path=tmp_path / "log.jsonl")
+    with pytest.raises(CallArgumentsError, match="'lookup_order' call must be a mapping"):
+        fw.propose("lookup_order", args)
+    with pytest.raises(CallArgumentsError, match="lookup_order"):
+        fw.propose_batch([("search", {"q": "x"}, "c1"), ("lookup_order", args, "c2")])
+    with pytest.raises(CallArgumentsError, match="lookup_order"):
+        fw.record("lookup_order", args, "ok")
+    report = fw.finish()
+    assert report.trace.calls == ()
+    events = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    withdrawn = [e for e in events if e["event"] == "agentguard.withdrawn"]
+    assert [e["tool"] for e in withdrawn] == ["search"]
+    assert "had bad arguments" in withdrawn[0]["message"]
+    if isinstance(args, str):
+        with pytest.raises(CallArgumentsError, match=r"json\.loads"):
+            Firewall(parse_spec(SPEC_TEXT)).propose("search", args)
