@@ -202,7 +202,7 @@ class FormulaPass:
                     f"unknown macro or predicate {name!r}: define it (`def {name}(...) := ...`), "
                     f"declare a registered predicate (`predicate {name}(...)`), or, for a tool, "
                     "write tests such as `key = value`",
-                    arg.span,
+                    node.span,  # at the name, the word that is unknown
                     src,
                 )
             left = arg.left

@@ -250,7 +250,7 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
         "constraint c := foo(1)",
         SEMANTIC,
         1,
-        21,
+        17,  # at the unknown name, not its argument
         "unknown macro or predicate 'foo': define it (`def foo(...) := ...`), declare a registered predicate (`predicate foo(...)`), or, for a tool, write tests such as `key = value`",
     ),
     (
