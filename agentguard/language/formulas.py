@@ -212,6 +212,8 @@ class FormulaPass:
                 )
             field_ref = A.FieldRef((left.head, *left.path), left.span)
             value = self.terms.term(arg.right, env)
+            if arg.op in ("~", "!~"):
+                self.terms.check_pattern(value, arg.right, src)
             tests.append(A.Test(field_ref, arg.op, value, arg.span))
         if tool is not None:
             self.scope.check_tool(tool, node.span, src)

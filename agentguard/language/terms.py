@@ -53,6 +53,19 @@ class TermPass:
             ) from None
         return regex
 
+    def check_pattern(self, value: A.Term, node: S.Node, src: str) -> None:
+        """A constant string right of ``~`` is a pattern known now: an invalid one is a
+        spec error where it is written (as ``/.../`` is), not an evaluation error at
+        every call that reaches it."""
+        if not (isinstance(value, A.Literal) and type(value.value) is str):
+            return
+        try:
+            compile_regex(value.value)
+        except (re.error, OverflowError, RecursionError, KeyError) as exc:
+            raise self.scope.problem(
+                f"invalid regular expression {value.value!r}: {exc}", node.span, src
+            ) from None
+
     def _ref(self, node: S.Ref, env: Env) -> A.Term:
         name, path, span = node.head, node.path, node.span
         if name in env.macro_args and not path:

@@ -246,6 +246,14 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
         "arguments of tool atom 't' must be tests such as `key = value`",
     ),
     (
+        "invalid_constant_pattern",
+        'tool run(cmd: str)\nconstraint c := G !run(cmd ~ "(")',
+        SEMANTIC,
+        2,
+        30,
+        "invalid regular expression '(': missing ): (",
+    ),
+    (
         "unknown_macro_or_predicate",
         "constraint c := foo(1)",
         SEMANTIC,
@@ -573,6 +581,6 @@ def test_every_message_template_is_in_the_table() -> None:
         OUTSIDE_MESSAGE.format(root="/r"),
     ]
     templates = _templates()
-    assert len(templates) == 54
+    assert len(templates) == 55
     missing = [t for t in templates if not any(re.fullmatch(t, m) for m in produced)]
     assert not missing, missing
