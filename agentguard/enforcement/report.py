@@ -69,8 +69,10 @@ class Scored:
 class FirewallReport:
     """The compliance report of the executed trace, and every decision made on the way.
 
-    ``attempts`` and ``decisions`` both list every proposal's decision in order (blocked
-    ones included); ``late_violations`` were found only when a result arrived;
+    ``attempts`` and ``decisions`` list the run's decisions in order: with
+    ``keep_trace=True`` every proposal's, without it those that refused a call or carried
+    a violation, an approval or a shadow-mode refusal (the decision log has them all);
+    ``late_violations`` were found only when a result arrived;
     ``verdicts`` are the monitor's final verdicts (equal to ``compliance``'s). In shadow
     mode (``mode == "shadow"``) nothing was refused: ``would_block`` lists the decisions
     enforce mode would have refused, ``would_stop`` the first that would have stopped.
