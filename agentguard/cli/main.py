@@ -373,9 +373,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    """The parser of the command ``name`` (None: no such command was given)."""
+    for action in parser._actions:  # (argparse has no public way to its subparsers)
+        if isinstance(action, argparse._SubParsersAction) and name is not None:
+            found: argparse.ArgumentParser | None = action.choices.get(name)
+            return found
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser, with its usage, not the top level's
+        command = _subparser(parser, getattr(args, "command", None))
+        (command or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

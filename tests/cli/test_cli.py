@@ -192,3 +192,14 @@ def test_a_call_breaking_a_tool_declaration_fails_check(
     out = capsys.readouterr().out
     assert "tool:issue_refund:schema" in out and "3 break a tool declaration" in out
     assert main(["check", "--fail-under", "0.9", spec, str(runs)]) == EXIT_OK
+
+
+def test_an_unknown_option_is_named_with_the_commands_usage(
+    specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check --bogus` says so with check's own usage line (exit 2), not the top level's."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--bogus", str(specs_dir / "refund.ltl"), "x.jsonl"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == EXIT_USAGE
+    assert err.startswith("usage: agentguard check") and "unrecognized arguments: --bogus" in err
