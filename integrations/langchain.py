@@ -4,14 +4,16 @@
 ``create_agent(model, tools, middleware=[...])``:
 
 * ``before_agent`` starts a session (firewall, attempts) for the invocation and names it
-  in the graph state (``agentguard_run``, an ``UntrackedValue``: per invocation, never
-  checkpointed); every later hook and tool call finds its session by that name, so one
-  agent can be invoked from many threads or asyncio tasks at once;
-* ``after_agent`` saves the firewall state into the graph state (``agentguard_firewall``,
-  checkpointed with the conversation) and finishes the session (deferred constraints are
-  evaluated there, also when the run was ended early). With a checkpointer, the next
-  invocation on the same ``thread_id`` restores it: the trace continues across turns, in
-  this process or another;
+  in the graph state: the guard's one private key, ``agentguard_firewall`` (checkpointed
+  with the conversation), holds a run token beside the saved firewall state
+  (``_langchain_sessions.run_document``); every later hook and tool call finds its
+  session by that token, so one agent can be invoked from many threads or asyncio tasks
+  at once;
+* ``after_agent`` saves the firewall state into that key (the token spent) and finishes
+  the session (deferred constraints are evaluated there, also when the run was ended
+  early). With a checkpointer, the next invocation on the same ``thread_id`` restores
+  it: the trace continues across turns, in this process or another
+  (:func:`saved_firewall` reads it from a graph state);
 * ``wrap_model_call`` sees each model turn inside the model node, before any tool runs
   (hooks of their own, ``before_model`` / ``after_model``, would add two graph nodes to
   every step, each costing LangGraph more than the check). Given a ``thread_id``, it
