@@ -11,7 +11,7 @@ invocation's fixed costs (building the session, ``before_agent``, ``after_agent`
 cancelled out.
 
 Configurations: the agent unguarded; middlewares doing nothing that each add one thing
-the guard plugs into (its two private state keys, the ``before_agent``/``after_agent``
+the guard plugs into (its private state key, the ``before_agent``/``after_agent``
 nodes, a ``wrap_model_call`` hook, a ``wrap_tool_call`` hook; each hook also as
 ``create_agent`` would chain it without the ``traceable`` wrapper, patched out for the
 measurement only, to show the wrapper's share), and all of them at once

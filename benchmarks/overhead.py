@@ -140,7 +140,7 @@ def smolagents_case(steps: int, latency: float) -> Case:
 
 
 def noop_middleware() -> Any:
-    """A middleware with the guard's hooks and state keys, each doing nothing: what
+    """A middleware with the guard's hooks and state key, each doing nothing: what
     ``create_agent`` charges for the hooks themselves (it wraps every ``wrap_*`` hook in
     LangSmith's ``traceable``, and runs ``before_agent``/``after_agent`` as graph nodes),
     whoever plugs into them. Its hooks are handed out with their signature precomputed,

@@ -1,11 +1,15 @@
 """How the LangChain middleware finds the session of the invocation a hook runs in.
 
-The state schema adds two private keys: ``agentguard_run`` (an ``UntrackedValue``, per
-invocation, never checkpointed) names the invocation, and ``agentguard_firewall``
-(checkpointed with the conversation) carries the firewall state across invocations on a
-``thread_id``. :class:`Invocations` maps run tokens and threads to their sessions, so one
-agent can be invoked from many threads or asyncio tasks at once (docs/integrations.md,
-"Concurrent invocations").
+The state schema adds one private key, ``agentguard_firewall`` (checkpointed with the
+conversation), holding a small document: the token naming the invocation that wrote it
+and the firewall state saved for the next one (:func:`run_document`). One key, not two:
+each key of the state is a LangGraph channel that every step of every invocation reads
+and carries, whether the guard writes it or not (benchmarks/langchain_hooks.py). A
+checkpoint written before this document existed holds the bare firewall state under
+the same key; it is read as that state with no token (:func:`read_run_document`).
+:class:`Invocations` maps run tokens and threads to their sessions, so one agent can be
+invoked from many threads or asyncio tasks at once (docs/integrations.md, "Concurrent
+invocations").
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from typing_extensions import NotRequired
 
@@ -24,29 +28,51 @@ from agentguard.guard import GuardSession
 try:
     from langchain.agents.middleware import AgentState
     from langchain.agents.middleware.types import PrivateStateAttr
-    from langgraph.channels.untracked_value import UntrackedValue
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain") from exc
 
 
-RUN_KEY = "agentguard_run"
-"""State key naming the invocation a hook runs in (never checkpointed)."""
+STATE_KEY: Final = "agentguard_firewall"
+"""The guard's state key: the invocation's run token and the saved firewall state."""
 
-STATE_KEY = "agentguard_firewall"
-"""State key holding the firewall state saved when an invocation ends (checkpointed)."""
+RUN_FORMAT: Final = "agentguard.langchain-run/1"
+"""The ``format`` of the document under :data:`STATE_KEY`."""
 
 
 class AgentGuardState(AgentState[Any]):
-    """The agent state plus agentguard's two private keys (absent from input and output).
+    """The agent state plus agentguard's private key (absent from input and output).
 
-    ``agentguard_run`` is an ``UntrackedValue``: LangGraph keeps it for one invocation
-    and never checkpoints it, so every invocation, concurrent or not, gets its own.
-    ``agentguard_firewall`` is checkpointed with the conversation, so the next invocation
-    on the same ``thread_id`` continues the same trace.
+    ``agentguard_firewall`` is checkpointed with the conversation, so the next
+    invocation on the same ``thread_id`` continues the same trace; the run token in it
+    is rewritten by every invocation's ``before_agent``, so concurrent invocations,
+    each with its own channels, each find their own session.
     """
 
-    agentguard_run: NotRequired[Annotated[str, UntrackedValue, PrivateStateAttr]]
     agentguard_firewall: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
+
+
+def run_document(token: str | None, firewall: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The value stored under :data:`STATE_KEY`: ``token`` names the running invocation
+    (None once it has ended), ``firewall`` is a ``Firewall.save()`` document or None."""
+    return {"format": RUN_FORMAT, "run": token, "firewall": firewall}
+
+
+def read_run_document(value: Any) -> tuple[str | None, Any]:
+    """The run token and the saved firewall state in a :data:`STATE_KEY` value: a
+    :func:`run_document`, or (as checkpointed before it existed) the bare firewall state,
+    which names no run. A malformed state is returned as is, for ``Firewall.restore`` to
+    reject with its own error."""
+    if type(value) is dict and value.get("format") == RUN_FORMAT:
+        token = value.get("run")
+        return (token if type(token) is str else None), value.get("firewall")
+    return None, value
+
+
+def saved_firewall(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The firewall state checkpointed in a graph state's ``values`` (``Firewall.restore``
+    continues it), whichever format wrote it; None if there is none."""
+    saved: dict[str, Any] | None = read_run_document(values.get(STATE_KEY))[1]
+    return saved
 
 
 class Invocations:
@@ -61,8 +87,10 @@ class Invocations:
         self.keep_threads = keep_threads
         self._lock = threading.RLock()
         self._runs: dict[str, GuardSession] = {}
+        self._tokens: dict[GuardSession, str] = {}  # running session -> its token
         self._threads: OrderedDict[str, GuardSession] = OrderedDict()
-        self._ended: OrderedDict[str, GuardSession] = OrderedDict()  # token -> ended session
+        # token -> the ended session and the run control of the invocation that ended it
+        self._ended: OrderedDict[str, tuple[GuardSession, object]] = OrderedDict()
         self.last = new_session()
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
@@ -75,14 +103,19 @@ class Invocations:
         with self._lock:
             return tuple(self._runs.values())
 
+    def token_of(self, session: GuardSession) -> str | None:
+        """The run token of a running session (None once it has ended)."""
+        return self._tokens.get(session)
+
     def begin(self, state: Any, runtime: Any, token: str) -> GuardSession:
         """A new invocation's session, continuing the checkpointed run if ``resume``."""
         session = self._new_session()
-        saved = state_value(state, STATE_KEY) if self.resume else None
+        saved = read_run_document(state_value(state, STATE_KEY))[1] if self.resume else None
         session.start_run(state=saved)
         thread = thread_of(runtime)
         with self._lock:
             self._runs[token] = session
+            self._tokens[session] = token
             if thread is not None:
                 self._threads[thread] = session
                 self._threads.move_to_end(thread)
@@ -96,32 +129,42 @@ class Invocations:
 
     def find(self, state: Any, runtime: Any) -> GuardSession:
         """The session of the invocation ``state`` belongs to (begun if none is known)."""
-        token = state_value(state, RUN_KEY)
-        if token is not None:  # a running invocation: one lock-free lookup (GIL-atomic)
+        value = state_value(state, STATE_KEY)
+        token = value.get("run") if type(value) is dict else None
+        if type(token) is str:  # a running invocation: one lock-free lookup (GIL-atomic)
             running = self._runs.get(token)
             if running is not None:
                 return running
+        else:
+            token = None
         thread = thread_of(runtime)
         with self._lock:
             if token is not None and token in self._runs:
                 return self._runs[token]
-            if token is not None and token in self._ended:
-                return self._ended[token]
+            ended = None if token is None else self._ended.get(token)
+            if ended is not None and ended[1] is run_control():
+                return ended[0]  # a call of the invocation that ended (a sibling raised)
             latest = None if thread is None else self._threads.get(thread)
             if latest is not None and latest.active:
-                return latest  # resumed after an interrupt: the run token is not checkpointed
-            # resumed in another process: continue from the checkpointed state (under the
-            # lock, so parallel tool calls of that run find one session, not one each)
-            return self.begin(state, runtime, token or (uuid.uuid4().hex if thread else ""))
+                return latest  # resumed after an interrupt, the token lost or unknown
+            # resumed in another process (the token is unknown here), or a later
+            # invocation re-running the steps an ended one left (the token is spent):
+            # continue from the checkpointed state, under the lock, so parallel tool
+            # calls of that run find one session, not one each
+            if token is None or ended is not None:
+                token = uuid.uuid4().hex if thread else ""
+            return self.begin(state, runtime, token)
 
     def end(self, session: GuardSession) -> None:
         """Finish the session for good: later tool calls of its invocation are refused."""
         session.closed = True
         session.finish_run()
+        control = run_control()
         with self._lock:
+            self._tokens.pop(session, None)
             for token in [t for t, s in self._runs.items() if s is session]:
                 del self._runs[token]
-                self._ended[token] = session
+                self._ended[token] = (session, control)
                 while len(self._ended) > self.keep_threads:
                     self._ended.popitem(last=False)
             self.last = session
@@ -144,4 +187,29 @@ def thread_of(runtime: Any) -> str | None:
     return None if thread is None else str(thread)
 
 
-__all__ = ["RUN_KEY", "STATE_KEY", "AgentGuardState", "Invocations", "state_value", "thread_of"]
+def run_control() -> object:
+    """The ``RunControl`` of the graph invocation the caller runs in: LangGraph makes a
+    fresh one per top-level ``invoke`` (a subgraph shares its parent's), so it tells the
+    calls of the invocation that ended a session from a later invocation re-running
+    what that one left. None outside a graph, or on a LangGraph without it."""
+    from langgraph.runtime import get_runtime
+
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a runnable context
+        return None
+    return getattr(runtime, "control", None)
+
+
+__all__ = [
+    "RUN_FORMAT",
+    "STATE_KEY",
+    "AgentGuardState",
+    "Invocations",
+    "read_run_document",
+    "run_control",
+    "run_document",
+    "saved_firewall",
+    "state_value",
+    "thread_of",
+]

@@ -23,6 +23,7 @@ from agentguard.scoring.inputs import SpecLike
 
 try:
     from langchain_core.messages import ToolMessage
+    from pydantic_core import SchemaValidator
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain-core") from exc
 
@@ -201,9 +202,15 @@ class _Validators:
 
 
 def _validator(tool: Any) -> Callable[[Any], Any] | None:
-    validate: Callable[[Any], Any] | None = getattr(
-        getattr(tool, "tool_call_schema", None), "model_validate", None
-    )
+    """The schema's validator: for a pydantic v2 model, its core validator's
+    ``validate_python`` (what ``model_validate`` calls with its default arguments, without
+    the classmethod's own frame and keywords on every call), else ``model_validate``."""
+    schema = getattr(tool, "tool_call_schema", None)
+    core = getattr(schema, "__pydantic_validator__", None)
+    if isinstance(core, SchemaValidator) and getattr(schema, "__pydantic_complete__", False):
+        fast: Callable[[Any], Any] = core.validate_python
+        return fast
+    validate: Callable[[Any], Any] | None = getattr(schema, "model_validate", None)
     return validate
 
 

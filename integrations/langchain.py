@@ -4,14 +4,16 @@
 ``create_agent(model, tools, middleware=[...])``:
 
 * ``before_agent`` starts a session (firewall, attempts) for the invocation and names it
-  in the graph state (``agentguard_run``, an ``UntrackedValue``: per invocation, never
-  checkpointed); every later hook and tool call finds its session by that name, so one
-  agent can be invoked from many threads or asyncio tasks at once;
-* ``after_agent`` saves the firewall state into the graph state (``agentguard_firewall``,
-  checkpointed with the conversation) and finishes the session (deferred constraints are
-  evaluated there, also when the run was ended early). With a checkpointer, the next
-  invocation on the same ``thread_id`` restores it: the trace continues across turns, in
-  this process or another;
+  in the graph state: the guard's one private key, ``agentguard_firewall`` (checkpointed
+  with the conversation), holds a run token beside the saved firewall state
+  (``_langchain_sessions.run_document``); every later hook and tool call finds its
+  session by that token, so one agent can be invoked from many threads or asyncio tasks
+  at once;
+* ``after_agent`` saves the firewall state into that key (the token spent) and finishes
+  the session (deferred constraints are evaluated there, also when the run was ended
+  early). With a checkpointer, the next invocation on the same ``thread_id`` restores
+  it: the trace continues across turns, in this process or another
+  (:func:`saved_firewall` reads it from a graph state);
 * ``wrap_model_call`` sees each model turn inside the model node, before any tool runs
   (hooks of their own, ``before_model`` / ``after_model``, would add two graph nodes to
   every step, each costing LangGraph more than the check). Given a ``thread_id``, it
@@ -77,10 +79,13 @@ from agentguard.guard import GuardOptions, GuardSession
 from agentguard.scoring.inputs import SpecLike
 
 from ._langchain_sessions import (
-    RUN_KEY,
     STATE_KEY,
     AgentGuardState,
     Invocations,
+    read_run_document,
+    run_document,
+    saved_firewall,
+    state_value,
     thread_of,
 )
 from ._langchain_tools import ToolGate, ToolNodeGuard, guard_tool_node
@@ -164,17 +169,23 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         token = uuid.uuid4().hex
         self._invocations.begin(state, runtime, token)
-        return {RUN_KEY: token}
+        # the token names this invocation to every later hook; the state it was restored
+        # from stays beside it until the first save (``resume=False`` keeps it unread)
+        return {STATE_KEY: run_document(token, _previous(state))}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         session = self._session(state, runtime)
-        keep = self.resume and thread_of(runtime) is not None  # no thread, no checkpoint
-        saved = session.save_state() if keep else None
+        thread = thread_of(runtime)
+        saved = session.save_state() if self.resume and thread is not None else None
         self._invocations.end(session)
-        return None if saved is None else {STATE_KEY: saved}
+        if thread is None:  # no thread, no checkpoint
+            return None
+        # the token is spent: a later invocation re-running this thread's steps without
+        # ``before_agent`` (``invoke(None)`` after ``update_state``) begins a session
+        return {STATE_KEY: run_document(None, _previous(state) if saved is None else saved)}
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
@@ -208,11 +219,17 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         resumed elsewhere continues from here; needs a ``thread_id``."""
         runtime = request.runtime
         session = self._session(request.state, runtime)
-        saved = None
-        if self.resume and thread_of(runtime) is not None:
-            saved = session.save_state()
         turn = ModelTurn(session, self._dialogue(session), request)
-        return turn, None if saved is None else {STATE_KEY: saved}
+        if not self.resume or thread_of(runtime) is None:
+            return turn, None
+        return turn, self._checkpoint(session)
+
+    def _checkpoint(self, session: GuardSession) -> dict[str, Any] | None:
+        """The state update saving the running session's firewall state with its token."""
+        saved = session.save_state()
+        if saved is None:
+            return None
+        return {STATE_KEY: run_document(self._invocations.token_of(session), saved)}
 
     def _dialogue(self, session: GuardSession) -> Dialogue:
         dialogue = self._dialogues.get(session)  # known after the first turn: no lock
@@ -265,8 +282,7 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if not self.resume or thread_of(runtime) is None:
             return None
-        saved = self._session(state, runtime).save_state()
-        return None if saved is None else {STATE_KEY: saved}
+        return self._checkpoint(self._session(state, runtime))
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
@@ -360,6 +376,11 @@ def interrupt_approver(request: ApprovalRequest) -> Approval:
     return Approval.from_value(interrupt({"agentguard": "approval", **request.to_dict()}))
 
 
+def _previous(state: Any) -> Any:
+    """The firewall state checkpointed under :data:`STATE_KEY` before this invocation."""
+    return read_run_document(state_value(state, STATE_KEY))[1]
+
+
 def _loaded(spec: Any, registry: Any) -> Any:
     """Parse the spec once, not once per invocation (the one rule: scoring/inputs.py)."""
     from agentguard.scoring.inputs import coerce_spec
@@ -368,11 +389,11 @@ def _loaded(spec: Any, registry: Any) -> Any:
 
 
 __all__ = [
-    "RUN_KEY",
     "STATE_KEY",
     "AgentGuardMiddleware",
     "AgentGuardState",
     "ToolNodeGuard",
     "guard_tool_node",
     "interrupt_approver",
+    "saved_firewall",
 ]

@@ -10,10 +10,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from integrations.langchain import STATE_KEY, AgentGuardMiddleware, guard_tool_node
+    from integrations.langchain import (
+        STATE_KEY,
+        AgentGuardMiddleware,
+        guard_tool_node,
+        saved_firewall,
+    )
     from integrations.smolagents import ExposedToolsError, ToolArgumentsError, bind_arguments
 else:
-    from agentguard.integrations.langchain import STATE_KEY, AgentGuardMiddleware, guard_tool_node
+    from agentguard.integrations.langchain import (
+        STATE_KEY,
+        AgentGuardMiddleware,
+        guard_tool_node,
+        saved_firewall,
+    )
     from agentguard.integrations.smolagents import (
         ExposedToolsError,
         ToolArgumentsError,
@@ -27,4 +37,5 @@ __all__ = [
     "ToolArgumentsError",
     "bind_arguments",
     "guard_tool_node",
+    "saved_firewall",
 ]

@@ -274,3 +274,31 @@ def test_the_remembered_validator_follows_a_reassigned_schema() -> None:
     assert problem is not None
     assert problem.startswith("order_id:")
     assert _invalid_arguments(lookup, {"order_id": 7}) is None
+
+
+def test_the_validator_is_the_schemas_core_validator() -> None:
+    """A pydantic v2 tool schema is checked by its core validator, which rejects exactly
+    what model_validate rejects, with the same errors."""
+    from pydantic import ValidationError
+    from pydantic_core import SchemaValidator
+
+    from integrations._langchain_tools import _validator
+
+    @tool
+    def refund(order_id: str, amount: float) -> str:
+        """Refund an order."""
+        return order_id
+
+    validate = _validator(refund)
+    assert validate is not None
+    assert isinstance(getattr(validate, "__self__", None), SchemaValidator)
+    schema = refund.tool_call_schema
+    assert isinstance(schema, type)
+    good = {"order_id": "A1", "amount": "5"}
+    assert validate(good) == schema.model_validate(good)
+    for bad in ({"order_id": "A1"}, {"order_id": 1, "amount": "five"}):
+        with pytest.raises(ValidationError) as fast:
+            validate(bad)
+        with pytest.raises(ValidationError) as slow:
+            schema.model_validate(bad)
+        assert fast.value.errors() == slow.value.errors()

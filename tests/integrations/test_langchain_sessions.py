@@ -25,7 +25,7 @@ from agentguard import Spec
 from agentguard.enforcement.firewall import Firewall
 from agentguard.testing.langchain_models import ScriptedChatModel, Step, call
 from tests.integrations._adapter_specs import rules
-from tests.integrations.adapters import STATE_KEY, AgentGuardMiddleware
+from tests.integrations.adapters import STATE_KEY, AgentGuardMiddleware, saved_firewall
 
 RUNS = 4
 WAIT = 20.0  # seconds a barrier waits before failing the test instead of hanging it
@@ -282,7 +282,8 @@ class TestResumedThreads:
         saver = InMemorySaver()
         first = self._agent(AgentGuardMiddleware(refund_spec()), self.TURN_1, saver)
         self.ask(first, "verify me", "t")
-        saved = first.get_state({"configurable": {"thread_id": "t"}}).values[STATE_KEY]
+        saved = saved_firewall(first.get_state({"configurable": {"thread_id": "t"}}).values)
+        assert saved is not None
         assert json.loads(json.dumps(saved)) == saved
         assert Firewall.restore(refund_spec(), saved).trace.names == (
             "verify_identity",
