@@ -51,10 +51,35 @@ class AgentGuardState(AgentState[Any]):
     agentguard_firewall: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
 
 
-def run_document(token: str | None, firewall: Mapping[str, Any] | None) -> dict[str, Any]:
+def run_document(
+    token: str | None,
+    firewall: Mapping[str, Any] | None,
+    dialogue: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The value stored under :data:`STATE_KEY`: ``token`` names the running invocation
-    (None once it has ended), ``firewall`` is a ``Firewall.save()`` document or None."""
-    return {"format": RUN_FORMAT, "run": token, "firewall": firewall}
+    (None once it has ended), ``firewall`` is a ``Firewall.save()`` document or None,
+    ``dialogue`` how far the run has read the conversation (``{"read": n, "last_id":
+    id}``, the Dialogue's position; absent: from the start), so that the next invocation
+    on the thread observes only the messages added since, not the earlier turns again."""
+    doc: dict[str, Any] = {"format": RUN_FORMAT, "run": token, "firewall": firewall}
+    if dialogue is not None:
+        doc["dialogue"] = dict(dialogue)
+    return doc
+
+
+def saved_dialogue(value: Any) -> dict[str, Any] | None:
+    """The dialogue position in a :data:`STATE_KEY` value, when it holds a well-formed
+    one (a malformed or absent one reads the conversation from the start, as before
+    positions were saved)."""
+    if type(value) is not dict or value.get("format") != RUN_FORMAT:
+        return None
+    found = value.get("dialogue")
+    if type(found) is not dict:
+        return None
+    read, last = found.get("read"), found.get("last_id")
+    if type(read) is not int or read < 0 or not (last is None or type(last) is str):
+        return None
+    return {"read": read, "last_id": last}
 
 
 def read_run_document(value: Any) -> tuple[str | None, Any]:
@@ -209,6 +234,7 @@ __all__ = [
     "read_run_document",
     "run_control",
     "run_document",
+    "saved_dialogue",
     "saved_firewall",
     "state_value",
     "thread_of",

@@ -42,9 +42,17 @@ class Dialogue:
 
     __slots__ = ("_last_id", "_read")
 
-    def __init__(self) -> None:
+    def __init__(self, position: Mapping[str, Any] | None = None) -> None:
+        """``position``: where an earlier invocation of the run got to (:meth:`position`,
+        saved in the checkpoint), or None: the conversation is read from the start."""
         self._read = 0
         self._last_id: str | None = None
+        if position is not None:
+            self._read, self._last_id = position["read"], position["last_id"]
+
+    def position(self) -> dict[str, Any] | None:
+        """How far the conversation has been read, for the checkpoint (None: not yet)."""
+        return {"read": self._read, "last_id": self._last_id} if self._read else None
 
     def observe(self, session: GuardSession, history: Sequence[Any], new: Sequence[Any]) -> None:
         """The user turns the agent received (``HumanMessage``, not agentguard's own notes)

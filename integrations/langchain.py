@@ -84,6 +84,7 @@ from ._langchain_sessions import (
     Invocations,
     read_run_document,
     run_document,
+    saved_dialogue,
     saved_firewall,
     state_value,
     thread_of,
@@ -168,10 +169,14 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # run lifecycle ----------------------------------------------------------------
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         token = uuid.uuid4().hex
-        self._invocations.begin(state, runtime, token)
+        session = self._invocations.begin(state, runtime, token)
+        position = saved_dialogue(state_value(state, STATE_KEY)) if self.resume else None
+        if position is not None:  # the run goes on: earlier turns' messages are not new
+            with self._lock:
+                self._dialogues[session] = Dialogue(position)
         # the token names this invocation to every later hook; the state it was restored
         # from stays beside it until the first save (``resume=False`` keeps it unread)
-        return {STATE_KEY: run_document(token, _previous(state))}
+        return {STATE_KEY: run_document(token, _previous(state), position)}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
@@ -185,7 +190,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return None
         # the token is spent: a later invocation re-running this thread's steps without
         # ``before_agent`` (``invoke(None)`` after ``update_state``) begins a session
-        return {STATE_KEY: run_document(None, _previous(state) if saved is None else saved)}
+        previous = _previous(state) if saved is None else saved
+        return {STATE_KEY: run_document(None, previous, self._position(session, state))}
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
@@ -229,7 +235,16 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         saved = session.save_state()
         if saved is None:
             return None
-        return {STATE_KEY: run_document(self._invocations.token_of(session), saved)}
+        token = self._invocations.token_of(session)
+        return {STATE_KEY: run_document(token, saved, self._position(session, None))}
+
+    def _position(self, session: GuardSession, state: Any) -> dict[str, Any] | None:
+        """How far ``session`` has read the conversation, for the checkpoint; before its
+        first turn, where the checkpoint it continues had got to (``state``'s)."""
+        dialogue = self._dialogues.get(session)
+        if dialogue is not None:
+            return dialogue.position()
+        return saved_dialogue(state_value(state, STATE_KEY)) if state is not None else None
 
     def _dialogue(self, session: GuardSession) -> Dialogue:
         dialogue = self._dialogues.get(session)  # known after the first turn: no lock

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from agentguard.errors import ToolMismatchWarning
 from agentguard.language import ast as A
 from agentguard.language.walk import subformulas
+from agentguard.trace.call_fields import DIALOGUE_NAMES
 
 IMPLICIT_TOOLS = frozenset({"final_answer"})
 """Tools a spec may name without declaring them (the firewall's final tool)."""
@@ -96,8 +97,8 @@ def compare_tools(
     """
     out: list[ToolMismatch] = []
     for name in spec_tool_names(spec):
-        if name in agent_tools or name in implicit:
-            continue
+        if name in agent_tools or name in implicit or name in DIALOGUE_NAMES:
+            continue  # (user_message / assistant_message: the conversation, no agent tool)
         close = difflib.get_close_matches(name, list(agent_tools), n=1, cutoff=0.6)
         have = (
             f"the agent has {close[0]!r}"

@@ -55,6 +55,14 @@ def test_matching_tools_are_silent() -> None:
     assert _no_warnings(lambda: Firewall(spec, agent_tools=AGENT_TOOLS)) == []
 
 
+def test_dialogue_events_are_no_tools_the_agent_lacks() -> None:
+    """A spec judging user_message / assistant_message warns of no missing tool: those
+    are the conversation's events, never an agent's tools."""
+    text = SPEC.replace("get_user_detail", "get_user_details")
+    spec = parse_spec(text + "\nconstraint heard := G(user_message -> F assistant_message)\n")
+    assert _no_warnings(lambda: Firewall(spec, agent_tools=AGENT_TOOLS)) == []
+
+
 def test_without_agent_tools_nothing_is_compared() -> None:
     """A bare Firewall (tools unknown) compares nothing."""
     assert _no_warnings(lambda: Firewall(parse_spec(SPEC))) == []

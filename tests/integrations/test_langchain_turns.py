@@ -97,6 +97,50 @@ def test_every_user_turn_is_observed_once_over_many_turns() -> None:
     assert len([c for c in trace if c.name == "assistant_message"]) == 6
 
 
+@pytest.mark.parametrize("approver", [None, approve], ids=["in-model-node", "after-model"])
+def test_turns_on_a_thread_observe_each_user_message_once(approver: Any) -> None:
+    """Three invocations on one checkpointed thread: each user message is in the trace
+    once, in order, though every invocation's history holds the earlier turns (the run
+    document keeps how far the run has read the conversation)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    middleware = AgentGuardMiddleware(DIALOGUE, approver=approver)
+    agent = create_agent(
+        ScriptedChatModel(["a", "b", "c"]),
+        [lookup_order],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "T"}}
+    for text in ("one", "two", "three"):
+        agent.invoke({"messages": [HumanMessage(text)]}, config)
+    session = middleware.session_for("T")
+    assert session is not None
+    names = [c.name for c in session.trace]
+    users = [c.args["text"] for c in session.trace if c.name == "user_message"]
+    assert users == ["one", "two", "three"]
+    assert names.count("assistant_message") == 3
+    report = session.report
+    assert report is not None and report.compliance.score == 1.0
+    # a fresh middleware (another process) continuing the thread reads on from there too
+    later = AgentGuardMiddleware(DIALOGUE, approver=approver)
+    again = create_agent(
+        ScriptedChatModel(["d"]),
+        [lookup_order],
+        middleware=[later],
+        checkpointer=agent.checkpointer,
+    )
+    again.invoke({"messages": [HumanMessage("four")]}, config)
+    resumed = later.session_for("T")
+    assert resumed is not None
+    assert [c.args["text"] for c in resumed.trace if c.name == "user_message"] == [
+        "one",
+        "two",
+        "three",
+        "four",
+    ]
+
+
 def test_a_rewritten_history_is_read_again_whole_without_repeating_events() -> None:
     """When the conversation changed behind the middleware's back (messages removed or
     replaced), the turn reads all of it again; already observed messages stay observed
