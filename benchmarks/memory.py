@@ -13,7 +13,12 @@ resident set size (``/proc/self/statm``, after a full garbage collection) every
 * ``firewall+log``: ``Firewall(spec, log_path=...)``, the JSONL decision log on (the
   full history is on disk);
 * ``firewall+trace``: ``Firewall(spec, keep_trace=True)``, the opt-in in-memory trace
-  and every decision (what guard sessions keep for an agent run's export).
+  and every decision (what guard sessions keep for an agent run's export);
+* ``firewall+fo``: ``Firewall(spec)`` on the first-order workload of
+  ``benchmarks/online.py`` (50 ``forall`` constraints sharing two tools, calls with
+  arguments) over 10,000 distinct ids used again and again: a first-order monitor keeps
+  state per value, so its memory grows with the distinct values seen (here until all
+  10,000 are), not with the run's length.
 
 The ratio printed is each Firewall configuration's growth over the bare monitor's,
 measured in the same run. Target: <= 15 MB growth over 300k calls for the default
@@ -36,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-CONFIGS = ("monitor", "firewall", "firewall+log", "firewall+trace")
+CONFIGS = ("monitor", "firewall", "firewall+log", "firewall+trace", "firewall+fo")
+FO_VALUES = 10_000
+"""Distinct ids of the first-order configuration."""
 
 
 def rss_mb() -> float:
@@ -66,6 +73,16 @@ def child(config: str, calls: int, every: int) -> dict[str, Any]:
             monitor.step(Call(name, empty, "ok"))
             if i % every == 0:
                 samples.append((i, rss_mb()))
+    elif config == "firewall+fo":
+        fw = Firewall(parse_spec(first_order_spec()))
+        samples.append((0, rss_mb()))
+        for i in range(1, calls + 1):
+            v = (i // 2) % FO_VALUES
+            name, args = ("open", {"id": v}) if i % 2 else ("use", {"id": v, "lane": i % 50})
+            if fw.propose(name, args).executes:
+                fw.record(name, args, "ok")
+            if i % every == 0:
+                samples.append((i, rss_mb()))
     else:
         log = Path(tempfile.mkdtemp()) / "log.jsonl" if config == "firewall+log" else None
         fw = Firewall(spec, log_path=log, keep_trace=config == "firewall+trace")
@@ -82,6 +99,18 @@ def child(config: str, calls: int, every: int) -> dict[str, Any]:
         "rss_mb": samples,
         "growth_mb": round(samples[-1][1] - samples[0][1], 2),
     }
+
+
+def first_order_spec() -> str:
+    """benchmarks/online.py's shared first-order spec: 50 ``forall`` constraints over
+    the same two tools."""
+    lines = ["spec fo", "tool open(id: int)", "tool use(id: int, lane: int)"]
+    lines += [
+        f"constraint fo{k} severity TOLERATE := "
+        f"forall o: G(use(id = o, lane = {k}) -> O open(id = o))"
+        for k in range(50)
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command = [sys.executable, __file__, "--calls", str(calls), "--every", str(every)]
     results = {}
-    for pair in (CONFIGS[:2], CONFIGS[2:]):  # two fresh processes at a time
+    for pair in (CONFIGS[:2], CONFIGS[2:4], CONFIGS[4:]):  # two fresh processes at a time
         procs = {
             c: subprocess.Popen([*command, "--child", c], stdout=subprocess.PIPE, text=True)
             for c in pair
@@ -121,7 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"results": results, "ratios": ratios, **target}, indent=2))
         return 0
-    print(f"RSS growth over {calls:,} calls (shared 35-constraint workload), fresh process each")
+    print(
+        f"RSS growth over {calls:,} calls (shared 35-constraint workload; firewall+fo: 50 "
+        f"first-order constraints over {FO_VALUES:,} ids), fresh process each"
+    )
     for config, r in results.items():
         curve = "  ".join(f"{n // 1000}k:{mb:.0f}" for n, mb in r["rss_mb"])
         print(
