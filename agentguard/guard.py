@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from typing_extensions import Unpack
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
+from agentguard.enforcement.flight import FirewallProtocolError
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
 from agentguard.guard_shared import (
+    EXECUTING,
     AlreadyGuardedError,
     DecisionListener,
     FirewallFactory,
@@ -274,9 +276,10 @@ class GuardSession:
         call is refused.
         """
         with self._lock:
-            decision = self._collect(name, args, tool_call_id)
-            if decision is not None:
-                return decision
+            if tool_call_id is not None or name in self._predecided:
+                decision = self._collect(name, args, tool_call_id)
+                if decision is not None:
+                    return decision
             if self.closed:
                 message = f"agentguard did not run {name}: the run already ended."
                 return Decision(Action.BLOCK, name, dict(args), message=message)
@@ -285,12 +288,52 @@ class GuardSession:
             self._note(decision, firewall)
         return decision
 
+    def propose_and_start(self, name: str, args: Mapping[str, Any]) -> Decision:
+        """:meth:`propose` (naming no tool-call id), then :meth:`start` if the call may
+        run: the decision it runs under, or the refusal of either step.
+
+        What a tool gate does right before the tool body. The usual call (this tool's
+        only batch decision is waiting for it, holding the very same argument objects)
+        is collected here in one lock round trip, as ``_collect`` would collect it;
+        any other is proposed as :meth:`propose` does.
+        """
+        with self._lock:
+            decision: Decision | None = None
+            queue = self._predecided.get(name)
+            if queue is not None and len(queue) == 1:
+                entry = queue[0]
+                proposed = entry.decision.args
+                if len(proposed) == len(args):
+                    for key, value in args.items():  # _same_values, inlined
+                        if proposed.get(key, _MISSING) is not value:
+                            break
+                    else:  # taken as _take takes it: the queue empties
+                        del self._predecided[name]
+                        tool_call_id = entry.tool_call_id
+                        by_id = self._predecided_ids
+                        if tool_call_id is not None and by_id.get(tool_call_id) is entry:
+                            del by_id[tool_call_id]
+                        decision = entry.decision
+            if decision is None:
+                decision = self.propose(name, args)
+        if decision.action not in EXECUTING:
+            return decision
+        # start, inlined
+        firewall = self._owners.get(decision.call_id)  # one dict read: GIL-atomic, no lock
+        if firewall is None:
+            return decision
+        started = firewall.start(decision)
+        if started is not decision:
+            self._restarted(decision, started)
+        return started
+
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
         with self._lock:
             firewall = self._firewall or self.firewall
             decisions = firewall.propose_batch(calls)
             pending, by_id = self._predecided, self._predecided_ids
+            owners, attempts = self._owners, self.attempts
             for call, decision in zip(calls, decisions, strict=True):
                 name, tool_call_id = call[0], call[2] if len(call) == 3 else None
                 entry = _Pending(decision, name, tool_call_id)
@@ -301,7 +344,15 @@ class GuardSession:
                     queue.append(entry)
                 if tool_call_id is not None and tool_call_id not in by_id:
                     by_id[tool_call_id] = entry
-                self._note(decision, firewall)
+                # _note, inlined (one frame less per call)
+                action = decision.action
+                if action in EXECUTING and decision.call_id:
+                    owners[decision.call_id] = firewall
+                attempts.append(decision)
+                if action is Action.STOP and self.stop is None:
+                    self.stop = decision
+                if self._on_decision is not None:
+                    self._on_decision(decision)
         return decisions
 
     def _collect(
@@ -354,11 +405,16 @@ class GuardSession:
             return decision  # not one of this run's calls in flight (a stand-in firewall)
         started = firewall.start(decision)
         if started is not decision:
-            with self._lock:
-                self._note(started)
-                if not started.executes:
-                    self._owners.pop(decision.call_id, None)
+            self._restarted(decision, started)
         return started
+
+    def _restarted(self, decision: Decision, started: Decision) -> None:
+        """``start`` answered with a new decision (a re-check, a refusal): noted; a
+        refused call is no longer in flight."""
+        with self._lock:
+            self._note(started)
+            if not started.executes:
+                self._owners.pop(decision.call_id, None)
 
     def complete(
         self,
@@ -373,12 +429,15 @@ class GuardSession:
         """
         firewall = self._owners.pop(decision.call_id, None)  # GIL-atomic: no lock needed
         if firewall is None:  # a stand-in firewall without the protocol's bookkeeping
-            firewall = self.firewall
+            firewall = self._firewall or self.firewall
             found = list(firewall.record(decision.tool, decision.args, result))
         else:
-            if not firewall.is_in_flight(decision):
+            try:  # asked first, not after: in flight is the usual answer
+                found = list(firewall.complete(decision, result, error=error))
+            except FirewallProtocolError:  # raised before anything changed
+                if firewall.is_in_flight(decision):
+                    raise
                 return  # the run ended first and logged the call as unfinished
-            found = list(firewall.complete(decision, result, error=error))
         if found or firewall.stopped:  # else there is nothing to note
             with self._lock:
                 self._after(firewall, decision.tool, decision.args, found)

@@ -73,14 +73,18 @@ def batch_checked(
         if len(tool_calls) > 1:  # one call's id cannot repeat
             unique_ids(tool_calls)
         tools = agent.tools
-        calls = [
-            (c.function.name, _arguments(agent, c.function.arguments), str(c.id))
-            for c in tool_calls
-            if c.function.name != FINAL_TOOL and c.function.name in tools
-        ]
+        calls = []
+        for c in tool_calls:  # a loop, not a comprehension: no frame per turn
+            function = c.function
+            name = function.name
+            if name != FINAL_TOOL and name in tools:
+                arguments = function.arguments
+                if type(arguments) is not dict or getattr(agent, "state", None):
+                    arguments = _arguments(agent, arguments)  # else _arguments' answer
+                calls.append((name, arguments, str(c.id)))
         if calls:
             for decision in session.propose_batch(calls):  # a loop: no generator per turn
-                if decision.action is Action.STOP:
+                if decision.action is _STOP:
                     reason = f"a call of the same turn stopped the run ({decision.tool})"
                     session.withdraw_unclaimed(reason)
                     raise RunStopped(decision)
@@ -130,6 +134,9 @@ def withdraw_unrun(
             REACHED.reached = False
 
     return execute_tool_call
+
+
+_STOP = Action.STOP
 
 
 def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
