@@ -121,30 +121,26 @@ def _same_values(proposed: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
 _MISSING: Any = object()
 
 
-class _Pending:
-    """A batch decision no call has collected yet, under the name and tool-call id it was
-    proposed with; the key (:func:`_key`) of its arguments (the firewall's copy, on the
-    decision: what was approved, whatever the framework does to its own dict after) is
-    rendered only if a call must be matched by it."""
+_Pending = tuple[Decision, str, "str | None", list[tuple[str, Hashable]]]
+"""A batch decision no call has collected yet: ``(decision, name, tool_call_id, key)``,
+under the name and tool-call id it was proposed with. ``key`` holds the key
+(:func:`_key`) of the decision's arguments (the firewall's copy: what was approved,
+whatever the framework does to its own dict after) once a call had to be matched by it,
+so a scan renders it at most once. A tuple, built once per proposed call: a class's
+constructor costs four times as much."""
 
-    __slots__ = ("decision", "key", "name", "tool_call_id")
 
-    def __init__(self, decision: Decision, name: str, tool_call_id: str | None) -> None:
-        self.decision = decision
-        self.name = name
-        self.tool_call_id = tool_call_id
-        self.key: tuple[str, Hashable] | None = None
-
-    def matches(self, name: str, args: Mapping[str, Any], key: list[tuple[str, Hashable]]) -> bool:
-        """Is ``args`` this call's arguments (same key)? ``key`` holds the caller's key
-        once rendered, so a scan renders it at most once."""
-        if _same_values(self.decision.args, args):
-            return True
-        if self.key is None:
-            self.key = _key(self.name, self.decision.args)
-        if not key:
-            key.append(_key(name, args))
-        return self.key == key[0]
+def _matches(entry: _Pending, args: Mapping[str, Any], key: list[tuple[str, Hashable]]) -> bool:
+    """Is ``args`` the arguments of the call ``entry`` decided (same key)? ``key`` holds
+    the caller's key once rendered, so a scan renders it at most once."""
+    decision, name, _, rendered = entry
+    if _same_values(decision.args, args):
+        return True
+    if not rendered:
+        rendered.append(_key(name, decision.args))
+    if not key:
+        key.append(_key(name, args))
+    return rendered[0] == key[0]
 
 
 class GuardSession:
@@ -297,25 +293,28 @@ class GuardSession:
         is collected here in one lock round trip, as ``_collect`` would collect it;
         any other is proposed as :meth:`propose` does.
         """
-        with self._lock:
-            decision: Decision | None = None
+        lock = self._lock
+        lock.acquire()  # not ``with``: its special-method lookups cost as much as the lock
+        try:
+            found: Decision | None = None
             queue = self._predecided.get(name)
             if queue is not None and len(queue) == 1:
                 entry = queue[0]
-                proposed = entry.decision.args
+                proposed = entry[0].args
                 if len(proposed) == len(args):
                     for key, value in args.items():  # _same_values, inlined
                         if proposed.get(key, _MISSING) is not value:
                             break
                     else:  # taken as _take takes it: the queue empties
                         del self._predecided[name]
-                        tool_call_id = entry.tool_call_id
+                        tool_call_id = entry[2]
                         by_id = self._predecided_ids
                         if tool_call_id is not None and by_id.get(tool_call_id) is entry:
                             del by_id[tool_call_id]
-                        decision = entry.decision
-            if decision is None:
-                decision = self.propose(name, args)
+                        found = entry[0]
+            decision = self.propose(name, args) if found is None else found
+        finally:
+            lock.release()
         if decision.action not in EXECUTING:
             return decision
         # start, inlined
@@ -329,14 +328,21 @@ class GuardSession:
 
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: its special-method lookups cost as much as the lock
+        try:
             firewall = self._firewall or self.firewall
             decisions = firewall.propose_batch(calls)
+            if len(decisions) != len(calls):  # checked first: zip(strict=True) costs more
+                raise AgentGuardError(
+                    f"the firewall answered {len(calls)} proposed call(s) with "
+                    f"{len(decisions)} decision(s)"
+                )
             pending, by_id = self._predecided, self._predecided_ids
             owners, attempts = self._owners, self.attempts
-            for call, decision in zip(calls, decisions, strict=True):
+            for call, decision in zip(calls, decisions):  # noqa: B905 - lengths checked
                 name, tool_call_id = call[0], call[2] if len(call) == 3 else None
-                entry = _Pending(decision, name, tool_call_id)
+                entry: _Pending = (decision, name, tool_call_id, [])
                 queue = pending.get(name)
                 if queue is None:
                     pending[name] = [entry]
@@ -353,6 +359,8 @@ class GuardSession:
                     self.stop = decision
                 if self._on_decision is not None:
                     self._on_decision(decision)
+        finally:
+            lock.release()
         return decisions
 
     def _collect(
@@ -363,17 +371,17 @@ class GuardSession:
         are interchangeable) whose id is this call's, else the first of them."""
         if tool_call_id is not None:
             found = self._predecided_ids.get(tool_call_id)
-            if found is not None and found.decision.tool == name and found.decision.args == args:
+            if found is not None and found[0].tool == name and found[0].args == args:
                 self._take(found)
-                return found.decision
+                return found[0]
         queue = self._predecided.get(name)
         if not queue:
             return None
         key: list[tuple[str, Hashable]] = []
         chosen: _Pending | None = None
         for entry in queue:
-            if entry.matches(name, args, key):
-                if entry.decision.tool_call_id == tool_call_id:
+            if _matches(entry, args, key):
+                if entry[0].tool_call_id == tool_call_id:
                     chosen = entry
                     break
                 if chosen is None:
@@ -381,19 +389,19 @@ class GuardSession:
         if chosen is None:
             return None
         self._take(chosen)
-        return chosen.decision
+        return chosen[0]
 
     def _take(self, entry: _Pending) -> None:
         """Remove a collected batch decision from both indexes (by identity: two identical
         calls' decisions differ only in their ids)."""
-        queue = self._predecided[entry.name]
+        _, name, tool_call_id, _ = entry
+        queue = self._predecided[name]
         for index, pending in enumerate(queue):
             if pending is entry:
                 del queue[index]
                 break
         if not queue:
-            del self._predecided[entry.name]
-        tool_call_id = entry.tool_call_id
+            del self._predecided[name]
         if tool_call_id is not None and self._predecided_ids.get(tool_call_id) is entry:
             del self._predecided_ids[tool_call_id]
 
@@ -430,17 +438,17 @@ class GuardSession:
         firewall = self._owners.pop(decision.call_id, None)  # GIL-atomic: no lock needed
         if firewall is None:  # a stand-in firewall without the protocol's bookkeeping
             firewall = self._firewall or self.firewall
-            found = list(firewall.record(decision.tool, decision.args, result))
+            found = firewall.record(decision.tool, decision.args, result)
         else:
             try:  # asked first, not after: in flight is the usual answer
-                found = list(firewall.complete(decision, result, error=error))
+                found = firewall.complete(decision, result, error=error)
             except FirewallProtocolError:  # raised before anything changed
                 if firewall.is_in_flight(decision):
                     raise
                 return  # the run ended first and logged the call as unfinished
-        if found or firewall.stopped:  # else there is nothing to note
+        if found or firewall.stopped:  # else there is nothing to note (found: a list)
             with self._lock:
-                self._after(firewall, decision.tool, decision.args, found)
+                self._after(firewall, decision.tool, decision.args, list(found))
 
     def withdraw(self, decision: Decision, reason: str) -> None:
         """The call never ran; a decision already resolved is left alone."""
@@ -464,7 +472,7 @@ class GuardSession:
         if not self._predecided:  # the usual case: every call collected its decision
             return
         with self._lock:
-            leftovers = [p.decision for queue in self._predecided.values() for p in queue]
+            leftovers = [p[0] for queue in self._predecided.values() for p in queue]
             self._predecided.clear()
             self._predecided_ids.clear()
             for decision in leftovers:

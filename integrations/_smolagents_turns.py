@@ -119,6 +119,8 @@ def withdraw_unrun(
     reached its tool (rejected arguments) is withdrawn, so its approval does not linger."""
 
     def execute_tool_call(tool_name: str, arguments: Any) -> Any:
+        # read only here, after this reset: a gate since then set it (no reset after:
+        # a nested execution, a managed agent's, resets it first too)
         REACHED.reached = False
         try:
             return execute(tool_name, arguments)
@@ -130,8 +132,6 @@ def withdraw_unrun(
                     f"smolagents did not run it: {type(exc).__name__}: {exc}",
                 )
             raise
-        finally:
-            REACHED.reached = False
 
     return execute_tool_call
 
