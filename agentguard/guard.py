@@ -333,14 +333,17 @@ class GuardSession:
         try:
             firewall = self._firewall or self.firewall
             decisions = firewall.propose_batch(calls)
-            if len(decisions) != len(calls):  # checked first: zip(strict=True) costs more
+            if len(decisions) != len(calls):  # checked first, as zip(strict=True) would after
                 raise AgentGuardError(
                     f"the firewall answered {len(calls)} proposed call(s) with "
                     f"{len(decisions)} decision(s)"
                 )
             pending, by_id = self._predecided, self._predecided_ids
             owners, attempts = self._owners, self.attempts
-            for call, decision in zip(calls, decisions):  # noqa: B905 - lengths checked
+            index = 0  # the calls indexed: zip or enumerate build an iterator per batch
+            for decision in decisions:
+                call = calls[index]
+                index += 1  # noqa: SIM113 - enumerate costs twice a counter per batch
                 name, tool_call_id = call[0], call[2] if len(call) == 3 else None
                 entry: _Pending = (decision, name, tool_call_id, [])
                 queue = pending.get(name)
