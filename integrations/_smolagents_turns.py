@@ -22,11 +22,7 @@ def final_answer_check(session: GuardSession) -> Callable[..., bool]:
         agent: Any = None,  # noqa: ARG001
     ) -> bool:
         arguments = {"answer": _plain(final_answer)}
-        decision = session.propose(FINAL_TOOL, arguments)
-        if decision.action is Action.STOP:
-            raise RunStopped(decision)
-        if decision.executes:
-            decision = session.start(decision)
+        decision = session.propose_and_start(FINAL_TOOL, arguments)
         if decision.action is Action.STOP:
             raise RunStopped(decision)
         if not decision.executes:
@@ -46,9 +42,7 @@ def last_answer_checked(
     def handle_max_steps(task: str) -> Any:
         answer = handle(task)
         arguments = {"answer": _plain(answer)}
-        decision = session.propose(FINAL_TOOL, arguments)
-        if decision.executes:
-            decision = session.start(decision)
+        decision = session.propose_and_start(FINAL_TOOL, arguments)
         if not decision.executes:
             note = f"max steps reached and the final answer is refused: {decision.message}"
             raise RunStopped(replace(decision, action=Action.STOP, message=note))
