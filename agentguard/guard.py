@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from typing_extensions import Unpack
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
+from agentguard.enforcement.flight import FirewallProtocolError
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
 from agentguard.guard_shared import (
+    EXECUTING,
     AlreadyGuardedError,
     DecisionListener,
     FirewallFactory,
@@ -119,30 +121,26 @@ def _same_values(proposed: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
 _MISSING: Any = object()
 
 
-class _Pending:
-    """A batch decision no call has collected yet, under the name and tool-call id it was
-    proposed with; the key (:func:`_key`) of its arguments (the firewall's copy, on the
-    decision: what was approved, whatever the framework does to its own dict after) is
-    rendered only if a call must be matched by it."""
+_Pending = tuple[Decision, str, "str | None", list[tuple[str, Hashable]]]
+"""A batch decision no call has collected yet: ``(decision, name, tool_call_id, key)``,
+under the name and tool-call id it was proposed with. ``key`` holds the key
+(:func:`_key`) of the decision's arguments (the firewall's copy: what was approved,
+whatever the framework does to its own dict after) once a call had to be matched by it,
+so a scan renders it at most once. A tuple, built once per proposed call: a class's
+constructor costs four times as much."""
 
-    __slots__ = ("decision", "key", "name", "tool_call_id")
 
-    def __init__(self, decision: Decision, name: str, tool_call_id: str | None) -> None:
-        self.decision = decision
-        self.name = name
-        self.tool_call_id = tool_call_id
-        self.key: tuple[str, Hashable] | None = None
-
-    def matches(self, name: str, args: Mapping[str, Any], key: list[tuple[str, Hashable]]) -> bool:
-        """Is ``args`` this call's arguments (same key)? ``key`` holds the caller's key
-        once rendered, so a scan renders it at most once."""
-        if _same_values(self.decision.args, args):
-            return True
-        if self.key is None:
-            self.key = _key(self.name, self.decision.args)
-        if not key:
-            key.append(_key(name, args))
-        return self.key == key[0]
+def _matches(entry: _Pending, args: Mapping[str, Any], key: list[tuple[str, Hashable]]) -> bool:
+    """Is ``args`` the arguments of the call ``entry`` decided (same key)? ``key`` holds
+    the caller's key once rendered, so a scan renders it at most once."""
+    decision, name, _, rendered = entry
+    if _same_values(decision.args, args):
+        return True
+    if not rendered:
+        rendered.append(_key(name, decision.args))
+    if not key:
+        key.append(_key(name, args))
+    return rendered[0] == key[0]
 
 
 class GuardSession:
@@ -274,9 +272,10 @@ class GuardSession:
         call is refused.
         """
         with self._lock:
-            decision = self._collect(name, args, tool_call_id)
-            if decision is not None:
-                return decision
+            if tool_call_id is not None or name in self._predecided:
+                decision = self._collect(name, args, tool_call_id)
+                if decision is not None:
+                    return decision
             if self.closed:
                 message = f"agentguard did not run {name}: the run already ended."
                 return Decision(Action.BLOCK, name, dict(args), message=message)
@@ -285,15 +284,68 @@ class GuardSession:
             self._note(decision, firewall)
         return decision
 
+    def propose_and_start(self, name: str, args: Mapping[str, Any]) -> Decision:
+        """:meth:`propose` (naming no tool-call id), then :meth:`start` if the call may
+        run: the decision it runs under, or the refusal of either step.
+
+        What a tool gate does right before the tool body. The usual call (this tool's
+        only batch decision is waiting for it, holding the very same argument objects)
+        is collected here in one lock round trip, as ``_collect`` would collect it;
+        any other is proposed as :meth:`propose` does.
+        """
+        lock = self._lock
+        lock.acquire()  # not ``with``: its special-method lookups cost as much as the lock
+        try:
+            found: Decision | None = None
+            queue = self._predecided.get(name)
+            if queue is not None and len(queue) == 1:
+                entry = queue[0]
+                proposed = entry[0].args
+                if len(proposed) == len(args):
+                    for key, value in args.items():  # _same_values, inlined
+                        if proposed.get(key, _MISSING) is not value:
+                            break
+                    else:  # taken as _take takes it: the queue empties
+                        del self._predecided[name]
+                        tool_call_id = entry[2]
+                        by_id = self._predecided_ids
+                        if tool_call_id is not None and by_id.get(tool_call_id) is entry:
+                            del by_id[tool_call_id]
+                        found = entry[0]
+            decision = self.propose(name, args) if found is None else found
+        finally:
+            lock.release()
+        if decision.action not in EXECUTING:
+            return decision
+        # start, inlined
+        firewall = self._owners.get(decision.call_id)  # one dict read: GIL-atomic, no lock
+        if firewall is None:
+            return decision
+        started = firewall.start(decision)
+        if started is not decision:
+            self._restarted(decision, started)
+        return started
+
     def propose_batch(self, calls: Sequence[ProposedCall]) -> list[Decision]:
         """Check a parallel batch in order before any of it runs; later ``propose`` reuses it."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: its special-method lookups cost as much as the lock
+        try:
             firewall = self._firewall or self.firewall
             decisions = firewall.propose_batch(calls)
+            if len(decisions) != len(calls):  # checked first, as zip(strict=True) would after
+                raise AgentGuardError(
+                    f"the firewall answered {len(calls)} proposed call(s) with "
+                    f"{len(decisions)} decision(s)"
+                )
             pending, by_id = self._predecided, self._predecided_ids
-            for call, decision in zip(calls, decisions, strict=True):
+            owners, attempts = self._owners, self.attempts
+            index = 0  # the calls indexed: zip or enumerate build an iterator per batch
+            for decision in decisions:
+                call = calls[index]
+                index += 1  # noqa: SIM113 - enumerate costs twice a counter per batch
                 name, tool_call_id = call[0], call[2] if len(call) == 3 else None
-                entry = _Pending(decision, name, tool_call_id)
+                entry: _Pending = (decision, name, tool_call_id, [])
                 queue = pending.get(name)
                 if queue is None:
                     pending[name] = [entry]
@@ -301,7 +353,17 @@ class GuardSession:
                     queue.append(entry)
                 if tool_call_id is not None and tool_call_id not in by_id:
                     by_id[tool_call_id] = entry
-                self._note(decision, firewall)
+                # _note, inlined (one frame less per call)
+                action = decision.action
+                if action in EXECUTING and decision.call_id:
+                    owners[decision.call_id] = firewall
+                attempts.append(decision)
+                if action is Action.STOP and self.stop is None:
+                    self.stop = decision
+                if self._on_decision is not None:
+                    self._on_decision(decision)
+        finally:
+            lock.release()
         return decisions
 
     def _collect(
@@ -312,17 +374,17 @@ class GuardSession:
         are interchangeable) whose id is this call's, else the first of them."""
         if tool_call_id is not None:
             found = self._predecided_ids.get(tool_call_id)
-            if found is not None and found.decision.tool == name and found.decision.args == args:
+            if found is not None and found[0].tool == name and found[0].args == args:
                 self._take(found)
-                return found.decision
+                return found[0]
         queue = self._predecided.get(name)
         if not queue:
             return None
         key: list[tuple[str, Hashable]] = []
         chosen: _Pending | None = None
         for entry in queue:
-            if entry.matches(name, args, key):
-                if entry.decision.tool_call_id == tool_call_id:
+            if _matches(entry, args, key):
+                if entry[0].tool_call_id == tool_call_id:
                     chosen = entry
                     break
                 if chosen is None:
@@ -330,19 +392,19 @@ class GuardSession:
         if chosen is None:
             return None
         self._take(chosen)
-        return chosen.decision
+        return chosen[0]
 
     def _take(self, entry: _Pending) -> None:
         """Remove a collected batch decision from both indexes (by identity: two identical
         calls' decisions differ only in their ids)."""
-        queue = self._predecided[entry.name]
+        _, name, tool_call_id, _ = entry
+        queue = self._predecided[name]
         for index, pending in enumerate(queue):
             if pending is entry:
                 del queue[index]
                 break
         if not queue:
-            del self._predecided[entry.name]
-        tool_call_id = entry.tool_call_id
+            del self._predecided[name]
         if tool_call_id is not None and self._predecided_ids.get(tool_call_id) is entry:
             del self._predecided_ids[tool_call_id]
 
@@ -354,11 +416,16 @@ class GuardSession:
             return decision  # not one of this run's calls in flight (a stand-in firewall)
         started = firewall.start(decision)
         if started is not decision:
-            with self._lock:
-                self._note(started)
-                if not started.executes:
-                    self._owners.pop(decision.call_id, None)
+            self._restarted(decision, started)
         return started
+
+    def _restarted(self, decision: Decision, started: Decision) -> None:
+        """``start`` answered with a new decision (a re-check, a refusal): noted; a
+        refused call is no longer in flight."""
+        with self._lock:
+            self._note(started)
+            if not started.executes:
+                self._owners.pop(decision.call_id, None)
 
     def complete(
         self,
@@ -373,15 +440,18 @@ class GuardSession:
         """
         firewall = self._owners.pop(decision.call_id, None)  # GIL-atomic: no lock needed
         if firewall is None:  # a stand-in firewall without the protocol's bookkeeping
-            firewall = self.firewall
-            found = list(firewall.record(decision.tool, decision.args, result))
+            firewall = self._firewall or self.firewall
+            found = firewall.record(decision.tool, decision.args, result)
         else:
-            if not firewall.is_in_flight(decision):
+            try:  # asked first, not after: in flight is the usual answer
+                found = firewall.complete(decision, result, error=error)
+            except FirewallProtocolError:  # raised before anything changed
+                if firewall.is_in_flight(decision):
+                    raise
                 return  # the run ended first and logged the call as unfinished
-            found = list(firewall.complete(decision, result, error=error))
-        if found or firewall.stopped:  # else there is nothing to note
+        if found or firewall.stopped:  # else there is nothing to note (found: a list)
             with self._lock:
-                self._after(firewall, decision.tool, decision.args, found)
+                self._after(firewall, decision.tool, decision.args, list(found))
 
     def withdraw(self, decision: Decision, reason: str) -> None:
         """The call never ran; a decision already resolved is left alone."""
@@ -405,7 +475,7 @@ class GuardSession:
         if not self._predecided:  # the usual case: every call collected its decision
             return
         with self._lock:
-            leftovers = [p.decision for queue in self._predecided.values() for p in queue]
+            leftovers = [p[0] for queue in self._predecided.values() for p in queue]
             self._predecided.clear()
             self._predecided_ids.clear()
             for decision in leftovers:

@@ -7,7 +7,7 @@ modules import this vocabulary without the session's machinery.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.options import FirewallOptions
@@ -21,6 +21,10 @@ FirewallFactory = Callable[[], "Firewall"]
 
 DecisionListener = Callable[[Decision], None]
 """Called with every decision as it is made (the demo prints them live)."""
+
+EXECUTING: Final = frozenset(a for a in Action if a.executes)
+"""The actions whose call runs: ``decision.action in EXECUTING`` is
+``decision.executes`` without its property call (the per-call paths ask it)."""
 
 
 class GuardOptions(FirewallOptions, total=False):
@@ -61,6 +65,7 @@ def blocked_text(decision: Decision) -> str:
 
 
 __all__ = [
+    "EXECUTING",
     "AlreadyGuardedError",
     "DecisionListener",
     "FirewallFactory",

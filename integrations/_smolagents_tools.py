@@ -10,6 +10,7 @@ from typing import Any
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardSession, blocked_text
+from agentguard.guard_shared import EXECUTING
 
 from ._smolagents_errors import ToolArgumentsError, ToolCallBlocked
 
@@ -37,8 +38,7 @@ def guarded_tool(tool: Any, session: GuardSession, *, raise_on_block: bool) -> A
         output_type = tool.output_type
         output_schema = getattr(tool, "output_schema", None)
 
-        def forward(self, *args: Any, **kwargs: Any) -> Any:
-            return gate(args, kwargs)
+        forward = gate  # the method itself: no frame between smolagents and the gate
 
     GuardedTool.__name__ = GuardedTool.__qualname__ = f"Guarded_{tool.name}"
     copy = GuardedTool()
@@ -46,14 +46,15 @@ def guarded_tool(tool: Any, session: GuardSession, *, raise_on_block: bool) -> A
     return copy
 
 
-def _gate(
-    tool: Any, session: GuardSession, *, raise_on_block: bool
-) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable[..., Any]:
+    """The guarded copy's ``forward``: the call proposed and started (one session step,
+    :meth:`GuardSession.propose_and_start`), run, completed."""
     name: str = tool.name
     order = list(tool.inputs)
     # ``Tool.__call__`` with keywords only and no sanitizing (as here) sets the tool up on
     # first use and calls ``forward``: done here directly when the class keeps that call
     plain_call = type(tool).__call__ is smolagents_module().Tool.__call__
+    propose_and_start = session.propose_and_start
 
     def refused(decision: Decision) -> Any:
         if decision.action is Action.STOP:
@@ -62,15 +63,12 @@ def _gate(
             raise ToolCallBlocked(decision)
         return blocked_text(decision)
 
-    def gate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def gate(_self: Any, /, *args: Any, **kwargs: Any) -> Any:
         # a ToolCallingAgent's call passes keywords only: ``forward``'s own new dict of them
         arguments = kwargs if not args else bind_arguments(name, order, args, kwargs)
         REACHED.reached = True  # the framework got as far as the tool: not withdrawn
-        decision = session.propose(name, arguments)
-        if not decision.executes:
-            return refused(decision)
-        started = session.start(decision)
-        if not started.executes:
+        started = propose_and_start(name, arguments)
+        if started.action not in EXECUTING:
             return refused(started)
         try:
             if plain_call and tool.is_initialized and _OWN_KEYWORD not in arguments:

@@ -22,11 +22,7 @@ def final_answer_check(session: GuardSession) -> Callable[..., bool]:
         agent: Any = None,  # noqa: ARG001
     ) -> bool:
         arguments = {"answer": _plain(final_answer)}
-        decision = session.propose(FINAL_TOOL, arguments)
-        if decision.action is Action.STOP:
-            raise RunStopped(decision)
-        if decision.executes:
-            decision = session.start(decision)
+        decision = session.propose_and_start(FINAL_TOOL, arguments)
         if decision.action is Action.STOP:
             raise RunStopped(decision)
         if not decision.executes:
@@ -46,9 +42,7 @@ def last_answer_checked(
     def handle_max_steps(task: str) -> Any:
         answer = handle(task)
         arguments = {"answer": _plain(answer)}
-        decision = session.propose(FINAL_TOOL, arguments)
-        if decision.executes:
-            decision = session.start(decision)
+        decision = session.propose_and_start(FINAL_TOOL, arguments)
         if not decision.executes:
             note = f"max steps reached and the final answer is refused: {decision.message}"
             raise RunStopped(replace(decision, action=Action.STOP, message=note))
@@ -73,14 +67,18 @@ def batch_checked(
         if len(tool_calls) > 1:  # one call's id cannot repeat
             unique_ids(tool_calls)
         tools = agent.tools
-        calls = [
-            (c.function.name, _arguments(agent, c.function.arguments), str(c.id))
-            for c in tool_calls
-            if c.function.name != FINAL_TOOL and c.function.name in tools
-        ]
+        calls = []
+        for c in tool_calls:  # a loop, not a comprehension: no frame per turn
+            function = c.function
+            name = function.name
+            if name != FINAL_TOOL and name in tools:
+                arguments = function.arguments
+                if type(arguments) is not dict or getattr(agent, "state", None):
+                    arguments = _arguments(agent, arguments)  # else _arguments' answer
+                calls.append((name, arguments, str(c.id)))
         if calls:
             for decision in session.propose_batch(calls):  # a loop: no generator per turn
-                if decision.action is Action.STOP:
+                if decision.action is _STOP:
                     reason = f"a call of the same turn stopped the run ({decision.tool})"
                     session.withdraw_unclaimed(reason)
                     raise RunStopped(decision)
@@ -115,6 +113,8 @@ def withdraw_unrun(
     reached its tool (rejected arguments) is withdrawn, so its approval does not linger."""
 
     def execute_tool_call(tool_name: str, arguments: Any) -> Any:
+        # read only here, after this reset: a gate since then set it (no reset after:
+        # a nested execution, a managed agent's, resets it first too)
         REACHED.reached = False
         try:
             return execute(tool_name, arguments)
@@ -126,10 +126,11 @@ def withdraw_unrun(
                     f"smolagents did not run it: {type(exc).__name__}: {exc}",
                 )
             raise
-        finally:
-            REACHED.reached = False
 
     return execute_tool_call
+
+
+_STOP = Action.STOP
 
 
 def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:

@@ -219,3 +219,25 @@ def test_langchain_hooks_benchmark_configurations(monkeypatch: pytest.MonkeyPatc
             assert len(tool_replies) == 2, config
             assert result["messages"][-1].content == "done", config
             assert factory.traceable is traceable, config
+
+
+def test_smolagents_steps_benchmark_configurations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every configuration benchmarks/smolagents_steps.py measures builds an agent that
+    runs its scripted steps to the answer."""
+    import warnings
+
+    from agentguard.errors import ToolMismatchWarning
+
+    benchmarks = EXAMPLES.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # it imports overhead.py from its folder
+    spec = importlib.util.spec_from_file_location(
+        "smolagents_steps", benchmarks / "smolagents_steps.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
+        for config in module.CONFIGURATIONS:
+            assert module._prepare(config, 2)() == "done", config

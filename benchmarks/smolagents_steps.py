@@ -1,0 +1,125 @@
+"""What a smolagents ``ToolCallingAgent`` step costs with the guard, in instructions.
+
+Timing on a shared machine cannot separate a few microseconds of a ~450 µs step;
+instruction counts can. This runs ``overhead.py``'s scripted agent (one tool call per
+model turn, then the answer) in one process under callgrind, each measured run inside
+``sys.call_tracing`` (the collection is dumped before and after it, all threads
+together), after a full collection with the collector's old objects frozen and the
+collector off, so that no collection lands in one run and not another (hash seed fixed).
+
+Two figures per configuration: instructions per further step (a 40-step run minus a
+10-step run, divided by 30: the run's fixed costs, building the firewall, the final
+answer, finishing, cancelled out) and the whole 40-step run divided by its 41 steps (as
+``overhead.py`` divides its times). Configurations: the agent unguarded, the guard
+around an allow-all firewall (the adapter and the session's own work), the real guard.
+
+    python benchmarks/smolagents_steps.py [--json]      # needs valgrind; a few minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+SHORT, LONG = 10, 40
+CONFIGURATIONS = ("unguarded", "adapter_only", "guarded")
+
+
+def _prepare(config: str, steps: int) -> Callable[[], Any]:
+    import overhead  # this folder's, on sys.path when run as a script
+
+    plain, adapter_only, guarded, _ = overhead.smolagents_case(steps, 0.0)
+    return {"unguarded": plain, "adapter_only": adapter_only, "guarded": guarded}[config]()
+
+
+def inner(configs: list[str]) -> None:
+    """The measured process: every configuration twice to warm up, then a short and a
+    long run of each, each inside ``sys.call_tracing`` (where callgrind dumps)."""
+    from agentguard.errors import ToolMismatchWarning
+
+    warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
+    for config in configs:
+        _prepare(config, 3)()
+        _prepare(config, 3)()
+    for steps in (SHORT, LONG):
+        for config in configs:
+            run = _prepare(config, steps)
+            gc.collect()
+            gc.freeze()
+            gc.disable()
+            sys.call_tracing(run, ())
+            gc.enable()
+
+
+def measure(configs: list[str]) -> dict[str, dict[str, int]]:
+    """Instructions per step of each configuration (callgrind, one process)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is needed (apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg"
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--dump-before=sys_call_tracing",
+            "--dump-after=sys_call_tracing",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            __file__,
+            "--inner",
+            *configs,
+        ]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        subprocess.run(command, check=True, env=env, capture_output=True)
+        dumps = sorted(Path(tmp).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
+        totals = [_total(p) for p in dumps]
+    runs = totals[1::2][-2 * len(configs) :]  # a dump before each run, then the run's own
+    short, long = runs[: len(configs)], runs[len(configs) :]
+    return {
+        c: {"further_step": (b - a) // (LONG - SHORT), "whole_run_per_step": b // (LONG + 1)}
+        for c, a, b in zip(configs, short, long, strict=True)
+    }
+
+
+def _total(dump: Path) -> int:
+    for line in dump.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise ValueError(f"{dump}: no totals line")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--inner", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    args = parser.parse_args(argv)
+    if args.inner:
+        inner(args.inner)
+        return 0
+    per_step = measure(list(CONFIGURATIONS))
+    if args.json:
+        print(json.dumps(per_step, indent=2))
+        return 0
+    base = per_step["unguarded"]
+    print("instructions per smolagents agent step (callgrind):")
+    for config, row in per_step.items():
+        further = row["further_step"] - base["further_step"]
+        whole = row["whole_run_per_step"] - base["whole_run_per_step"]
+        print(
+            f"  {config:>12}: further step {row['further_step']:>10,} ({further:+,}); "
+            f"whole run / {LONG + 1} {row['whole_run_per_step']:>10,} ({whole:+,})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
