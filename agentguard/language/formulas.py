@@ -111,6 +111,8 @@ class FormulaPass:
         if isinstance(node, S.Comparison):
             left = self.terms.term(node.left, env)
             right = self.terms.term(node.right, env)
+            if node.op in ("~", "!~"):
+                self.terms.check_pattern(right, node.right, src)
             return A.Compare(left, node.op, right, span)
         raise self.scope.problem(f"{S.describe(node)} is not a formula", span, src)
 

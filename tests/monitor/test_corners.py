@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agentguard import Firewall, parse_spec, verify_trace
 from agentguard.enforcement.decision import Action
+from agentguard.language import ast as A
 from agentguard.language import parse_formula
 from agentguard.monitor import Monitor, Verdict
 from agentguard.monitor.compile import compile_plan
@@ -57,8 +60,8 @@ class TestRegexFromData:
     def test_firewall_finish_reports_not_raises(self) -> None:
         """A pattern from data makes its constraint violated with a located error."""
         spec = parse_spec(
-            'constraint c := G(!a(k ~ "("))\n'
-            "constraint d := forall x in args(b.p): G(!a(k ~ x))\n"
+            "constraint c := forall x in args(b.p): G(!a(k ~ x))\n"
+            "constraint d := forall x in args(b.p): G(!a(k !~ x))\n"
             "constraint e := F a\n"
         )
         fw = Firewall(spec, keep_trace=True)
@@ -70,14 +73,27 @@ class TestRegexFromData:
         assert report.verdicts["c"] is V and report.verdicts["d"] is V
         assert report.verdicts["e"] is S
         errors = {r.name: r.error for r in report.compliance.constraints}
-        assert errors["c"] is not None and "<string>:1:22" in errors["c"]
+        assert errors["c"] is not None and "<string>:1:" in errors["c"]
         assert errors["d"] is not None and "invalid regular expression '('" in errors["d"]
         offline = verify_trace(fw.trace, spec)
         assert offline.constraints == report.compliance.constraints
 
     def test_monitor_peek_reports_the_error(self) -> None:
-        """Peeking a call whose test compiles a bad pattern reports it, never re.error."""
-        m = Monitor(parse_spec('constraint c := G(!a(k ~ "("))\n'))
+        """Peeking a call whose test compiles a bad pattern (a hand-built spec: the
+        parser refuses a constant one) reports it, never re.error."""
+        spec = parse_spec('constraint c := G(!a(k ~ "x"))\n')
+        (c,) = spec.constraints
+        always = c.formula
+        assert isinstance(always, A.Always) and isinstance(always.operand, A.Not)
+        event = always.operand.operand
+        assert isinstance(event, A.Event)
+        bad = dataclasses.replace(event.tests[0], value=A.Literal("("))
+        formula = dataclasses.replace(
+            always, operand=A.Not(dataclasses.replace(event, tests=(bad,)))
+        )
+        m = Monitor(
+            dataclasses.replace(spec, constraints=(dataclasses.replace(c, formula=formula),))
+        )
         peek = m.peek(Call("a", {"k": "zz"}))
         assert peek.verdicts["c"] is V
         assert any("invalid regular expression" in e for e in peek.errors.get("c", ()))

@@ -59,10 +59,13 @@ class TestLiteralIdentity:
 
 
 class TestRegexFromData:
-    def test_string_operand(self) -> None:
-        """An invalid pattern given as a string is a located EvaluationError, not re.error."""
-        with pytest.raises(EvaluationError, match=r'`a\(k ~ "\("\)` at <formula>:1:3'):
-            holds('a(k ~ "(")', calls(("a", {"k": "x"})))
+    def test_a_constant_pattern_is_checked_when_the_spec_is_read(self) -> None:
+        """An invalid pattern written as a string constant is a spec error at its position
+        (as `/.../` is), whether it tests an argument or a term."""
+        with pytest.raises(SpecSemanticError, match=r"1:23: invalid regular expression '\('"):
+            parse_spec('constraint c := a(k ~ "(")')
+        with pytest.raises(SpecSemanticError, match=r"invalid regular expression '\['"):
+            parse_spec('constraint c := forall x in ["a"]: x ~ "["')
 
     def test_variable_bound_to_data(self) -> None:
         """A pattern read from the trace through a variable is a located EvaluationError."""
@@ -71,14 +74,19 @@ class TestRegexFromData:
             holds("exists x in args(a.p): a(k ~ x)", trace)
 
     def test_comparison_operand(self) -> None:
-        """A `~` comparison between terms reports the comparison."""
-        with pytest.raises(EvaluationError, match=r"in `x ~ \"\[\"`"):
-            holds('forall x in ["a"]: x ~ "["', calls(("a", {})))
+        """A `~` comparison between terms, its pattern from data, reports the comparison."""
+        with pytest.raises(EvaluationError, match=r"in `x ~ y`"):
+            holds(
+                "forall x in args(a.k): forall y in args(a.p): x ~ y",
+                calls(("a", {"k": "a", "p": "["})),
+            )
 
     def test_verify_trace_scores_the_others(self) -> None:
         """verify_trace counts the constraint violated, carries the error, scores the rest."""
-        spec = parse_spec('constraint bad := G(!a(k ~ "("))\nconstraint good := F a\n')
-        report = verify_trace(calls(("a", {"k": "z"})), spec)
+        spec = parse_spec(
+            "constraint bad := forall x in args(b.p): G(!a(k ~ x))\nconstraint good := F a\n"
+        )
+        report = verify_trace(calls(("b", {"p": "("}), ("a", {"k": "z"})), spec)
         bad, good = report.constraints
         assert (
             not bad.passed and bad.error is not None and "invalid regular expression" in bad.error
