@@ -119,6 +119,12 @@ class CountNode:
             return
         self.count = expect_int(doc.get("count"), "count")
 
+    def clone(self) -> CountNode:
+        """This counter in its current state (plain values only: a shallow copy)."""
+        new = object.__new__(CountNode)
+        new.__dict__.update(self.__dict__)
+        return new
+
 
 def count_node(plan: Plan) -> CountNode | None:
     """A counter for a constraint that is a count too large to unroll, else None."""

@@ -96,6 +96,13 @@ class FallbackNode:
         self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
         self.error = expect_str(doc.get("error"), "error", optional=True)
 
+    def clone(self) -> FallbackNode:
+        """This node in its current state, with its own list of kept calls."""
+        new = object.__new__(FallbackNode)
+        new.__dict__.update(self.__dict__)
+        new.calls = list(self.calls)
+        return new
+
 
 def _reads_metrics(f: Any) -> bool:
     if isinstance(f, A.MetricRef):

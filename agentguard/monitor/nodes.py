@@ -66,6 +66,7 @@ class Node(Protocol):
     def over_budget(self) -> bool: ...  # its automaton exceeded the state budget
     def save(self) -> dict[str, Any]: ...
     def restore(self, doc: Mapping[str, Any]) -> None: ...
+    def clone(self) -> Node: ...  # this node in its state, owning every mutable part
 
 
 class AutomatonNode:
@@ -212,6 +213,15 @@ class AutomatonNode:
         self.error = expect_str(doc.get("error"), "error", optional=True)
         self.count = expect_int(doc.get("count", 0), "the call count")
 
+    def clone(self) -> AutomatonNode:
+        """This node in its current state: a new run starts from a clone of a template
+        (:mod:`~agentguard.monitor.prototype`), so a clone shares only the compiled machine
+        and the registry; its state is plain values and its memo of views its own."""
+        new = object.__new__(AutomatonNode)
+        new.__dict__.update(self.__dict__)
+        new._views = dict(self._views)
+        return new
+
 
 class BoolNode:
     """A boolean combination of parts that hold quantifiers (Kleene logic on verdicts)."""
@@ -306,6 +316,13 @@ class BoolNode:
             raise ValueError(f"{len(parts)} parts saved, {len(self.children)} expected")
         for c, d in zip(self.children, parts, strict=True):
             c.restore(d)
+
+    def clone(self) -> BoolNode:
+        """This node in its current state, over clones of its parts."""
+        new = object.__new__(BoolNode)
+        new.__dict__.update(self.__dict__)
+        new.children = [c.clone() for c in self.children]
+        return new
 
 
 def build_node(

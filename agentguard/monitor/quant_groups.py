@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import Self
+
 from agentguard.errors import AgentGuardError
 from agentguard.monitor.call_memo import about, hashable
 from agentguard.monitor.machine import Letter
@@ -60,6 +62,22 @@ class Instances:
         self.watcher: Callable[[], None] | None = None
         touch_key = ("touched", plan.sites, plan.domain)
         self._touch_key = touch_key if plan.domain is None and hashable(touch_key) else None
+
+    def clone(self) -> Self:
+        """These instances in their current state, owning their groups (each a new
+        :class:`Group`, in the same order) and caches; the plan, machine, letter plan and
+        registry are shared (compiled, read-only or memo tables of pure functions). The
+        clone has no watcher: the router of the monitor that holds it sets one."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.watcher = None
+        new._loops = dict(self._loops)
+        mine = {id(g): Group(g.state, g.in_domain, dict(g.values)) for g in self.groups.values()}
+        new.groups = {k: mine[id(g)] for k, g in self.groups.items()}
+        new.where = {k: mine[id(g)] for k, g in self.where.items()}
+        if self.fixed is not None:
+            new.fixed = dict(self.fixed)
+        return new
 
     def _touched(self, call: Call) -> dict[Any, tuple[Any, bool]]:
         """Values this call mentions: key -> (value, enters the domain); shared with every
