@@ -25,7 +25,7 @@ from agentguard.monitor.machine import BUDGET_HITS
 from agentguard.monitor.nodes import Node
 from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
 from agentguard.monitor.persistence import expect_int, expect_mapping
-from agentguard.monitor.prototype import MonitorStart, prototype
+from agentguard.monitor.prototype import MonitorPrototype, MonitorStart, prototype
 from agentguard.monitor.routing import Plan, Router
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
@@ -52,20 +52,34 @@ class Monitor:
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
     ) -> None:
-        self.registry = registry or default_registry
+        registry = registry or default_registry
         compiled = (
             spec
             if isinstance(spec, CompiledSpec)
-            else compile_spec(spec, registry=self.registry, match=match)
+            else compile_spec(spec, registry=registry, match=match)
         )
+        uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
+        self._start(prototype(compiled, registry, uncounted))
+
+    @classmethod
+    def from_prototype(cls, proto: MonitorPrototype) -> Monitor:
+        """A monitor starting from ``proto`` (what ``Monitor(proto.compiled,
+        registry=proto.registry, uncounted=proto.uncounted)`` builds, without looking the
+        prototype up: a firewall keeps its own)."""
+        m = cls.__new__(cls)
+        m._start(proto)
+        return m
+
+    def _start(self, proto: MonitorPrototype) -> None:
+        """Take what depends on the spec alone from ``proto`` (monitor/prototype.py): this
+        monitor owns clones of the start nodes and copies of the indexes."""
+        compiled = proto.compiled
+        self.registry = proto.registry
         self.compiled = compiled
         self.constraints: tuple[A.Constraint, ...] = compiled.constraints
         self.match: Matcher = compiled.match
         self.position = 0
-        self.uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
-        # what depends on the spec alone is built once (monitor/prototype.py); this
-        # monitor owns clones of the start nodes and copies of the indexes
-        proto = prototype(compiled, self.registry, self.uncounted)
+        self.uncounted = proto.uncounted
         self._nodes: dict[str, Node] = proto.nodes()
         start = proto.start or MonitorStart.of(self._nodes)
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
