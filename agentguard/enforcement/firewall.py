@@ -18,7 +18,6 @@ from typing import Any, Final
 
 from typing_extensions import Unpack
 
-from agentguard._recursion import allow_deep
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
 from agentguard.enforcement.approval import Approver
 from agentguard.enforcement.decision import Decision, Violation
@@ -77,7 +76,6 @@ class Firewall(Proposing):
     Only completed calls enter the trace.
     """
 
-    @allow_deep
     def __init__(
         self,
         spec: SpecLike,
@@ -115,6 +113,8 @@ class Firewall(Proposing):
         # what depends on the spec and these options alone is built once per process
         # (enforcement/prototype.py); this firewall owns only its run's state
         proto = firewall_prototype(spec, registry, final_tools, enforce_tools)
+        # (the walks over the formulas ran there, under a raised recursion limit, which
+        # stays raised: this constructor needs no `allow_deep` frame of its own)
         self.spec = spec
         self._judges_dialogue = proto.judges_dialogue
         self.registry = registry
@@ -134,8 +134,8 @@ class Firewall(Proposing):
         self._tools_observe = self.tools.observe if self.tools.observes else None
         self.monitor = Monitor.from_prototype(proto.monitor)
         self.spec_hash = proto.spec_hash
-        self._constraints = dict(proto.constraints)
-        self._order = dict(proto.order)
+        self._constraints = proto.constraints.copy()
+        self._order = proto.order.copy()
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._waiting = 0

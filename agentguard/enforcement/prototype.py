@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -55,8 +54,8 @@ class FirewallPrototype:
     enforce_tools: bool
     spec_hash: str
     judges_dialogue: bool  # the spec names a dialogue event: messages enter the trace
-    constraints: Mapping[str, A.Constraint]
-    order: Mapping[str, int]  # constraint name -> its place in the spec
+    constraints: MappingProxyType[str, A.Constraint]
+    order: MappingProxyType[str, int]  # constraint name -> its place in the spec
     tools: ToolPlan
     reads_history: bool  # a tool precondition reads the executed calls
     result_sensitive: frozenset[str]  # constraints a result (or a predicate) may decide

@@ -120,9 +120,16 @@ class CountNode:
         self.count = expect_int(doc.get("count"), "count")
 
     def clone(self) -> CountNode:
-        """This counter in its current state (plain values only: a shallow copy)."""
-        new = object.__new__(CountNode)
-        new.__dict__.update(self.__dict__)
+        """This counter in its current state (plain values only), attributes set as in
+        ``__init__``."""
+        new = CountNode.__new__(CountNode)
+        new.tool = self.tool
+        new.limit = self.limit
+        new.op = self.op
+        new.test = self.test
+        new.count = self.count
+        new.error = self.error
+        new._names = self._names
         return new
 
 

@@ -98,9 +98,13 @@ class FallbackNode:
 
     def clone(self) -> FallbackNode:
         """This node in its current state, with its own list of kept calls."""
-        new = object.__new__(FallbackNode)
-        new.__dict__.update(self.__dict__)
+        new = FallbackNode.__new__(FallbackNode)
+        new.formula = self.formula
+        new.reason = self.reason
+        new.registry = self.registry
+        new.match = self.match
         new.calls = list(self.calls)
+        new.error = self.error
         return new
 
 

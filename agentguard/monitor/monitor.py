@@ -84,9 +84,11 @@ class Monitor:
         start = proto.start or MonitorStart.of(self._nodes)
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
         self._counting = start.counting
-        self._by_name: dict[str, tuple[str, ...]] = dict(start.by_name)
+        self._by_name: dict[str, tuple[str, ...]] = (
+            start.by_name.copy()
+        )  # a proxy's copy: a C dict copy
         self._always: tuple[str, ...] = start.always
-        self._verdicts: dict[str, Verdict] = dict(start.verdicts)
+        self._verdicts: dict[str, Verdict] = start.verdicts.copy()
         self._view = MappingProxyType(self._verdicts)
         # while no verdict changes, the peek of a call that moves none (most calls): a
         # frozen copy of the verdicts, answered instead of copying them all each time

@@ -215,11 +215,21 @@ class AutomatonNode:
 
     def clone(self) -> AutomatonNode:
         """This node in its current state: a new run starts from a clone of a template
-        (:mod:`~agentguard.monitor.prototype`), so a clone shares only the compiled machine
-        and the registry; its state is plain values and its memo of views its own."""
-        new = object.__new__(AutomatonNode)
-        new.__dict__.update(self.__dict__)
-        new._views = dict(self._views)
+        (:mod:`~agentguard.monitor.prototype`), so a clone shares only the compiled machine,
+        the registry and immutable values; its memo of views is its own. Every attribute
+        of ``__init__`` is set here, in its order (one attribute layout for all nodes)."""
+        new = AutomatonNode.__new__(AutomatonNode)
+        new.machine = self.machine
+        new.registry = self.registry
+        new.error = self.error
+        new._names = self._names
+        new.budget = self.budget
+        new.uncounted = self.uncounted
+        new.count = self.count
+        new._views = dict(self._views) if self._views else {}
+        new._stable_at = self._stable_at
+        new._stable = self._stable
+        new.state = self.state
         return new
 
 
@@ -319,9 +329,12 @@ class BoolNode:
 
     def clone(self) -> BoolNode:
         """This node in its current state, over clones of its parts."""
-        new = object.__new__(BoolNode)
-        new.__dict__.update(self.__dict__)
+        new = BoolNode.__new__(BoolNode)
+        new.op = self.op
         new.children = [c.clone() for c in self.children]
+        new.error = self.error
+        new.split = self.split
+        new.late = self.late
         return new
 
 

@@ -56,10 +56,10 @@ class MonitorStart:
     """What a monitor derives from its nodes in their start state: the tool index, the
     initial verdicts and the router's layout."""
 
-    by_name: Mapping[str, tuple[str, ...]]  # tool -> constraints its calls may move
+    by_name: MappingProxyType[str, tuple[str, ...]]  # tool -> constraints its calls may move
     always: tuple[str, ...]  # constraints every call may move
     counting: frozenset[str]  # budget constraints: stepped on once decided
-    verdicts: Mapping[str, Verdict]
+    verdicts: MappingProxyType[str, Verdict]
     unstable: frozenset[str]  # named constraints a call to another tool may move
     routes: RouterLayout
 

@@ -83,6 +83,9 @@ class QuantNode(Peeking):
         """This node in its current state (:meth:`Instances.clone`), its kept calls too."""
         new = super().clone()
         new.calls = list(self.calls)
+        new.degraded = self.degraded
+        new._all_calls = self._all_calls
+        new._names = self._names
         return new
 
     # ------------------------------------------------------------------ helpers

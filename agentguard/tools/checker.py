@@ -74,7 +74,7 @@ class ToolPlan:
     ``past`` holds evaluators before any call, never advanced: each checker restarts them.
     """
 
-    tools: Mapping[str, A.ToolDecl]
+    tools: MappingProxyType[str, A.ToolDecl]
     implicit: frozenset[str]
     registry: Registry | None
     requires: RequiresCheck
@@ -159,7 +159,7 @@ class ToolChecker:
 
     def _start(self, plan: ToolPlan) -> None:
         self.plan = plan
-        self.tools: dict[str, A.ToolDecl] = dict(plan.tools)
+        self.tools: dict[str, A.ToolDecl] = plan.tools.copy()
         self.implicit = plan.implicit
         self.registry = plan.registry
         self._requires = plan.requires
