@@ -112,11 +112,13 @@ def firewall_prototype(
     """The prototype of firewalls of ``spec`` with these options (cached, see the module)."""
     matcher = (registry or default_registry).matcher  # settable: compiled specs depend on it
     key = (id(spec), id(registry), final_tools, enforce_tools, matcher)
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is spec and hit[1] is registry:
+    hit = _cache.get(key)  # one C call, atomic: the common case takes no lock
+    if hit is not None and hit[0] is spec and hit[1] is registry:
+        try:  # noqa: SIM105 - contextlib.suppress costs a Python context manager per call
             _cache.move_to_end(key)
-            return hit[2]
+        except KeyError:  # dropped meanwhile by another thread: still a valid prototype
+            pass
+        return hit[2]
     made = _make(spec, registry, final_tools, enforce_tools)  # unlocked: it may compile
     with _lock:
         hit = _cache.get(key)
