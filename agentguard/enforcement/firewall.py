@@ -10,16 +10,14 @@ constraint becomes *definitively* violated. A final answer (a call to one of
 
 from __future__ import annotations
 
-import hashlib
+import os
 import threading
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from typing_extensions import Unpack
 
-from agentguard._recursion import allow_deep
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
 from agentguard.enforcement.approval import Approver
 from agentguard.enforcement.decision import Decision, Violation
@@ -43,14 +41,12 @@ from agentguard.enforcement.options import (
 from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.proposing import Proposing
+from agentguard.enforcement.prototype import firewall_prototype, spec_hash
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.reporting import TraceNotKeptError
-from agentguard.enforcement.sensitivity import has_user_predicate, result_sensitive
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
-from agentguard.language import ast as A
-from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor import Monitor
 from agentguard.monitor.signing import Key, verify
 from agentguard.monitor.verdict import Classification
@@ -70,12 +66,6 @@ class FirewallStateError(AgentGuardError, ValueError):
     """A saved firewall state does not fit this spec or is malformed."""
 
 
-def spec_hash(spec: A.Spec) -> str:
-    """Content hash of the spec text (or of its constraints when built in Python)."""
-    text = spec.text or "\n".join(f"{c.name}:{c.formula!r}:{c.severity}" for c in spec.constraints)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 class Firewall(Proposing):
     """Checks proposed calls against a spec; see the module docstring and docs/firewall.md.
 
@@ -86,7 +76,6 @@ class Firewall(Proposing):
     Only completed calls enter the trace.
     """
 
-    @allow_deep
     def __init__(
         self,
         spec: SpecLike,
@@ -120,12 +109,18 @@ class Firewall(Proposing):
         self.on_budget = on_budget  # a constraint past its state budget: log, or stop the run
         self._budget_logged: set[str] = set()
         spec = coerce_spec(spec, registry)  # one rule for every entry: scoring/inputs.py
+        final_tools = tuple(final_tools)
+        # what depends on the spec and these options alone is built once per process
+        # (enforcement/prototype.py); this firewall owns only its run's state
+        proto = firewall_prototype(spec, registry, final_tools, enforce_tools)
+        # (the walks over the formulas ran there, under a raised recursion limit, which
+        # stays raised: this constructor needs no `allow_deep` frame of its own)
         self.spec = spec
-        self._judges_dialogue = spec_mentions_dialogue(spec)
+        self._judges_dialogue = proto.judges_dialogue
         self.registry = registry
-        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.run_id = run_id or os.urandom(6).hex()
         self.soft_block_limit = soft_block_limit
-        self.final_tools = tuple(final_tools)
+        self.final_tools = final_tools
         self.max_finish_sendbacks = max_finish_sendbacks
         self.on_predicate_error = on_predicate_error
         self.schema_severity = schema_severity
@@ -133,34 +128,26 @@ class Firewall(Proposing):
         self.mode = mode
         self.approver = approver
         self.ask_fallback = ask_fallback
-        self.tools = ToolChecker(
-            spec.tools if enforce_tools else (), implicit=self.final_tools, registry=registry
-        )
+        self.tools = ToolChecker.from_plan(proto.tools)
         # fixed for the run: the per-call steps ask these without a property call
         self._tools_check = self.tools.check if self.tools.enabled else None
         self._tools_observe = self.tools.observe if self.tools.observes else None
-        self.monitor = Monitor(spec, registry=registry, uncounted=self.final_tools)
-        self.spec_hash = spec_hash(spec)
-        self._constraints = {c.name: c for c in spec.constraints}
-        self._order = {c.name: i for i, c in enumerate(spec.constraints)}
+        self.monitor = Monitor.from_prototype(proto.monitor)
+        self.spec_hash = proto.spec_hash
+        self._constraints = proto.constraints.copy()
+        self._order = proto.order.copy()
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._waiting = 0
         # the history: kept on request (a tool precondition reads it); else counters only
         self.keep_trace = keep_trace
-        self._keeps_calls = keep_trace or any(
-            d.requires is not None for d in self.tools.tools.values()
-        )
+        self._keeps_calls = keep_trace or proto.reads_history
         self._calls: list[Call] = []
         self._executed = 0
         self._tool_count = 0
         self._error_positions: list[int] = []
-        self._result_sensitive = frozenset(
-            c.name for c in spec.constraints if result_sensitive(c.formula)
-        )
-        self._predicate_driven = frozenset(
-            n for n in self._result_sensitive if has_user_predicate(self._constraints[n].formula)
-        )
+        self._result_sensitive = proto.result_sensitive
+        self._predicate_driven = proto.predicate_driven
         self._inflight: dict[str, Flight] = {}
         self._withdrawn: dict[str, str] = {}  # call_id -> why it never ran
         self._decisions: list[Decision] = []

@@ -119,6 +119,19 @@ class CountNode:
             return
         self.count = expect_int(doc.get("count"), "count")
 
+    def clone(self) -> CountNode:
+        """This counter in its current state (plain values only), attributes set as in
+        ``__init__``."""
+        new = CountNode.__new__(CountNode)
+        new.tool = self.tool
+        new.limit = self.limit
+        new.op = self.op
+        new.test = self.test
+        new.count = self.count
+        new.error = self.error
+        new._names = self._names
+        return new
+
 
 def count_node(plan: Plan) -> CountNode | None:
     """A counter for a constraint that is a count too large to unroll, else None."""

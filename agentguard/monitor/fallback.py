@@ -96,6 +96,17 @@ class FallbackNode:
         self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
         self.error = expect_str(doc.get("error"), "error", optional=True)
 
+    def clone(self) -> FallbackNode:
+        """This node in its current state, with its own list of kept calls."""
+        new = FallbackNode.__new__(FallbackNode)
+        new.formula = self.formula
+        new.reason = self.reason
+        new.registry = self.registry
+        new.match = self.match
+        new.calls = list(self.calls)
+        new.error = self.error
+        return new
+
 
 def _reads_metrics(f: Any) -> bool:
     if isinstance(f, A.MetricRef):

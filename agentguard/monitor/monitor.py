@@ -20,12 +20,12 @@ from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
-from agentguard.monitor.counting import count_node
 from agentguard.monitor.hints import hint
 from agentguard.monitor.machine import BUDGET_HITS
-from agentguard.monitor.nodes import Node, build_node
+from agentguard.monitor.nodes import Node
 from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
 from agentguard.monitor.persistence import expect_int, expect_mapping
+from agentguard.monitor.prototype import MonitorPrototype, MonitorStart, prototype
 from agentguard.monitor.routing import Plan, Router
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
@@ -52,46 +52,52 @@ class Monitor:
         match: Matcher | None = None,
         uncounted: Iterable[str] = (),
     ) -> None:
-        self.registry = registry or default_registry
+        registry = registry or default_registry
         compiled = (
             spec
             if isinstance(spec, CompiledSpec)
-            else compile_spec(spec, registry=self.registry, match=match)
+            else compile_spec(spec, registry=registry, match=match)
         )
+        uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
+        self._start(prototype(compiled, registry, uncounted))
+
+    @classmethod
+    def from_prototype(cls, proto: MonitorPrototype) -> Monitor:
+        """A monitor starting from ``proto`` (what ``Monitor(proto.compiled,
+        registry=proto.registry, uncounted=proto.uncounted)`` builds, without looking the
+        prototype up: a firewall keeps its own)."""
+        m = cls.__new__(cls)
+        m._start(proto)
+        return m
+
+    def _start(self, proto: MonitorPrototype) -> None:
+        """Take what depends on the spec alone from ``proto`` (monitor/prototype.py): this
+        monitor owns clones of the start nodes and copies of the indexes."""
+        compiled = proto.compiled
+        self.registry = proto.registry
         self.compiled = compiled
         self.constraints: tuple[A.Constraint, ...] = compiled.constraints
         self.match: Matcher = compiled.match
         self.position = 0
-        self.uncounted = frozenset(uncounted) | DIALOGUE_NAMES  # messages are no tool calls
-        self._nodes: dict[str, Node] = {}
-        for name, plan in compiled.plans.items():
-            counter = count_node(plan)  # a count too large to unroll: one integer
-            self._nodes[name] = counter or build_node(
-                plan, self.registry, self.match, self.uncounted
-            )
+        self.uncounted = proto.uncounted
+        self._nodes: dict[str, Node] = proto.nodes()
+        start = proto.start or MonitorStart.of(self._nodes)
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
-        self._counting = frozenset(n for n, node in self._nodes.items() if node.counts)
-        self._by_name: dict[str, list[str]] = {}
-        self._always: list[str] = []
-        for name, node in self._nodes.items():
-            names = node.names
-            if names is None:
-                self._always.append(name)
-            else:
-                for tool in names:
-                    self._by_name.setdefault(tool, []).append(name)
-        self._verdicts: dict[str, Verdict] = {n: node.verdict() for n, node in self._nodes.items()}
+        self._counting = start.counting
+        self._by_name: dict[str, tuple[str, ...]] = (
+            start.by_name.copy()
+        )  # a proxy's copy: a C dict copy
+        self._always: tuple[str, ...] = start.always
+        self._verdicts: dict[str, Verdict] = start.verdicts.copy()
         self._view = MappingProxyType(self._verdicts)
         # while no verdict changes, the peek of a call that moves none (most calls): a
         # frozen copy of the verdicts, answered instead of copying them all each time
         self._still: Peek | None = None
-        self._unstable: set[str] = {
-            n for n, node in self._nodes.items() if node.names is not None and not node.stable()
-        }
+        self._unstable: set[str] = set(start.unstable)
         self._fingerprint = compiled.fingerprint
         self._budget_seen = -1
         self._over: tuple[str, ...] = ()
-        self._router = self._build_router()
+        self._router = Router.wire(start.routes, self._nodes)
 
     @classmethod
     def for_formula(

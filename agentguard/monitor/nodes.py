@@ -66,6 +66,7 @@ class Node(Protocol):
     def over_budget(self) -> bool: ...  # its automaton exceeded the state budget
     def save(self) -> dict[str, Any]: ...
     def restore(self, doc: Mapping[str, Any]) -> None: ...
+    def clone(self) -> Node: ...  # this node in its state, owning every mutable part
 
 
 class AutomatonNode:
@@ -212,6 +213,25 @@ class AutomatonNode:
         self.error = expect_str(doc.get("error"), "error", optional=True)
         self.count = expect_int(doc.get("count", 0), "the call count")
 
+    def clone(self) -> AutomatonNode:
+        """This node in its current state: a new run starts from a clone of a template
+        (:mod:`~agentguard.monitor.prototype`), so a clone shares only the compiled machine,
+        the registry and immutable values; its memo of views is its own. Every attribute
+        of ``__init__`` is set here, in its order (one attribute layout for all nodes)."""
+        new = AutomatonNode.__new__(AutomatonNode)
+        new.machine = self.machine
+        new.registry = self.registry
+        new.error = self.error
+        new._names = self._names
+        new.budget = self.budget
+        new.uncounted = self.uncounted
+        new.count = self.count
+        new._views = dict(self._views) if self._views else {}
+        new._stable_at = self._stable_at
+        new._stable = self._stable
+        new.state = self.state
+        return new
+
 
 class BoolNode:
     """A boolean combination of parts that hold quantifiers (Kleene logic on verdicts)."""
@@ -306,6 +326,16 @@ class BoolNode:
             raise ValueError(f"{len(parts)} parts saved, {len(self.children)} expected")
         for c, d in zip(self.children, parts, strict=True):
             c.restore(d)
+
+    def clone(self) -> BoolNode:
+        """This node in its current state, over clones of its parts."""
+        new = BoolNode.__new__(BoolNode)
+        new.op = self.op
+        new.children = [c.clone() for c in self.children]
+        new.error = self.error
+        new.split = self.split
+        new.late = self.late
+        return new
 
 
 def build_node(

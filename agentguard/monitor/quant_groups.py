@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import Self
+
 from agentguard.errors import AgentGuardError
 from agentguard.monitor.call_memo import about, hashable
 from agentguard.monitor.machine import Letter
@@ -60,6 +62,38 @@ class Instances:
         self.watcher: Callable[[], None] | None = None
         touch_key = ("touched", plan.sites, plan.domain)
         self._touch_key = touch_key if plan.domain is None and hashable(touch_key) else None
+
+    def clone(self) -> Self:
+        """These instances in their current state, owning their groups (each a new
+        :class:`Group`, in the same order) and caches; the plan, machine, letter plan and
+        registry are shared (compiled, read-only or memo tables of pure functions). The
+        clone has no watcher: the router of the monitor that holds it sets one. Every
+        attribute of ``__init__`` is set here, in its order; subclasses add theirs."""
+        new = object.__new__(type(self))
+        new.plan = self.plan
+        new.machine = self.machine
+        new.registry = self.registry
+        new.forall = self.forall
+        new.error = self.error
+        if self.groups:
+            mine = {
+                id(g): Group(g.state, g.in_domain, dict(g.values)) for g in self.groups.values()
+            }
+            new.groups = {k: mine[id(g)] for k, g in self.groups.items()}
+            new.where = {k: mine[id(g)] for k, g in self.where.items()}
+        else:
+            new.groups, new.where = {}, {}
+        new.fresh = self.fresh
+        new.fixed = None if self.fixed is None else dict(self.fixed)
+        new._contains = self._contains
+        new._letters = self._letters
+        new._verdict = self._verdict
+        new._final = self._final
+        new._stable = self._stable
+        new._loops = dict(self._loops) if self._loops else {}
+        new.watcher = None
+        new._touch_key = self._touch_key
+        return new
 
     def _touched(self, call: Call) -> dict[Any, tuple[Any, bool]]:
         """Values this call mentions: key -> (value, enters the domain); shared with every

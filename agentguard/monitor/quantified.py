@@ -79,6 +79,15 @@ class QuantNode(Peeking):
                 state = self._new_instance(v)
                 self._insert(key, v, state, True)
 
+    def clone(self) -> QuantNode:
+        """This node in its current state (:meth:`Instances.clone`), its kept calls too."""
+        new = super().clone()
+        new.calls = list(self.calls)
+        new.degraded = self.degraded
+        new._all_calls = self._all_calls
+        new._names = self._names
+        return new
+
     # ------------------------------------------------------------------ helpers
     @property
     def names(self) -> frozenset[str] | None:

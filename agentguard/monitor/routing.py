@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 from agentguard.monitor.machine import Letter
@@ -76,6 +77,28 @@ class Settled:
     clear_of: Route | None = None  # the route whose all-clear letter this settles (below)
 
 
+@dataclass(frozen=True, slots=True)
+class RouteLayout:
+    """A route's shape, fixed by the members' atoms: which fields a signature reads and
+    which members each key may move. Built once per spec for a fresh monitor (kept in its
+    :class:`~agentguard.monitor.prototype.MonitorPrototype`) and wired to each run's own
+    nodes by :meth:`Router.wire`; the run-time caches live on the :class:`Route`."""
+
+    tool: str
+    site: Path | None  # the one field this tool's calls give the variable from (None: none)
+    paths: tuple[Path, ...]  # every literal-tested field of the members' atoms of this tool
+    literals: tuple[frozenset[Any], ...]  # per path, the keys the members' atoms test for
+    members: tuple[str, ...]  # in spec order
+    anchors: Mapping[tuple[int, Any], frozenset[str]]
+    # (index in paths, key) -> members with an atom that holds only if that field has that
+    # key; members with an atom without literal tests are ``open_ended``
+    open_ended: frozenset[str]
+
+
+RouterLayout: TypeAlias = "tuple[RouteLayout, ...]"
+"""Every route of a monitor, in the order :meth:`Router.build` makes them."""
+
+
 @dataclass(slots=True)
 class Route:
     """The constraints that one tool's calls reach, with the same sites: how to skip them."""
@@ -85,7 +108,7 @@ class Route:
     paths: tuple[Path, ...]  # every literal-tested field of the members' atoms of this tool
     literals: tuple[frozenset[Any], ...]  # per path, the keys the members' atoms test for
     members: dict[str, QuantNode]  # the undecided ones, in spec order
-    anchors: dict[tuple[int, Any], set[str]] = field(default_factory=dict)
+    anchors: Mapping[tuple[int, Any], frozenset[str]] = field(default_factory=dict)
     # (index in paths, key) -> members with an atom that holds only if that field has that
     # key; members with an atom without literal tests are ``open_ended``
     open_ended: frozenset[str] = frozenset()
@@ -144,40 +167,25 @@ class Router:
     def build(cls, nodes: Mapping[str, object]) -> Router | None:
         """The router of ``nodes`` (a monitor's undecided ones, in spec order); None when
         none routes."""
-        by_key: dict[tuple[str, Any], dict[str, QuantNode]] = {}
-        for name, node in nodes.items():
-            if type(node) is not QuantNode or not _routable(node):
-                continue
-            for tool in node.names or ():
-                if _class_literals(node, tool) is not None:
-                    by_key.setdefault((tool, node._touch_key), {})[name] = node
-        routes: dict[str, list[Route]] = {}
-        for (tool, _), members in by_key.items():
-            if not _agree(members):
-                continue
-            first = next(iter(members.values()))
-            sites = {p for t, p, _ in first.plan.sites if t == tool}
-            paths: set[Path] = set()
-            for node in members.values():
-                paths.update(_class_literals(node, tool) or ())
-            ordered = tuple(sorted(paths, key=repr))
-            keys: list[set[Any]] = [set() for _ in ordered]
-            anchors: dict[tuple[int, Any], set[str]] = {}
-            open_ended = set()
-            for name, node in members.items():
-                for literal in _class_tests(node, tool):
-                    for path, key in literal:
-                        keys[ordered.index(path)].add(key)
-                    if not literal:
-                        open_ended.add(name)
-                    else:
-                        path, key = literal[0]
-                        anchors.setdefault((ordered.index(path), key), set()).add(name)
-            literals = tuple(frozenset(k) for k in keys)
-            site = next(iter(sites), None)
-            route = Route(tool, site, ordered, literals, members, anchors, frozenset(open_ended))
-            routes.setdefault(tool, []).append(route)
-        return cls(routes) if routes else None
+        return cls.wire(layout(nodes), nodes)
+
+    @classmethod
+    def wire(cls, routes: RouterLayout, nodes: Mapping[str, object]) -> Router | None:
+        """The router of ``routes`` over ``nodes`` (those of the layout's members, in the
+        states the layout was made for); None when there are no routes."""
+        if not routes:
+            return None
+        out: dict[str, list[Route]] = {}
+        for r in routes:
+            members = {}
+            for name in r.members:
+                node = nodes[name]
+                if type(node) is not QuantNode:  # pragma: no cover - a layout of other nodes
+                    raise TypeError(f"route member {name!r} is not a quantified node")
+                members[name] = node
+            route = Route(r.tool, r.site, r.paths, r.literals, members, r.anchors, r.open_ended)
+            out.setdefault(r.tool, []).append(route)
+        return cls(out)
 
     # ------------------------------------------------------------------ caches
     def forget(self, name: str) -> None:
@@ -322,6 +330,52 @@ class Router:
         return found
 
 
+def layout(nodes: Mapping[str, object]) -> RouterLayout:
+    """The routes of ``nodes`` (a monitor's undecided ones, in spec order), from their
+    atoms and, for a restored monitor, whether the members have seen the same values."""
+    by_key: dict[tuple[str, Any], dict[str, QuantNode]] = {}
+    for name, node in nodes.items():
+        if type(node) is not QuantNode or not _routable(node):
+            continue
+        for tool in node.names or ():
+            if _class_literals(node, tool) is not None:
+                by_key.setdefault((tool, node._touch_key), {})[name] = node
+    routes: list[RouteLayout] = []
+    for (tool, _), members in by_key.items():
+        if not _agree(members):
+            continue
+        first = next(iter(members.values()))
+        sites = {p for t, p, _ in first.plan.sites if t == tool}
+        paths: set[Path] = set()
+        for node in members.values():
+            paths.update(_class_literals(node, tool) or ())
+        ordered = tuple(sorted(paths, key=repr))
+        keys: list[set[Any]] = [set() for _ in ordered]
+        anchors: dict[tuple[int, Any], set[str]] = {}
+        open_ended = set()
+        for name, node in members.items():
+            for literal in _class_tests(node, tool):
+                for path, key in literal:
+                    keys[ordered.index(path)].add(key)
+                if not literal:
+                    open_ended.add(name)
+                else:
+                    path, key = literal[0]
+                    anchors.setdefault((ordered.index(path), key), set()).add(name)
+        routes.append(
+            RouteLayout(
+                tool,
+                next(iter(sites), None),
+                ordered,
+                tuple(frozenset(k) for k in keys),
+                tuple(members),
+                MappingProxyType({k: frozenset(v) for k, v in anchors.items()}),
+                frozenset(open_ended),
+            )
+        )
+    return tuple(routes)
+
+
 def _routable(node: QuantNode) -> bool:
     """Values followed one pass per call, every one in the domain, from at most one
     field per tool."""
@@ -390,4 +444,4 @@ def _agree(members: Mapping[str, QuantNode]) -> bool:
     return True
 
 
-__all__ = ["Plan", "Route", "Router"]
+__all__ = ["Plan", "Route", "RouteLayout", "Router", "RouterLayout", "layout"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final, Literal, get_args
 
 from typing_extensions import assert_never
@@ -62,6 +63,75 @@ def is_tool_check(constraint: str) -> bool:
     return constraint.startswith("tool:") and constraint.rsplit(":", 1)[-1] in KINDS
 
 
+@dataclass(frozen=True, eq=False)
+class ToolPlan:
+    """What a :class:`ToolChecker` derives from its declarations alone, built once.
+
+    A firewall builds a checker per run; the declarations, their parameters, the
+    past-time ``requires`` evaluators and the ``from`` sources to index depend only on
+    the spec, so a cached plan holds them (the firewall's prototype does) and each
+    checker gets only its own indexes and evaluator states (:meth:`ToolChecker.from_plan`).
+    ``past`` holds evaluators before any call, never advanced: each checker restarts them.
+    """
+
+    tools: MappingProxyType[str, A.ToolDecl]
+    implicit: frozenset[str]
+    registry: Registry | None
+    requires: RequiresCheck
+    past: Mapping[str, PastFormula]  # past-time `requires` followed call by call
+    params: Mapping[str, Mapping[str, A.Param]]
+    trivial: frozenset[str]  # tools a call without arguments always fits
+    by_tool: Mapping[str | None, tuple[A.Domain, ...]]  # `from` sources fed by each tool
+
+    @classmethod
+    def build(
+        cls,
+        tools: Iterable[A.ToolDecl],
+        *,
+        implicit: Iterable[str] = FINAL_TOOLS,
+        requires: RequiresCheck | None = None,
+        registry: Registry | None = None,
+    ) -> ToolPlan:
+        """The plan of ``tools`` (see :class:`ToolChecker` for the options)."""
+        decls = {t.name: t for t in tools}
+        past: dict[str, PastFormula] = {}
+        if requires is None:
+            for decl in decls.values():
+                found = past_formula(decl.requires) if decl.requires is not None else None
+                if found is not None:
+                    past[decl.name] = found
+        by_tool: dict[str | None, list[A.Domain]] = {}
+        seen: set[A.Domain] = set()
+        for decl in decls.values():
+            for p in decl.params:
+                src = p.source
+                if src is not None and src.extractor in ("results", "args"):
+                    key = A.Domain(src.extractor, src.tool, tuple(src.path))
+                    if key not in seen:
+                        seen.add(key)
+                        by_tool.setdefault(src.tool, []).append(key)
+        return cls(
+            tools=MappingProxyType(decls),
+            implicit=frozenset(implicit),
+            registry=registry,
+            requires=requires or _holds_at_last(registry),
+            past=MappingProxyType(past),
+            params=MappingProxyType(
+                {
+                    name: MappingProxyType({p.name: p for p in decl.params})
+                    for name, decl in decls.items()
+                }
+            ),
+            trivial=frozenset(
+                name
+                for name, decl in decls.items()
+                if decl.requires is None
+                and all(p.optional and p.source is None for p in decl.params)
+            ),
+            by_tool=MappingProxyType({t: tuple(ds) for t, ds in by_tool.items()}),
+        )
+
+
 class ToolChecker:
     """Checks proposed calls against ``tool`` declarations (see the module docstring).
 
@@ -78,35 +148,29 @@ class ToolChecker:
         requires: RequiresCheck | None = None,
         registry: Registry | None = None,
     ) -> None:
-        self.tools: dict[str, A.ToolDecl] = {t.name: t for t in tools}
-        self.implicit = frozenset(implicit)
-        self.registry = registry
-        self._requires = requires or _holds_at_last(registry)
-        # past-time `requires` followed call by call (None: evaluated on the prefix)
-        self._past: dict[str, PastFormula] = {}
-        if requires is None:
-            for decl in self.tools.values():
-                found = past_formula(decl.requires) if decl.requires is not None else None
-                if found is not None:
-                    self._past[decl.name] = found
-        self._params = {name: {p.name: p for p in decl.params} for name, decl in self.tools.items()}
-        # tools a call without arguments always fits: the common case, answered at once
-        self._trivial = frozenset(
-            name
-            for name, decl in self.tools.items()
-            if decl.requires is None and all(p.optional and p.source is None for p in decl.params)
-        )
+        self._start(ToolPlan.build(tools, implicit=implicit, requires=requires, registry=registry))
+
+    @classmethod
+    def from_plan(cls, plan: ToolPlan) -> ToolChecker:
+        """A checker of ``plan``'s declarations with nothing observed yet."""
+        checker = cls.__new__(cls)
+        checker._start(plan)
+        return checker
+
+    def _start(self, plan: ToolPlan) -> None:
+        self.plan = plan
+        self.tools: dict[str, A.ToolDecl] = plan.tools.copy()
+        self.implicit = plan.implicit
+        self.registry = plan.registry
+        self._requires = plan.requires
+        self._past: dict[str, PastFormula] = {n: p.restarted() for n, p in plan.past.items()}
+        self._params = plan.params
+        self._trivial = plan.trivial
         # values seen so far at each declared `from` source, fed by observe()
-        self._index: dict[A.Domain, set[Any]] = {}
-        self._by_tool: dict[str | None, list[A.Domain]] = {}
-        for decl in self.tools.values():
-            for p in decl.params:
-                src = p.source
-                if src is not None and src.extractor in ("results", "args"):
-                    key = A.Domain(src.extractor, src.tool, tuple(src.path))
-                    if key not in self._index:
-                        self._index[key] = set()
-                        self._by_tool.setdefault(src.tool, []).append(key)
+        self._by_tool = plan.by_tool
+        self._index: dict[A.Domain, set[Any]] = {
+            src: set() for sources in plan.by_tool.values() for src in sources
+        }
 
     @property
     def observes(self) -> bool:

@@ -47,6 +47,17 @@ class PastFormula:
         self._steps.append(_step(f, i, kids))
         return i
 
+    def restarted(self) -> PastFormula:
+        """This formula before any call, sharing its steps (closures over the formula
+        that keep nothing: the memory is ``_state``), so a checker built from a cached
+        plan (:class:`~agentguard.tools.checker.ToolPlan`) need not build them again."""
+        new = object.__new__(PastFormula)
+        new.formula = self.formula
+        new._steps = self._steps
+        new.position = 0
+        new._state = [None] * len(self._steps)
+        return new
+
     def _eval(self, call: Call, n: int, state: list[Any], *, pending: bool = False) -> bool:
         """Truth at position ``n`` (the call); ``state`` moves to position ``n``.
 

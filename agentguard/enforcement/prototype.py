@@ -1,0 +1,140 @@
+"""What every ``Firewall`` of one spec derives from the spec alone, built once per process.
+
+A firewall is built per agent run (per LangChain invocation, per MCP request), and most of
+its construction used to depend only on the spec and the options that change how it is
+compiled: the monitor's start nodes, indexes and router, the tool checker's declarations
+and precondition evaluators, the spec hash, the dialogue and result-sensitivity scans.
+:func:`firewall_prototype` builds them once into a frozen :class:`FirewallPrototype`;
+each firewall then owns only its run's mutable state (monitor nodes cloned from the
+prototype's templates, fresh checker indexes, its own dicts, locks and log).
+
+The cache is keyed by the identity of the spec and of the registry (a ``Spec`` is a
+frozen, deeply immutable AST; each entry holds both, so an id cannot be reused while
+the entry lives), the final tools and ``enforce_tools`` (the options that change what
+is built) and the registry's matcher (settable, and the compiled spec depends on it); it keeps the :data:`CACHE_SIZE` most recently used prototypes, so a process
+that builds many specs keeps a bounded number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from agentguard._recursion import allow_deep
+from agentguard.enforcement.sensitivity import has_user_predicate, result_sensitive
+from agentguard.language import ast as A
+from agentguard.language.dialogue import spec_mentions_dialogue
+from agentguard.monitor.compiled import compile_spec
+from agentguard.monitor.prototype import MonitorPrototype, prototype
+from agentguard.semantics.registry import Matcher, Registry, default_registry
+from agentguard.tools.checker import ToolPlan
+from agentguard.trace.model import DIALOGUE_NAMES
+
+CACHE_SIZE: Final = 64
+"""Firewall prototypes kept per process (least recently used ones are dropped)."""
+
+
+def spec_hash(spec: A.Spec) -> str:
+    """Content hash of the spec text (or of its constraints when built in Python)."""
+    text = spec.text or "\n".join(f"{c.name}:{c.formula!r}:{c.severity}" for c in spec.constraints)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, eq=False)
+class FirewallPrototype:
+    """The spec-only part of a firewall (see the module): shared, never mutated."""
+
+    spec: A.Spec
+    registry: Registry | None
+    final_tools: tuple[str, ...]
+    enforce_tools: bool
+    spec_hash: str
+    judges_dialogue: bool  # the spec names a dialogue event: messages enter the trace
+    constraints: MappingProxyType[str, A.Constraint]
+    order: MappingProxyType[str, int]  # constraint name -> its place in the spec
+    tools: ToolPlan
+    reads_history: bool  # a tool precondition reads the executed calls
+    result_sensitive: frozenset[str]  # constraints a result (or a predicate) may decide
+    predicate_driven: frozenset[str]  # those with a user predicate
+    monitor: MonitorPrototype
+
+
+@allow_deep
+def _make(
+    spec: A.Spec, registry: Registry | None, final_tools: tuple[str, ...], enforce_tools: bool
+) -> FirewallPrototype:
+    constraints = {c.name: c for c in spec.constraints}
+    tools = ToolPlan.build(
+        spec.tools if enforce_tools else (), implicit=final_tools, registry=registry
+    )
+    sensitive = frozenset(c.name for c in spec.constraints if result_sensitive(c.formula))
+    chosen = registry or default_registry
+    return FirewallPrototype(
+        spec=spec,
+        registry=registry,
+        final_tools=final_tools,
+        enforce_tools=enforce_tools,
+        spec_hash=spec_hash(spec),
+        judges_dialogue=spec_mentions_dialogue(spec),
+        constraints=MappingProxyType(constraints),
+        order=MappingProxyType({c.name: i for i, c in enumerate(spec.constraints)}),
+        tools=tools,
+        reads_history=any(d.requires is not None for d in tools.tools.values()),
+        result_sensitive=sensitive,
+        predicate_driven=frozenset(
+            n for n in sensitive if has_user_predicate(constraints[n].formula)
+        ),
+        monitor=prototype(
+            compile_spec(spec, registry=chosen),
+            chosen,
+            frozenset(final_tools) | DIALOGUE_NAMES,
+        ),
+    )
+
+
+_lock = threading.Lock()
+_cache: OrderedDict[
+    tuple[int, int, tuple[str, ...], bool, Matcher | None],
+    tuple[A.Spec, Registry | None, FirewallPrototype],
+] = OrderedDict()
+
+
+def firewall_prototype(
+    spec: A.Spec,
+    registry: Registry | None,
+    final_tools: tuple[str, ...],
+    enforce_tools: bool,
+) -> FirewallPrototype:
+    """The prototype of firewalls of ``spec`` with these options (cached, see the module)."""
+    matcher = (registry or default_registry).matcher  # settable: compiled specs depend on it
+    key = (id(spec), id(registry), final_tools, enforce_tools, matcher)
+    hit = _cache.get(key)  # one C call, atomic: the common case takes no lock
+    if hit is not None and hit[0] is spec and hit[1] is registry:
+        try:  # noqa: SIM105 - contextlib.suppress costs a Python context manager per call
+            _cache.move_to_end(key)
+        except KeyError:  # dropped meanwhile by another thread: still a valid prototype
+            pass
+        return hit[2]
+    made = _make(spec, registry, final_tools, enforce_tools)  # unlocked: it may compile
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] is spec and hit[1] is registry:
+            return hit[2]  # another thread made it meanwhile: one prototype per key
+        _cache[key] = (spec, registry, made)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return made
+
+
+def clear_cache() -> None:
+    """Forget every firewall prototype (tests; benchmarks measuring a cold build)."""
+    with _lock:
+        _cache.clear()
+
+
+__all__ = ["CACHE_SIZE", "FirewallPrototype", "clear_cache", "firewall_prototype", "spec_hash"]
