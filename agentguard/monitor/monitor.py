@@ -22,7 +22,7 @@ from agentguard.language import ast as A
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.hints import hint
 from agentguard.monitor.machine import BUDGET_HITS
-from agentguard.monitor.nodes import Node
+from agentguard.monitor.nodes import AutomatonNode, Node
 from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
 from agentguard.monitor.persistence import expect_int, expect_mapping
 from agentguard.monitor.prototype import MonitorPrototype, MonitorStart, prototype
@@ -98,6 +98,8 @@ class Monitor:
         self._budget_seen = -1
         self._over: tuple[str, ...] = ()
         self._router = Router.wire(start.routes, self._nodes)
+        self._start_errors = _start_errors(self._nodes)
+        self._empty_errors: dict[str, str] = {}
 
     @classmethod
     def for_formula(
@@ -175,7 +177,17 @@ class Monitor:
         """Append a call; return the constraints whose verdict changed."""
         self.position += 1
         verdicts = self._verdicts
-        changed = []
+        changed: list[str] = []
+        if self._start_errors:  # the trace has a call now: errors from the start count
+            changed.extend(self._start_errors)
+            for name in self._start_errors:
+                node = self._nodes[name]
+                if isinstance(node, AutomatonNode):
+                    node.error_at_start = False
+                verdicts[name] = Verdict.VIOLATED
+            self._start_errors = ()
+            self._still = None
+            self._router = self._build_router()
         router = self._router
         plan = router.plan(call) if router is not None else None
         names: Iterable[str]
@@ -250,6 +262,16 @@ class Monitor:
                 if errors is None:
                     errors = {}
                 errors[name] = tuple(errs)
+        if self._start_errors:  # with a call the trace is not empty: they count
+            verdicts = dict(current) if verdicts is None else verdicts
+            errors = {} if errors is None else errors
+            for name in self._start_errors:
+                if name not in changed:
+                    changed.append(name)
+                verdicts[name] = Verdict.VIOLATED
+                errors[name] = (str(nodes[name].error),)
+                if ending:
+                    final[name] = False
         if ending:
             for name, node in nodes.items():
                 if name not in final:
@@ -283,7 +305,11 @@ class Monitor:
         not end the monitor: stepping on afterwards is allowed.
         """
         out = {}
+        empty = self._on_empty_trace(metrics or {}) if self._start_errors else {}
         for name, node in self._nodes.items():
+            if name in empty:
+                out[name] = empty[name]
+                continue
             v = self._verdicts[name]
             if v is Verdict.PENDING or node.error or name in self._counting:
                 ok = node.finish(metrics or {})
@@ -292,9 +318,40 @@ class Monitor:
             out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
         return out
 
+    def _on_empty_trace(self, metrics: Mapping[str, Any]) -> dict[str, Verdict]:
+        """The verdicts of the constraints an error at the start left undecided, the run
+        having no call: what the evaluator says of the empty trace (it may never evaluate
+        the failing predicate, or raise as it did), its error kept for :meth:`errors`."""
+        from agentguard.semantics.evaluator import holds
+        from agentguard.trace.model import Trace
+
+        by_name = {c.name: c for c in self.constraints}
+        out: dict[str, Verdict] = {}
+        self._empty_errors = {}
+        for name in self._start_errors:
+            try:
+                ok = holds(
+                    by_name[name].formula,
+                    Trace((), metrics),
+                    registry=self.registry,
+                    match=self.match,
+                )
+            except AgentGuardError as exc:
+                ok, self._empty_errors[name] = False, str(exc)
+            out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
+        return out
+
     def errors(self) -> dict[str, str]:
-        """Constraints whose evaluation raised (a user predicate): violated, as offline."""
-        return {n: node.error for n, node in self._nodes.items() if node.error}
+        """Constraints whose evaluation raised (a user predicate): violated, as offline.
+        (An error at the start counts once the trace has a call, or if the evaluator
+        raises it on the empty trace at :meth:`finish`.)"""
+        out = {
+            n: node.error
+            for n, node in self._nodes.items()
+            if node.error and n not in self._start_errors
+        }
+        out.update(self._empty_errors)
+        return out
 
     # ------------------------------------------------------------------ forks
     def snapshot(self, name: str) -> Snapshot:
@@ -365,6 +422,8 @@ class Monitor:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():
             self._verdicts[name] = node.verdict()
+        self._start_errors = _start_errors(self._nodes)
+        self._empty_errors = {}
         self._still = None
         self._unstable = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
@@ -452,6 +511,11 @@ def classify(
 ) -> Classification:
     """Safety / mixed / liveness of one formula over finite traces (for ``agentguard lint``)."""
     return FormulaMonitor(formula, registry=registry, match=match).classification()
+
+
+def _start_errors(nodes: Mapping[str, Node]) -> tuple[str, ...]:
+    """The constraints whose node raised at the start and has seen no call since."""
+    return tuple(n for n, node in nodes.items() if getattr(node, "error_at_start", False))
 
 
 __all__ = [

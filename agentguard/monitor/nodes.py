@@ -83,6 +83,10 @@ class AutomatonNode:
         self.machine = machine
         self.registry = registry
         self.error: str | None = None
+        # the error was raised at the start (a user predicate of constants): it decides the
+        # verdict only once the trace has a call (the Monitor applies it at the first one:
+        # on the empty trace the evaluator may never evaluate it, `G boom(1)` holds there)
+        self.error_at_start = False
         self._names = frozenset(machine.names)
         self.budget = machine.budget_tests()
         self.uncounted = uncounted
@@ -93,7 +97,7 @@ class AutomatonNode:
         try:
             self.state = resolve_frozen(machine, machine.init, {}, registry, None)
         except AgentGuardError as exc:
-            self.error, self.state = str(exc), machine.init
+            self.error, self.state, self.error_at_start = str(exc), machine.init, True
 
     @property
     def names(self) -> frozenset[str] | None:
@@ -139,7 +143,7 @@ class AutomatonNode:
 
     def verdict(self) -> Verdict:
         if self.error:
-            return Verdict.VIOLATED
+            return Verdict.PENDING if self.error_at_start else Verdict.VIOLATED
         return self.machine.verdict(self.view(self.state, self.count))
 
     def final(self) -> bool | None:
@@ -205,6 +209,8 @@ class AutomatonNode:
         doc: dict[str, Any] = {"state": save_cstate(self.machine, self.state), "error": self.error}
         if self.budget:
             doc["count"] = self.count
+        if self.error_at_start:
+            doc["error_at_start"] = True
         return doc
 
     def restore(self, doc: Mapping[str, Any]) -> None:
@@ -212,6 +218,7 @@ class AutomatonNode:
         self.state = restore_cstate(self.machine, doc.get("state"))
         self.error = expect_str(doc.get("error"), "error", optional=True)
         self.count = expect_int(doc.get("count", 0), "the call count")
+        self.error_at_start = doc.get("error_at_start") is True and self.error is not None
 
     def clone(self) -> AutomatonNode:
         """This node in its current state: a new run starts from a clone of a template
@@ -222,6 +229,7 @@ class AutomatonNode:
         new.machine = self.machine
         new.registry = self.registry
         new.error = self.error
+        new.error_at_start = self.error_at_start
         new._names = self._names
         new.budget = self.budget
         new.uncounted = self.uncounted

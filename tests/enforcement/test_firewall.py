@@ -16,6 +16,7 @@ from agentguard.enforcement.log import FIELDS
 from agentguard.language import parse_spec
 from agentguard.language.ast import Spec
 from agentguard.monitor import Verdict
+from agentguard.scoring.verify import verify_trace
 from agentguard.semantics.registry import Registry
 from agentguard.severity import SeverityKind
 
@@ -380,3 +381,53 @@ def test_arguments_that_are_no_mapping_are_refused_plainly(args: Any, tmp_path: 
     if isinstance(args, str):
         with pytest.raises(CallArgumentsError, match=r"json\.loads"):
             Firewall(parse_spec(SPEC_TEXT)).propose("search", args)
+
+
+@pytest.mark.parametrize("formula", ["G(add -> boom(1))", "G(boom(1))", "boom(2) | F add"])
+@pytest.mark.parametrize(
+    ("policy", "severity", "action"),
+    [
+        ("fail_closed", "HARD_STOP", Action.STOP),
+        ("fail_closed", "SOFT_BLOCK(2)", Action.BLOCK),
+        ("fail_open", "HARD_STOP", Action.ALLOW),
+    ],
+)
+def test_a_predicate_failing_on_constants_follows_the_policy_at_the_first_call(
+    formula: str, policy: str, severity: str, action: Action, tmp_path: Path
+) -> None:
+    """A user predicate whose arguments are constants is evaluated when the run starts;
+    if it raises, the constraint is violated from the start (as offline), and the first
+    call proposed gets the policy, as an error raised by that call would: refused with
+    the constraint's severity under fail_closed, allowed and logged once under fail_open."""
+    reg = Registry()
+
+    def boom(x: object) -> bool:
+        raise ZeroDivisionError("division by zero")
+
+    reg.register_predicate("boom", boom)
+    text = f"predicate boom(x)\ntool add(n: number)\nconstraint b severity {severity} := {formula}"
+    s = parse_spec(text, registry=reg)
+    log = tmp_path / "log.jsonl"
+    fw = Firewall(s, registry=reg, on_predicate_error=policy, log_path=log, keep_trace=True)
+    d = fw.propose("add", {"n": 1})
+    assert d.action is action
+    if action is not Action.ALLOW:
+        assert [v.constraint for v in d.violations] == ["b"]
+        assert "a user predicate failed (fail-closed)" in d.message
+        assert "division by zero" in d.message
+    else:  # the call ran: the constraint is violated now (a late violation), not logged again
+        fw.record("add", {"n": 1}, "ok")
+        fw.propose("add", {"n": 2})
+    report = fw.finish()
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    errors = [e for e in events if e["event"] == "agentguard.predicate_error"]
+    assert len(errors) == (1 if policy == "fail_open" else 0)
+    # online = offline: a refused first call leaves the empty trace (on which `G ...`
+    # never evaluates the predicate), calls that ran make the constraint violated
+    assert report.compliance == verify_trace(report.trace, s, registry=reg)
+    assert dict(report.verdicts) == {
+        c.name: Verdict.SATISFIED if c.passed else Verdict.VIOLATED
+        for c in report.compliance.constraints
+    }
+    if policy == "fail_open":
+        assert report.compliance.score == 0.0

@@ -15,6 +15,7 @@ from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan
 from agentguard.semantics.evaluator import holds
 from agentguard.semantics.predicates import values_match
+from agentguard.semantics.registry import Registry
 from agentguard.trace.model import Call, Trace
 
 S, V, P = Verdict.SATISFIED, Verdict.VIOLATED, Verdict.PENDING
@@ -135,3 +136,40 @@ class TestAllBeforeEmpty:
         m = Monitor.for_formula(parse_formula("AllBefore([], g)"))
         assert m.verdict is S
         assert m.finish() is S
+
+
+class TestErrorsAtTheStart:
+    """A user predicate of constants raises when the monitor starts: it decides the
+    verdict as the offline evaluator does, on the empty trace and after any call."""
+
+    @staticmethod
+    def _spec(formula: str) -> tuple[A.Spec, Registry]:
+        reg = Registry()
+
+        def boom(x: object) -> bool:
+            raise ZeroDivisionError("boom")
+
+        reg.register_predicate("boom", boom)
+        text = f"predicate boom(x)\ntool add()\ntool other()\nconstraint b := {formula}"
+        return parse_spec(text, registry=reg), reg
+
+    @pytest.mark.parametrize(
+        "formula", ["G(add -> boom(1))", "G(boom(1))", "boom(2) | F add", "F add | G boom(1)"]
+    )
+    @pytest.mark.parametrize("names", [[], ["other"], ["add"], ["other", "add"]])
+    def test_verdicts_equal_the_evaluator(self, formula: str, names: list[str]) -> None:
+        """Empty or not, whichever tool comes first: finish equals verify_trace, the error
+        too; a peek of any call already sees it; save and restore keep it."""
+        spec, reg = self._spec(formula)
+        m = Monitor(spec, registry=reg)
+        assert m.verdicts["b"] is P
+        if names:
+            peek = m.peek(Call(names[0], {}))
+            assert peek.verdicts["b"] is V and "boom" in peek.errors["b"][0]
+            m = Monitor.restore(spec, m.save(), registry=reg)
+        for name in names:
+            m.step(Call(name, {}, "ok"))
+        trace = Trace(tuple(Call(n, {}, "ok") for n in names))
+        (offline,) = verify_trace(trace, spec, registry=reg).constraints
+        assert m.finish() == {"b": S if offline.passed else V}
+        assert (m.errors().get("b") is not None) == (offline.error is not None)
