@@ -197,11 +197,7 @@ class CallArgumentsError(AgentGuardError, TypeError):
 
     def __init__(self, tool: str, args: object) -> None:
         self.tool = tool
-        hint = (
-            " (JSON text? decode it first: json.loads)"
-            if isinstance(args, (str, bytes))
-            else ""
-        )
+        hint = " (JSON text? decode it first: json.loads)" if isinstance(args, (str, bytes)) else ""
         super().__init__(
             f"the arguments of a {tool!r} call must be a mapping of argument names to "
             f"values, got {type(args).__name__}{hint}"

@@ -28,15 +28,12 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+from _callgrind import run_totals  # this folder's (the script's folder is on sys.path)
 
 SHORT, LONG = 5, 25
 CONFIGURATIONS = (
@@ -114,35 +111,10 @@ def inner(configs: list[str]) -> None:
 
 def measure(configs: list[str]) -> dict[str, int]:
     """Instructions per step of each configuration (callgrind, one process)."""
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is needed (apt-get install valgrind)")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cg"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            "--dump-before=sys_call_tracing",
-            "--dump-after=sys_call_tracing",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            __file__,
-            "--inner",
-            *configs,
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "1"}
-        subprocess.run(command, check=True, env=env, capture_output=True)
-        dumps = sorted(Path(tmp).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
-        totals = [_total(p) for p in dumps]
-    runs = totals[1::2][-2 * len(configs) :]  # a dump before each run, then the run's own
+    totals = run_totals(__file__, configs, seed="1")
+    runs = totals[-2 * len(configs) :]
     short, long = runs[: len(configs)], runs[len(configs) :]
     return {c: (b - a) // (LONG - SHORT) for c, a, b in zip(configs, short, long, strict=True)}
-
-
-def _total(dump: Path) -> int:
-    for line in dump.read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
-    raise ValueError(f"{dump}: no totals line")
 
 
 def main(argv: list[str] | None = None) -> int:

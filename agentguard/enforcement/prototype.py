@@ -18,19 +18,18 @@ that builds many specs keeps a bounded number.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from agentguard._identity_cache import IdentityCache
 from agentguard._recursion import allow_deep
 from agentguard.enforcement.sensitivity import has_user_predicate, result_sensitive
 from agentguard.language import ast as A
 from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor.compiled import compile_spec
 from agentguard.monitor.prototype import MonitorPrototype, prototype
-from agentguard.semantics.registry import Matcher, Registry, default_registry
+from agentguard.semantics.registry import Registry, default_registry
 from agentguard.tools.checker import ToolPlan
 from agentguard.trace.model import DIALOGUE_NAMES
 
@@ -96,11 +95,7 @@ def _make(
     )
 
 
-_lock = threading.Lock()
-_cache: OrderedDict[
-    tuple[int, int, tuple[str, ...], bool, Matcher | None],
-    tuple[A.Spec, Registry | None, FirewallPrototype],
-] = OrderedDict()
+_cache: IdentityCache[FirewallPrototype] = IdentityCache(CACHE_SIZE)
 
 
 def firewall_prototype(
@@ -112,29 +107,14 @@ def firewall_prototype(
     """The prototype of firewalls of ``spec`` with these options (cached, see the module)."""
     matcher = (registry or default_registry).matcher  # settable: compiled specs depend on it
     key = (id(spec), id(registry), final_tools, enforce_tools, matcher)
-    hit = _cache.get(key)  # one C call, atomic: the common case takes no lock
-    if hit is not None and hit[0] is spec and hit[1] is registry:
-        try:  # noqa: SIM105 - contextlib.suppress costs a Python context manager per call
-            _cache.move_to_end(key)
-        except KeyError:  # dropped meanwhile by another thread: still a valid prototype
-            pass
-        return hit[2]
-    made = _make(spec, registry, final_tools, enforce_tools)  # unlocked: it may compile
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is spec and hit[1] is registry:
-            return hit[2]  # another thread made it meanwhile: one prototype per key
-        _cache[key] = (spec, registry, made)
-        _cache.move_to_end(key)
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return made
+    return _cache.get(
+        key, spec, registry, lambda: _make(spec, registry, final_tools, enforce_tools)
+    )
 
 
 def clear_cache() -> None:
     """Forget every firewall prototype (tests; benchmarks measuring a cold build)."""
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 __all__ = ["CACHE_SIZE", "FirewallPrototype", "clear_cache", "firewall_prototype", "spec_hash"]

@@ -26,8 +26,6 @@ many specs keeps a bounded number.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -35,6 +33,7 @@ from typing import Final
 
 from typing_extensions import assert_never
 
+from agentguard._identity_cache import IdentityCache
 from agentguard._recursion import allow_deep
 from agentguard.language import ast as A
 from agentguard.monitor.atoms import FrozenAtom
@@ -160,10 +159,7 @@ def _resolves_at_start(machine: Machine) -> bool:
     )
 
 
-_lock = threading.Lock()
-_cache: OrderedDict[
-    tuple[int, int, frozenset[str]], tuple[CompiledSpec, Registry, MonitorPrototype]
-] = OrderedDict()
+_cache: IdentityCache[MonitorPrototype] = IdentityCache(CACHE_SIZE)
 
 
 def prototype(
@@ -172,27 +168,12 @@ def prototype(
     """The prototype of monitors of ``compiled`` with ``registry`` and ``uncounted`` tools
     (cached, see the module)."""
     key = (id(compiled), id(registry), uncounted)
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is compiled and hit[1] is registry:
-            _cache.move_to_end(key)
-            return hit[2]
-    made = _make(compiled, registry, uncounted)  # outside the lock: user code may run
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is compiled and hit[1] is registry:
-            return hit[2]  # another thread made it meanwhile: one prototype per key
-        _cache[key] = (compiled, registry, made)
-        _cache.move_to_end(key)
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return made
+    return _cache.get(key, compiled, registry, lambda: _make(compiled, registry, uncounted))
 
 
 def clear_cache() -> None:
     """Forget every prototype (tests; benchmarks measuring a cold build)."""
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 __all__ = ["CACHE_SIZE", "MonitorPrototype", "MonitorStart", "clear_cache", "prototype"]

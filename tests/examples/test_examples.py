@@ -192,6 +192,18 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
         assert hooks is (row["framework"] == "langchain")
 
 
+def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """benchmarks/NAME.py as a module (its folder on sys.path: it imports its siblings)."""
+    benchmarks = EXAMPLES.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location(name, benchmarks / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_langchain_hooks_benchmark_configurations(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every configuration benchmarks/langchain_hooks.py measures builds an agent that runs
     its scripted steps to the answer, and the untraced ones leave create_agent as it was."""
@@ -201,15 +213,7 @@ def test_langchain_hooks_benchmark_configurations(monkeypatch: pytest.MonkeyPatc
 
     from agentguard.errors import ToolMismatchWarning
 
-    benchmarks = EXAMPLES.parent / "benchmarks"
-    monkeypatch.syspath_prepend(str(benchmarks))  # it imports overhead.py from its folder
-    spec = importlib.util.spec_from_file_location(
-        "langchain_hooks", benchmarks / "langchain_hooks.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _benchmark("langchain_hooks", monkeypatch)
     traceable = factory.traceable
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
@@ -228,15 +232,7 @@ def test_smolagents_steps_benchmark_configurations(monkeypatch: pytest.MonkeyPat
 
     from agentguard.errors import ToolMismatchWarning
 
-    benchmarks = EXAMPLES.parent / "benchmarks"
-    monkeypatch.syspath_prepend(str(benchmarks))  # it imports overhead.py from its folder
-    spec = importlib.util.spec_from_file_location(
-        "smolagents_steps", benchmarks / "smolagents_steps.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _benchmark("smolagents_steps", monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
         for config in module.CONFIGURATIONS:

@@ -1,0 +1,49 @@
+"""Instruction counts of a benchmark's runs under callgrind (shared by the benchmarks
+that count instructions: ``smolagents_steps.py``, ``langchain_hooks.py``).
+
+The script re-runs itself under ``valgrind --tool=callgrind`` with ``--inner CONFIGS``;
+there each measured run is called through ``sys.call_tracing``, and callgrind dumps
+its counters before and after every such call, so each run's instructions are one
+dump's total (all threads together). The hash seed is fixed: dict and set layouts, and
+so instruction counts, move with it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run_totals(script: str, configs: list[str], *, seed: str) -> list[int]:
+    """Instructions of each run the script's ``--inner`` pass made, in order."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is needed (apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg"
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--dump-before=sys_call_tracing",
+            "--dump-after=sys_call_tracing",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            script,
+            "--inner",
+            *configs,
+        ]
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(command, check=True, env=env, capture_output=True)
+        dumps = sorted(Path(tmp).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
+        totals = [_total(p) for p in dumps]
+    return totals[1::2]  # a dump before each run, then the run's own
+
+
+def _total(dump: Path) -> int:
+    for line in dump.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise ValueError(f"{dump}: no totals line")
