@@ -11,11 +11,13 @@ same differences statically (``agentguard.analysis``).
 from __future__ import annotations
 
 import difflib
+import functools
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentguard._identity_cache import IdentityCache
 from agentguard.errors import ToolMismatchWarning
 from agentguard.language import ast as A
 from agentguard.language.walk import subformulas
@@ -60,7 +62,15 @@ class ToolMismatch:
 
 
 def spec_tool_names(spec: A.Spec) -> list[str]:
-    """Tools the spec declares or names in a formula, in order of appearance."""
+    """Tools the spec declares or names in a formula, in order of appearance (walked
+    once per spec: every run's firewall compares them with the agent's tools)."""
+    return list(_names_of.get(id(spec), spec, None, lambda: tuple(_spec_tool_names(spec))))
+
+
+_names_of: IdentityCache[tuple[str, ...]] = IdentityCache(64)
+
+
+def _spec_tool_names(spec: A.Spec) -> list[str]:
     names = [d.name for d in spec.tools]
     for c in spec.constraints:
         for n in subformulas(c.formula):
@@ -69,6 +79,13 @@ def spec_tool_names(spec: A.Spec) -> list[str]:
             elif isinstance(n, A.TracePredicate):
                 names.extend(_tool_args(n))
     return list(dict.fromkeys(names))
+
+
+@functools.lru_cache(maxsize=1024)
+def _close(name: str, choices: tuple[str, ...]) -> list[str]:
+    """The choice closest to ``name``, if close enough (difflib's ratio, the costly part
+    of a comparison: a run's firewall asks again what the last run's asked)."""
+    return difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
 
 
 def _tool_args(p: A.TracePredicate) -> list[str]:
@@ -99,7 +116,7 @@ def compare_tools(
     for name in spec_tool_names(spec):
         if name in agent_tools or name in implicit or name in DIALOGUE_NAMES:
             continue  # (user_message / assistant_message: the conversation, no agent tool)
-        close = difflib.get_close_matches(name, list(agent_tools), n=1, cutoff=0.6)
+        close = _close(name, tuple(agent_tools))
         have = (
             f"the agent has {close[0]!r}"
             if close
@@ -126,7 +143,7 @@ def compare_tools(
         declared = {p.name for p in decl.params}
         for p in decl.params:
             if p.name not in props:
-                close = difflib.get_close_matches(p.name, list(props), n=1, cutoff=0.6)
+                close = _close(p.name, tuple(props))
                 hint = f"; the agent's tool has {close[0]!r}" if close else ""
                 out.append(
                     ToolMismatch(
