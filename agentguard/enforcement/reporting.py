@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agentguard._identity_cache import IdentityCache
 from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.execution import Execution
 from agentguard.enforcement.report import FirewallReport
@@ -159,7 +160,21 @@ def online_compliance(
     spec: A.Spec, verdicts: Mapping[str, Verdict], errors: Mapping[str, str]
 ) -> ComplianceReport:
     """The compliance report from the monitor's final verdicts (equal to the offline
-    evaluator's, so the score is the same), without the trace's per-call details."""
+    evaluator's, so the score is the same), without the trace's per-call details.
+
+    It depends on the spec and the outcomes alone (a frozen value), so runs that end
+    alike share one: the runs of an agent mostly do, and building it was half of
+    ``finish``."""
+    key = (id(spec), tuple(verdicts.items()), tuple(errors.items()))
+    return _online_reports.get(key, spec, None, lambda: _online_compliance(spec, verdicts, errors))
+
+
+_online_reports: IdentityCache[ComplianceReport] = IdentityCache(256)
+
+
+def _online_compliance(
+    spec: A.Spec, verdicts: Mapping[str, Verdict], errors: Mapping[str, str]
+) -> ComplianceReport:
     from agentguard.scoring.report import score_of
     from agentguard.scoring.verify import assemble_report, details_of
 
