@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentguard"
 
 LAYERS: dict[str, int] = {
     "_recursion": 0,
+    "_identity_cache": 0,
     "_checkout_finder": 0,
     "_version": 0,
     "errors": 0,
