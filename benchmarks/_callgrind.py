@@ -10,6 +10,7 @@ so instruction counts, move with it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -40,6 +41,22 @@ def run_totals(script: str, configs: list[str], *, seed: str) -> list[int]:
         dumps = sorted(Path(tmp).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
         totals = [_total(p) for p in dumps]
     return totals[1::2]  # a dump before each run, then the run's own
+
+
+def short_and_long(script: str, configs: list[str], *, seed: str) -> tuple[list[int], list[int]]:
+    """Each configuration's instructions in its short run and in its long run (the
+    ``--inner`` pass runs every configuration short, then every one long)."""
+    runs = run_totals(script, configs, seed=seed)[-2 * len(configs) :]
+    return runs[: len(configs)], runs[len(configs) :]
+
+
+def arguments(doc: str | None, argv: list[str] | None) -> argparse.Namespace:
+    """The command line every such benchmark takes: ``--json``, and ``--inner CONFIGS``
+    (its own pass under callgrind)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    parser.add_argument("--inner", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    return parser.parse_args(argv)
 
 
 def _total(dump: Path) -> int:

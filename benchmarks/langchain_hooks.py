@@ -25,7 +25,6 @@ channel that every step carries: that is the framework's charge, whoever plugs i
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import sys
@@ -33,7 +32,10 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from _callgrind import run_totals  # this folder's (the script's folder is on sys.path)
+from _callgrind import (  # this folder's (the script's folder is on sys.path)
+    arguments,
+    short_and_long,
+)
 
 SHORT, LONG = 5, 25
 CONFIGURATIONS = (
@@ -111,17 +113,12 @@ def inner(configs: list[str]) -> None:
 
 def measure(configs: list[str]) -> dict[str, int]:
     """Instructions per step of each configuration (callgrind, one process)."""
-    totals = run_totals(__file__, configs, seed="1")
-    runs = totals[-2 * len(configs) :]
-    short, long = runs[: len(configs)], runs[len(configs) :]
+    short, long = short_and_long(__file__, configs, seed="1")
     return {c: (b - a) // (LONG - SHORT) for c, a, b in zip(configs, short, long, strict=True)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--inner", nargs="+", help=argparse.SUPPRESS)
-    parser.add_argument("--json", action="store_true", help="print JSON only")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, argv)
     if args.inner:
         inner(args.inner)
         return 0

@@ -18,7 +18,6 @@ around an allow-all firewall (the adapter and the session's own work), the real 
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import sys
@@ -26,7 +25,10 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from _callgrind import run_totals  # this folder's (the script's folder is on sys.path)
+from _callgrind import (  # this folder's (the script's folder is on sys.path)
+    arguments,
+    short_and_long,
+)
 
 SHORT, LONG = 10, 40
 CONFIGURATIONS = ("unguarded", "adapter_only", "guarded")
@@ -60,9 +62,7 @@ def inner(configs: list[str]) -> None:
 
 def measure(configs: list[str]) -> dict[str, dict[str, int]]:
     """Instructions per step of each configuration (callgrind, one process)."""
-    totals = run_totals(__file__, configs, seed="0")
-    runs = totals[-2 * len(configs) :]
-    short, long = runs[: len(configs)], runs[len(configs) :]
+    short, long = short_and_long(__file__, configs, seed="0")
     return {
         c: {"further_step": (b - a) // (LONG - SHORT), "whole_run_per_step": b // (LONG + 1)}
         for c, a, b in zip(configs, short, long, strict=True)
@@ -70,10 +70,7 @@ def measure(configs: list[str]) -> dict[str, dict[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--inner", nargs="+", help=argparse.SUPPRESS)
-    parser.add_argument("--json", action="store_true", help="print JSON only")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, argv)
     if args.inner:
         inner(args.inner)
         return 0
