@@ -11,12 +11,15 @@ so instruction counts, move with it.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def run_totals(script: str, configs: list[str], *, seed: str) -> list[int]:
@@ -41,6 +44,32 @@ def run_totals(script: str, configs: list[str], *, seed: str) -> list[int]:
         dumps = sorted(Path(tmp).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
         totals = [_total(p) for p in dumps]
     return totals[1::2]  # a dump before each run, then the run's own
+
+
+def measured_runs(
+    prepare: Callable[[str, int], Callable[[], Any]],
+    configs: Sequence[str],
+    sizes: tuple[int, int],
+    *,
+    warmups: int,
+    collector_off: bool,
+) -> None:
+    """The ``--inner`` pass: each configuration run ``warmups`` times at 3 steps, then a
+    short and a long run of each (``sizes``), each inside ``sys.call_tracing`` (where
+    callgrind dumps), after a full collection with the old objects frozen (and, with
+    ``collector_off``, the collector off for the run)."""
+    for config in configs:
+        for _ in range(warmups):
+            prepare(config, 3)()
+    for steps in sizes:
+        for config in configs:
+            run = prepare(config, steps)
+            gc.collect()
+            gc.freeze()
+            if collector_off:
+                gc.disable()
+            sys.call_tracing(run, ())
+            gc.enable()
 
 
 def short_and_long(script: str, configs: list[str], *, seed: str) -> tuple[list[int], list[int]]:

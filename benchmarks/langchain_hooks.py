@@ -25,7 +25,6 @@ channel that every step carries: that is the framework's charge, whoever plugs i
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 import warnings
@@ -34,6 +33,7 @@ from typing import Any
 
 from _callgrind import (  # this folder's (the script's folder is on sys.path)
     arguments,
+    measured_runs,
     short_and_long,
 )
 
@@ -97,18 +97,11 @@ def _prepare(config: str, steps: int) -> Callable[[], Any]:
 
 def inner(configs: list[str]) -> None:
     """The measured process: every configuration once to warm up, then a short and a
-    long run of each, each inside ``sys.call_tracing`` (where callgrind dumps)."""
+    long run of each (``_callgrind.measured_runs``)."""
     from agentguard.errors import ToolMismatchWarning
 
     warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
-    for config in configs:
-        _prepare(config, 3)()
-    for steps in (SHORT, LONG):
-        for config in configs:
-            run = _prepare(config, steps)
-            gc.collect()
-            gc.freeze()
-            sys.call_tracing(run, ())
+    measured_runs(_prepare, configs, (SHORT, LONG), warmups=1, collector_off=False)
 
 
 def measure(configs: list[str]) -> dict[str, int]:

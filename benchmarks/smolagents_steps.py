@@ -18,7 +18,6 @@ around an allow-all firewall (the adapter and the session's own work), the real 
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 import warnings
@@ -27,6 +26,7 @@ from typing import Any
 
 from _callgrind import (  # this folder's (the script's folder is on sys.path)
     arguments,
+    measured_runs,
     short_and_long,
 )
 
@@ -43,21 +43,11 @@ def _prepare(config: str, steps: int) -> Callable[[], Any]:
 
 def inner(configs: list[str]) -> None:
     """The measured process: every configuration twice to warm up, then a short and a
-    long run of each, each inside ``sys.call_tracing`` (where callgrind dumps)."""
+    long run of each (``_callgrind.measured_runs``)."""
     from agentguard.errors import ToolMismatchWarning
 
     warnings.simplefilter("ignore", ToolMismatchWarning)  # the demo spec names more tools
-    for config in configs:
-        _prepare(config, 3)()
-        _prepare(config, 3)()
-    for steps in (SHORT, LONG):
-        for config in configs:
-            run = _prepare(config, steps)
-            gc.collect()
-            gc.freeze()
-            gc.disable()
-            sys.call_tracing(run, ())
-            gc.enable()
+    measured_runs(_prepare, configs, (SHORT, LONG), warmups=2, collector_off=True)
 
 
 def measure(configs: list[str]) -> dict[str, dict[str, int]]:
