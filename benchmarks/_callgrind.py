@@ -79,13 +79,24 @@ def short_and_long(script: str, configs: list[str], *, seed: str) -> tuple[list[
     return runs[: len(configs)], runs[len(configs) :]
 
 
-def arguments(doc: str | None, argv: list[str] | None) -> argparse.Namespace:
+def command(
+    doc: str | None,
+    argv: list[str] | None,
+    inner: Callable[[list[str]], None],
+    measure: Callable[[list[str]], Any],
+    configs: Sequence[str],
+) -> tuple[bool, Any] | None:
     """The command line every such benchmark takes: ``--json``, and ``--inner CONFIGS``
-    (its own pass under callgrind)."""
+    (its own pass under callgrind, run here: None). Otherwise ``(json wanted, what
+    measure gave for every configuration)``, for the benchmark to print."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
     parser.add_argument("--inner", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print JSON only")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.inner:
+        inner(args.inner)
+        return None
+    return bool(args.json), measure(list(configs))
 
 
 def _total(dump: Path) -> int:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from _callgrind import (  # this folder's (the script's folder is on sys.path)
-    arguments,
+    command,
     measured_runs,
     short_and_long,
 )
@@ -111,11 +111,10 @@ def measure(configs: list[str]) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = arguments(__doc__, argv)
-    if args.inner:
-        inner(args.inner)
+    found = command(__doc__, argv, inner, measure, CONFIGURATIONS)
+    if found is None:
         return 0
-    per_step = measure(list(CONFIGURATIONS))
+    as_json, per_step = found
     base = per_step["unguarded"]
     added = {c: n - base for c, n in per_step.items()}
     row = {
@@ -124,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "adapter_own": per_step["adapter_only"] - per_step["framework_hooks"],
         "firewall_own": per_step["guarded"] - per_step["adapter_only"],
     }
-    if args.json:
+    if as_json:
         print(json.dumps(row, indent=2))
         return 0
     print(f"instructions per agent step (callgrind), unguarded {base:,}; added:")

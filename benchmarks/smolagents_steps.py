@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from _callgrind import (  # this folder's (the script's folder is on sys.path)
-    arguments,
+    command,
     measured_runs,
     short_and_long,
 )
@@ -60,12 +60,11 @@ def measure(configs: list[str]) -> dict[str, dict[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = arguments(__doc__, argv)
-    if args.inner:
-        inner(args.inner)
+    found = command(__doc__, argv, inner, measure, CONFIGURATIONS)
+    if found is None:
         return 0
-    per_step = measure(list(CONFIGURATIONS))
-    if args.json:
+    as_json, per_step = found
+    if as_json:
         print(json.dumps(per_step, indent=2))
         return 0
     base = per_step["unguarded"]
