@@ -18,6 +18,8 @@ import re2  # type: ignore[import-untyped]
 _RE2_FLAGS: Final = {"i": "i", "m": "m", "s": "s"}
 _PYTHON_END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
 """``\\Z`` (Python's end of text) not preceded by an escaping backslash; RE2 spells it ``\\z``."""
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""A code point UTF-8 cannot encode (only lone surrogates are left in a ``str``)."""
 _UNSUPPORTED = re.compile(r"perl operator|escape sequence: \\\d")
 """RE2's wording for Python features it refuses by design (look-around, backreferences)."""
 
@@ -37,8 +39,17 @@ class CompiledRegex:
     engine: Any = field(compare=False, repr=False)
 
     def search(self, text: str) -> bool:
-        """Does the pattern match anywhere in ``text`` (``re.search`` semantics)?"""
-        return self.engine.search(text) is not None
+        """Does the pattern match anywhere in ``text`` (``re.search`` semantics)?
+
+        RE2 matches UTF-8, and a lone surrogate has none (``os.listdir`` gives one for a
+        file name that is not UTF-8, and ``"\\udce9"`` is valid JSON): such a text is
+        matched with each lone surrogate read as U+FFFD, one character for one, so ``.``
+        still matches it and no literal can (a pattern cannot hold a lone surrogate).
+        """
+        try:
+            return self.engine.search(text) is not None
+        except UnicodeEncodeError:
+            return self.engine.search(_LONE_SURROGATE.sub("\ufffd", text)) is not None
 
 
 @lru_cache(maxsize=1024)

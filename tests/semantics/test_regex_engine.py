@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+
+from agentguard import Firewall, load_traces
+from agentguard.enforcement.decision import Action
 
 from agentguard.errors import SpecSemanticError
 from agentguard.language import parse_spec
@@ -71,3 +75,41 @@ def test_non_text_values_never_match() -> None:
     """A number or a missing argument neither matches nor fails `!~` by accident."""
     assert not compare(5, "~", compile_regex("5"))
     assert not compare(5, "!~", compile_regex("5"))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        ("secret", "caf\udce9_secret.txt", True),
+        ("^caf._", "caf\udce9_secret.txt", True),  # the lone surrogate is one character
+        ("^x.$", "x\udce9", True),
+        ("^x$", "x\udce9", False),
+        ("é", "caf\udce9", False),  # U+00E9 is not the surrogate that stands for its byte
+        ("\ufffd", "a\ud800b", True),  # it is read as U+FFFD
+    ],
+)
+def test_a_lone_surrogate_is_matched_as_one_replacement_character(
+    pattern: str, text: str, matches: bool
+) -> None:
+    """A text RE2 cannot encode (a non-UTF-8 file name from ``os.listdir``) is matched, not raised on."""
+    assert compile_regex(pattern).search(text) is matches
+    assert _passes(f"G !write(text ~ /{pattern}/)", text=text) is not matches
+
+
+def test_a_lone_surrogate_argument_is_judged_online_and_offline_alike(tmp_path: Path) -> None:
+    """The firewall decides a lone-surrogate argument (no crash), logs it, and its log scores as online."""
+    spec = parse_spec(
+        "tool read_file(path: str)\n"
+        "constraint no_secret := G !read_file(path ~ /secret/)\n"
+        "constraint odd := F read_file(path ~ /^x.$/)"
+    )
+    log = tmp_path / "log.jsonl"
+    fw = Firewall(spec, log_path=log, keep_trace=True)
+    assert fw.propose("read_file", {"path": "caf\udce9_secret"}).action is Action.BLOCK
+    assert fw.propose("read_file", {"path": "x\udce9"}).executes
+    fw.record("read_file", {"path": "x\udce9"}, "r\udce9")
+    report = fw.finish()
+    (back,) = load_traces(log)
+    assert back.trace is not None
+    assert back.trace.calls[0].args == {"path": "x\udce9"}
+    assert verify_trace(back.trace, spec) == report.compliance
