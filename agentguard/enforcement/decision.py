@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentguard.severity import Severity
+from agentguard.trace.json_values import json_value
 
 
 class Action(str, enum.Enum):
@@ -128,7 +129,7 @@ class Decision:
         return {
             "action": self.action.value,
             "tool": self.tool,
-            "args": dict(self.args),
+            "args": json_value(dict(self.args)),  # as the log writes them (JSON data)
             "step": self.step,
             "violations": [v.to_dict() for v in self.violations],
             "message": self.message,

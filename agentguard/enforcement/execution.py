@@ -23,6 +23,7 @@ from agentguard.errors import CallArgumentsError
 from agentguard.monitor import Verdict
 from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
+from agentguard.trace.json_values import json_value, plain
 from agentguard.trace.model import MESSAGE_NAMES, UNKNOWN, Call, CallKind
 
 NO_NAMES: Final[AbstractSet[str]] = frozenset()
@@ -201,6 +202,8 @@ class Execution(Judging):
             args = dict(args) if args else {}
         except (TypeError, ValueError):
             raise CallArgumentsError(name, args) from None
+        if args and not plain(args):  # matched as proposed: as the JSON data it became
+            args = json_value(args)
         with self._lock:  # the lock under _cond: Condition.__enter__ is a Python call
             flight = self._inflight.get(call_id) if call_id is not None else None
             if flight is None:

@@ -20,8 +20,8 @@ from typing import Final
 
 import orjson
 
-from agentguard.enforcement.audit import plain
 from agentguard.enforcement.decision import Action, Decision
+from agentguard.trace.json_values import plain
 from agentguard.trace.model import Call
 
 _dumps: Final = orjson.dumps

@@ -33,6 +33,7 @@ from agentguard.trace.call_fields import decode_args as decode_args
 from agentguard.trace.call_fields import decode_result as decode_result
 from agentguard.trace.call_records import CallColumns, read_call_records
 from agentguard.trace.json_text import collector_paused
+from agentguard.trace.json_values import json_value, plain
 from agentguard.trace.tool_codes import ToolCodes
 
 PROMOTED_CALLS: Final = 10_000
@@ -58,9 +59,12 @@ class Call:
     ``kind`` says whether the position is a tool call or a dialogue event (see the module
     docstring); a tool call may not use a reserved dialogue name.
 
-    A result given as JSON text is decoded here, once, with :func:`decode_result`: every
-    path that builds a call (the firewall, the monitor's users, every loader) then sees
-    the same value, so a run judged online and its trace judged offline agree.
+    A result given as JSON text is decoded here, once, with :func:`decode_result`, and a
+    result or argument that is not JSON data (a ``Decimal``, a ``date``, a ``set``, a
+    dataclass) is made the JSON data the log writes of it
+    (:func:`~agentguard.trace.json_values.json_value`): every path that builds a call
+    (the firewall, the monitor's users, every loader) then sees the same value, so a run
+    judged online and its trace judged offline (from the log) agree.
     """
 
     name: str
@@ -97,7 +101,13 @@ class Call:
                 source="<call>",
             )
         _CALL_NAME(self, name)
-        _CALL_ARGS(self, {} if args is _NEW_ARGS else args)
+        if args is _NEW_ARGS:
+            args = {}
+        elif isinstance(args, Mapping) and not plain(args):  # a value JSON has no word for
+            args = json_value(dict(args))
+        _CALL_ARGS(self, args)
+        if type(result) is not str and result is not UNKNOWN and not plain(result):
+            result = json_value(result)  # text it became (bytes) is decoded as text is
         if type(result) is str and result and (result[0] in JSON_START or result[0].isspace()):
             result = decode_result(result)  # its first look inlined: most text is no JSON
         _CALL_RESULT(self, result)
@@ -143,6 +153,8 @@ class Call:
         constructor checks it)."""
         if name in DIALOGUE_NAMES:
             return Call(name, args)  # the constructor's own error
+        if args and not plain(args):
+            args = json_value(dict(args))
         return _build_call(name, args, UNKNOWN, 0, False, "tool")
 
     def ran(self, result: Any, position: int, error: bool = False) -> Call:
@@ -152,6 +164,8 @@ class Call:
         is decoded as the constructor decodes it; the firewall enters every executed
         call so, built through the slots' twin (agentguard/trace/_slots.py) at a third
         of the constructor's cost."""
+        if type(result) is not str and result is not UNKNOWN and not plain(result):
+            result = json_value(result)  # text it became (bytes) is decoded as text is
         if type(result) is str:
             result = decode_result(result)
         return _build_call(self.name, self.args, result, position, error, self.kind)
