@@ -10,6 +10,7 @@ graphs, which have no run boundaries the guard can see.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Literal
@@ -44,6 +45,28 @@ class ToolGate:
 
     def before(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
         """The started decision of the call, or the ToolMessage that replaces running it."""
+        admitted = self.admitted(session, request)
+        if isinstance(admitted, ToolMessage):
+            return admitted
+        return _started(session.start(admitted), request)
+
+    async def abefore(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
+        """:meth:`before` on the event loop: a ``start`` that may wait for the calls its
+        approval relied on (they finish on this loop) waits in a worker thread, as the
+        OpenAI Agents adapter and the MCP gateway do; one that cannot wait (no other call
+        in flight) is started here, without the thread's cost."""
+        admitted = self.admitted(session, request)
+        if isinstance(admitted, ToolMessage):
+            return admitted
+        if _others_in_flight(session):
+            started = await asyncio.to_thread(session.start, admitted)
+        else:
+            started = session.start(admitted)
+        return _started(started, request)
+
+    def admitted(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
+        """The call's allowed decision, not started yet, or the ToolMessage that replaces
+        running it (refused, its arguments rejected, the run already ended)."""
         call = request.tool_call
         name, args = str(call["name"]), call.get("args") or {}  # the firewall copies them
         raw_id = call.get("id")
@@ -70,12 +93,7 @@ class ToolGate:
                 name=name,
                 status="error",
             )
-        started = session.start(decision)
-        if started.action is Action.STOP:
-            raise RunStopped(started)
-        if not started.executes:
-            return refusal(started, raw_id)
-        return started
+        return decision
 
     def wrap(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         session = self.session_of(request)
@@ -95,20 +113,26 @@ class ToolGate:
             raise
 
     async def awrap(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        """:meth:`wrap` for async tools. What may wait runs in a worker thread, off the
+        loop the other calls finish on: a ``start`` (see :meth:`abefore`) and ending the
+        session after a tool raised (finishing waits for the calls still running)."""
         session = self.session_of(request)
         try:
-            started = self.before(session, request)
+            started = await self.abefore(session, request)
             if isinstance(started, ToolMessage):
                 return started
             try:
                 outcome = await handler(request)
             except Exception as exc:
-                self._raised(session, request, started, exc)
+                if _bubble_of(exc) is None:
+                    await asyncio.to_thread(self._raised, session, request, started, exc)
+                else:  # a pause or a handoff: nothing waits
+                    self._raised(session, request, started, exc)
                 raise
             _complete(session, started, outcome)
             return outcome
         except RunStopped:
-            self._stopped(session)
+            await asyncio.to_thread(self._stopped, session)
             raise
 
     def _raised(
@@ -138,6 +162,21 @@ class ToolGate:
             self.on_stop(session)
         else:
             session.finish_run()
+
+
+def _started(started: Decision, request: Any) -> Decision | ToolMessage:
+    """What ``start`` answered, as :meth:`ToolGate.before` returns it."""
+    if started.action is Action.STOP:
+        raise RunStopped(started)
+    if not started.executes:
+        return refusal(started, request.tool_call.get("id"))
+    return started
+
+
+def _others_in_flight(session: GuardSession) -> bool:
+    """Could ``start`` wait? Only for another call in flight (approved, not finished)."""
+    in_flight = getattr(session.firewall, "in_flight", ())  # a stand-in may lack it
+    return len(in_flight) > 1
 
 
 def _complete(session: GuardSession, started: Decision, outcome: Any) -> None:
