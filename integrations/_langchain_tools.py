@@ -24,6 +24,7 @@ from agentguard.scoring.inputs import SpecLike
 
 try:
     from langchain_core.messages import ToolMessage
+    from langgraph.errors import GraphBubbleUp, ParentCommand
     from langgraph.types import Command
     from pydantic_core import SchemaValidator
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -198,10 +199,6 @@ def _bubble_of(exc: BaseException) -> Literal["pause", "handoff"] | None:
     """LangGraph's control-flow exceptions (``GraphBubbleUp``): ``"handoff"`` for a
     ``ParentCommand`` (the tool handed control to another node: it ran), ``"pause"``
     for the others (an ``interrupt()``, a drain: the node runs again when resumed)."""
-    try:
-        from langgraph.errors import GraphBubbleUp, ParentCommand
-    except ImportError:  # pragma: no cover - langgraph ships with langchain v1
-        return None
     if isinstance(exc, ParentCommand):
         return "handoff"
     return "pause" if isinstance(exc, GraphBubbleUp) else None

@@ -188,3 +188,15 @@ def test_a_new_spec_judging_messages_reads_the_conversation_again(
     (event,) = log_events(log, SPEC_CHANGED_EVENT)
     assert (event["replayed_events"], event["conversation_reread"]) == (0, True)
     assert_online_is_offline(new, session.report, log, capsys)
+
+
+def test_a_history_breaking_a_new_hard_stop_stops_the_thread(tmp_path: Path) -> None:
+    """The replayed lookup breaks the new spec's HARD_STOP: the next call is stopped, not run."""
+    saver = InMemorySaver()
+    first_turn(tmp_path, saver)
+    text = "constraint no_lookup severity HARD_STOP := G !lookup\n"
+    middleware = AgentGuardMiddleware(load_spec(spec_at(tmp_path, "new", text)))
+    session = next_turn(middleware, saver)
+    assert RAN == ["lookup"]
+    assert session.stopped
+    assert "refund" not in session.trace.names

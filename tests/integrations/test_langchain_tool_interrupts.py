@@ -166,7 +166,7 @@ def test_a_thread_never_resumed_keeps_no_unfinished_call(spec_file: Path, tmp_pa
     assert session.trace.names[-2:] == ("lookup", "final_answer")
 
 
-def test_an_asking_call_whose_dependent_sibling_waited_refuses_the_sibling_at_once(
+def test_a_sibling_relying_on_the_paused_call_is_judged_without_it(
     spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """refund relied on the paused ask_human: it is judged on what ran (no ask_human), refused."""
