@@ -105,9 +105,15 @@ class Invocations:
     per thread (``keep_threads`` of them), the ended ones by token, and the last to end."""
 
     def __init__(
-        self, new_session: Callable[[], GuardSession], *, resume: bool, keep_threads: int
+        self,
+        new_session: Callable[[], GuardSession],
+        *,
+        resume: bool,
+        keep_threads: int,
+        start_run: Callable[[GuardSession, Any], None] | None = None,
     ) -> None:
         self._new_session = new_session
+        self._start_run = start_run  # how a session starts from a checkpoint (None: as saved)
         self.resume = resume
         self.keep_threads = keep_threads
         self._lock = threading.RLock()
@@ -136,7 +142,10 @@ class Invocations:
         """A new invocation's session, continuing the checkpointed run if ``resume``."""
         session = self._new_session()
         saved = read_run_document(state_value(state, STATE_KEY))[1] if self.resume else None
-        session.start_run(state=saved)
+        if self._start_run is None:
+            session.start_run(state=saved)
+        else:
+            self._start_run(session, saved)
         thread = thread_of(runtime)
         with self._lock:
             self._runs[token] = session

@@ -10,9 +10,10 @@ graphs, which have no run boundaries the guard can see.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from typing_extensions import Unpack
 
@@ -23,6 +24,8 @@ from agentguard.scoring.inputs import SpecLike
 
 try:
     from langchain_core.messages import ToolMessage
+    from langgraph.errors import GraphBubbleUp, ParentCommand
+    from langgraph.types import Command
     from pydantic_core import SchemaValidator
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain-core") from exc
@@ -43,6 +46,28 @@ class ToolGate:
 
     def before(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
         """The started decision of the call, or the ToolMessage that replaces running it."""
+        admitted = self.admitted(session, request)
+        if isinstance(admitted, ToolMessage):
+            return admitted
+        return _started(session.start(admitted), request)
+
+    async def abefore(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
+        """:meth:`before` on the event loop: a ``start`` that may wait for the calls its
+        approval relied on (they finish on this loop) waits in a worker thread, as the
+        OpenAI Agents adapter and the MCP gateway do; one that cannot wait (no other call
+        in flight) is started here, without the thread's cost."""
+        admitted = self.admitted(session, request)
+        if isinstance(admitted, ToolMessage):
+            return admitted
+        if _others_in_flight(session):
+            started = await asyncio.to_thread(session.start, admitted)
+        else:
+            started = session.start(admitted)
+        return _started(started, request)
+
+    def admitted(self, session: GuardSession, request: Any) -> Decision | ToolMessage:
+        """The call's allowed decision, not started yet, or the ToolMessage that replaces
+        running it (refused, its arguments rejected, the run already ended)."""
         call = request.tool_call
         name, args = str(call["name"]), call.get("args") or {}  # the firewall copies them
         raw_id = call.get("id")
@@ -69,12 +94,7 @@ class ToolGate:
                 name=name,
                 status="error",
             )
-        started = session.start(decision)
-        if started.action is Action.STOP:
-            raise RunStopped(started)
-        if not started.executes:
-            return refusal(started, raw_id)
-        return started
+        return decision
 
     def wrap(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         session = self.session_of(request)
@@ -85,7 +105,7 @@ class ToolGate:
             try:
                 outcome = handler(request)
             except Exception as exc:
-                self._raised(session, started, exc)
+                self._raised(session, request, started, exc)
                 raise
             _complete(session, started, outcome)
             return outcome
@@ -94,27 +114,45 @@ class ToolGate:
             raise
 
     async def awrap(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        """:meth:`wrap` for async tools. What may wait runs in a worker thread, off the
+        loop the other calls finish on: a ``start`` (see :meth:`abefore`) and ending the
+        session after a tool raised (finishing waits for the calls still running)."""
         session = self.session_of(request)
         try:
-            started = self.before(session, request)
+            started = await self.abefore(session, request)
             if isinstance(started, ToolMessage):
                 return started
             try:
                 outcome = await handler(request)
             except Exception as exc:
-                self._raised(session, started, exc)
+                if _bubble_of(exc) is None:
+                    await asyncio.to_thread(self._raised, session, request, started, exc)
+                else:  # a pause or a handoff: nothing waits
+                    self._raised(session, request, started, exc)
                 raise
             _complete(session, started, outcome)
             return outcome
         except RunStopped:
-            self._stopped(session)
+            await asyncio.to_thread(self._stopped, session)
             raise
 
-    def _raised(self, session: GuardSession, started: Decision, exc: Exception) -> None:
+    def _raised(
+        self, session: GuardSession, request: Any, started: Decision, exc: Exception
+    ) -> None:
         """The tool raised out of the handler: record it with its error; the exception
-        leaves the graph, so no ``after_agent`` will finish the session: finish it here."""
-        if _is_interrupt(exc):  # an interrupt pauses the run; the call did not finish
-            session.withdraw(started, "interrupted; it runs again when the run resumes")
+        leaves the graph, so no ``after_agent`` will finish the session: finish it here.
+
+        LangGraph's own signals are not errors (docs/integrations.md, "A tool that asks a
+        human"): an ``interrupt()`` pauses the run, and the call, started but unfinished,
+        is withdrawn (LangGraph runs the tool again from the start, a new call, when the
+        thread is resumed); a ``ParentCommand`` (a handoff) ends the call, which ran:
+        it is completed with the command as its result, and the graph goes on."""
+        bubble = _bubble_of(exc)
+        if bubble == "handoff":
+            session.complete(started, _handed_on(exc, request.tool_call))
+            return
+        if bubble == "pause":
+            _withdraw_started(session, started, INTERRUPTED)
             return
         with contextlib.suppress(RunStopped):  # the run ends either way, with exc
             session.complete(started, error=exc)
@@ -127,20 +165,58 @@ class ToolGate:
             session.finish_run()
 
 
+def _started(started: Decision, request: Any) -> Decision | ToolMessage:
+    """What ``start`` answered, as :meth:`ToolGate.before` returns it."""
+    if started.action is Action.STOP:
+        raise RunStopped(started)
+    if not started.executes:
+        return refusal(started, request.tool_call.get("id"))
+    return started
+
+
+def _others_in_flight(session: GuardSession) -> bool:
+    """Could ``start`` wait? Only for another call in flight (approved, not finished)."""
+    in_flight = getattr(session.firewall, "in_flight", ())  # a stand-in may lack it
+    return len(in_flight) > 1
+
+
 def _complete(session: GuardSession, started: Decision, outcome: Any) -> None:
-    result = _result_of(outcome)
+    result = _result_of(outcome, started.tool_call_id)
     if isinstance(outcome, ToolMessage) and outcome.status == "error":
         session.complete(started, result, error=str(result))
     else:
         session.complete(started, result)
 
 
-def _is_interrupt(exc: BaseException) -> bool:
-    try:
-        from langgraph.errors import GraphBubbleUp
-    except ImportError:  # pragma: no cover - langgraph ships with langchain v1
-        return False
-    return isinstance(exc, GraphBubbleUp)
+INTERRUPTED: Final = (
+    "interrupted: the tool asked for input (LangGraph runs it again from the start, "
+    "as a new call, when the thread is resumed)"
+)
+"""Why a call paused by a LangGraph ``interrupt()`` is withdrawn."""
+
+
+def _bubble_of(exc: BaseException) -> Literal["pause", "handoff"] | None:
+    """LangGraph's control-flow exceptions (``GraphBubbleUp``): ``"handoff"`` for a
+    ``ParentCommand`` (the tool handed control to another node: it ran), ``"pause"``
+    for the others (an ``interrupt()``, a drain: the node runs again when resumed)."""
+    if isinstance(exc, ParentCommand):
+        return "handoff"
+    return "pause" if isinstance(exc, GraphBubbleUp) else None
+
+
+def _handed_on(exc: BaseException, call: Mapping[str, Any]) -> Any:
+    """The result a handoff's call is recorded with: the command it handed on."""
+    return _result_of(exc.args[0], call.get("id")) if exc.args else repr(exc)
+
+
+def _withdraw_started(session: GuardSession, started: Decision, reason: str) -> None:
+    """Withdraw a call that started but will never finish (logged with ``reason``), so
+    the trace keeps only what ran and calls waiting for it are judged without it."""
+    firewall = session.firewall if session.active else None
+    in_flight = getattr(firewall, "is_in_flight", None)  # a factory's stand-in may lack it
+    if firewall is not None and in_flight is not None and in_flight(started):
+        firewall.withdraw(started, reason, started=True)
+    session.withdraw(started, reason)  # the session forgets it (nothing is logged twice)
 
 
 def _invalid_arguments(tool: Any, args: Mapping[str, Any]) -> str | None:
@@ -245,8 +321,16 @@ def not_run(stop: Decision, call: Mapping[str, Any]) -> ToolMessage:
     )
 
 
-def _result_of(outcome: Any) -> Any:
-    """The result a spec sees: a ToolMessage's content (JSON text is decoded by Call)."""
+def _result_of(outcome: Any, tool_call_id: Any = None) -> Any:
+    """The result a spec sees: a ToolMessage's content (JSON text is decoded by Call); for
+    a ``Command``, the content of the ToolMessage in its update answering the call (what
+    the model reads), else the command's repr."""
+    if isinstance(outcome, Command) and tool_call_id is not None:
+        update = outcome.update
+        messages = update.get("messages") if isinstance(update, Mapping) else None
+        for message in messages if isinstance(messages, list) else ():
+            if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
+                return _result_of(message)
     if isinstance(outcome, ToolMessage):
         content = outcome.content
         if isinstance(content, list):

@@ -13,7 +13,9 @@
   the session (deferred constraints are evaluated there, also when the run was ended
   early). With a checkpointer, the next invocation on the same ``thread_id`` restores
   it: the trace continues across turns, in this process or another
-  (:func:`saved_firewall` reads it from a graph state);
+  (:func:`saved_firewall` reads it from a graph state). A thread saved under another
+  spec is judged again under this one by default (``on_spec_change``:
+  ``_langchain_spec_change``);
 * ``wrap_model_call`` sees each model turn inside the model node, before any tool runs
   (hooks of their own, ``before_model`` / ``after_model``, would add two graph nodes to
   every step, each costing LangGraph more than the check). Given a ``thread_id``, it
@@ -74,6 +76,7 @@ from typing_extensions import Unpack
 
 from agentguard.enforcement.agent_tools import warn_tool_mismatches
 from agentguard.enforcement.approval import Approval, ApprovalRequest
+from agentguard.enforcement.prototype import spec_hash
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardOptions, GuardSession
 from agentguard.scoring.inputs import SpecLike
@@ -89,6 +92,7 @@ from ._langchain_sessions import (
     state_value,
     thread_of,
 )
+from ._langchain_spec_change import SpecChange, check_spec_change, start_thread_run
 from ._langchain_tools import ToolGate, ToolNodeGuard, guard_tool_node
 from ._langchain_turns import Dialogue, ModelTurn, turn_verdict
 
@@ -126,15 +130,29 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         *,
         resume: bool = True,
         keep_threads: int = 1024,
+        on_spec_change: SpecChange = "rejudge",
         **firewall_kwargs: Unpack[GuardOptions],
     ) -> None:
+        """``on_spec_change``: what an invocation does with a thread checkpointed under
+        another spec: ``"rejudge"`` its executed calls under this one (replayed, no tool
+        runs again), ``"restart"`` its trace afresh, or ``"error"`` (refuse it); see
+        docs/integrations.md, "Conversations that continue"."""
         super().__init__()
         self.spec = _loaded(spec, firewall_kwargs.get("registry"))
         self.resume = resume
         self.keep_threads = keep_threads
+        self.on_spec_change = check_spec_change(on_spec_change)
         self._kwargs = firewall_kwargs
         self._lock = threading.Lock()
-        self._invocations = Invocations(self._new_session, resume=resume, keep_threads=keep_threads)
+        self._invocations = Invocations(
+            self._new_session,
+            resume=resume,
+            keep_threads=keep_threads,
+            start_run=self._start_thread_run,
+        )
+        self._spec_hash = spec_hash(self.spec)
+        # sessions whose thread changed spec and whose conversation is read again in full
+        self._reread: weakref.WeakSet[GuardSession] = weakref.WeakSet()
         self._gate = ToolGate(self._session_of_request, self._invocations.end)
         self._tools_compared = False
         self._dialogues: weakref.WeakKeyDictionary[GuardSession, Dialogue] = (
@@ -160,6 +178,12 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _new_session(self) -> GuardSession:
         return GuardSession(self.spec, **self._kwargs)
 
+    def _start_thread_run(self, session: GuardSession, saved: Any) -> None:
+        """Start a session from its thread's checkpoint, whatever spec it was saved under."""
+        if start_thread_run(session, saved, self.spec, self._spec_hash, self.on_spec_change):
+            with self._lock:
+                self._reread.add(session)
+
     def _session(self, state: Any, runtime: Any) -> GuardSession:
         return self._invocations.find(state, runtime)
 
@@ -171,6 +195,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         token = uuid.uuid4().hex
         session = self._invocations.begin(state, runtime, token)
         position = saved_dialogue(state_value(state, STATE_KEY)) if self.resume else None
+        if session in self._reread:  # the old spec kept no messages: read them all again
+            position = None
         if position is not None:  # the run goes on: earlier turns' messages are not new
             with self._lock:
                 self._dialogues[session] = Dialogue(position)

@@ -174,12 +174,17 @@ class Execution(Judging):
                 self._cond.notify_all()
         return late
 
-    def withdraw(self, decision: Decision, reason: str) -> None:
+    def withdraw(self, decision: Decision, reason: str, *, started: bool = False) -> None:
         """The call never ran (its arguments were rejected, a sibling stopped the run...):
-        it leaves the in-flight set without entering the trace, and the log says why."""
+        it leaves the in-flight set without entering the trace, and the log says why.
+
+        ``started=True`` also withdraws a call that started and was paused before it
+        finished, never to finish: a LangGraph ``interrupt()`` inside the tool, after
+        which LangGraph runs the tool again from the start, as a new call, if the run is
+        resumed (without it, withdrawing a started call is a protocol error)."""
         with self._cond:
             flight = self._flight(decision, "withdraw")
-            if flight.started:
+            if flight.started and not started:
                 raise FirewallProtocolError(
                     f"cannot withdraw {named(decision)}: it started; complete it with its error"
                 )
