@@ -13,21 +13,35 @@ frozen, deeply immutable AST; each entry holds both, so an id cannot be reused w
 the entry lives), the final tools and ``enforce_tools`` (the options that change what
 is built) and the registry's matcher (settable, and the compiled spec depends on it); it keeps the :data:`CACHE_SIZE` most recently used prototypes, so a process
 that builds many specs keeps a bounded number.
+
+A spec object seen for the first time is looked up once more by its *content*
+(:func:`spec_content`: the digest of its full ``repr`` and its text, with the same
+registry, options and matcher): the same file loaded again, spec text parsed again per
+run, an agent built per request from a freshly loaded spec. Such a hit shares what the
+content alone determines (hash, scans, tool plan, monitor prototype: the monitor's
+compiled spec is already shared by content, ``monitor/compiled.py``) and takes the
+constraints from the new spec itself, so a firewall never holds another spec's nodes
+as its own constraints. The ``repr`` of the AST shows every field but the spans and
+the derived identities (a constant's type shows in its repr: ``True``, ``1`` and
+``1.0`` differ), so two specs of equal content behave alike; the text is added since
+the spec hash is taken from it. Clearing the compiled specs' cache
+(``monitor.compiled.clear_cache``) starts a new generation of these entries.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
 from agentguard._identity_cache import IdentityCache
 from agentguard._recursion import allow_deep
+from agentguard.enforcement.agent_tools import spec_tool_names
 from agentguard.enforcement.sensitivity import has_user_predicate, result_sensitive
 from agentguard.language import ast as A
 from agentguard.language.dialogue import spec_mentions_dialogue
-from agentguard.monitor.compiled import compile_spec
+from agentguard.monitor.compiled import cache_generation, compile_spec
 from agentguard.monitor.prototype import MonitorPrototype, prototype
 from agentguard.semantics.registry import Registry, default_registry
 from agentguard.tools.checker import ToolPlan
@@ -60,11 +74,17 @@ class FirewallPrototype:
     result_sensitive: frozenset[str]  # constraints a result (or a predicate) may decide
     predicate_driven: frozenset[str]  # those with a user predicate
     monitor: MonitorPrototype
+    tool_names: tuple[str, ...]  # the tools the spec declares or names (agent_tools.py)
+    content: str  # spec_content(spec): shared by the firewalls of equal specs
 
 
 @allow_deep
 def _make(
-    spec: A.Spec, registry: Registry | None, final_tools: tuple[str, ...], enforce_tools: bool
+    spec: A.Spec,
+    registry: Registry | None,
+    final_tools: tuple[str, ...],
+    enforce_tools: bool,
+    content: str,
 ) -> FirewallPrototype:
     constraints = {c.name: c for c in spec.constraints}
     tools = ToolPlan.build(
@@ -92,10 +112,47 @@ def _make(
             chosen,
             frozenset(final_tools) | DIALOGUE_NAMES,
         ),
+        tool_names=tuple(spec_tool_names(spec)),
+        content=content,
+    )
+
+
+def spec_content(spec: A.Spec) -> str:
+    """What two specs of the same content share (see the module): a digest of the AST's
+    ``repr`` (no spans) and the spec text."""
+    digest = hashlib.sha256(repr(spec).encode())
+    digest.update(b"\0")
+    digest.update(spec.text.encode())
+    return digest.hexdigest()
+
+
+@allow_deep  # repr walks the formulas
+def _by_content(
+    spec: A.Spec,
+    registry: Registry | None,
+    final_tools: tuple[str, ...],
+    enforce_tools: bool,
+    matcher: object,
+) -> FirewallPrototype:
+    """The prototype of an equal spec seen before, rebound to ``spec``'s own constraints;
+    else a new one (kept by content too)."""
+    content = spec_content(spec)
+    # a cleared compile cache (tests, a changed state budget) compiles a new spec anew
+    key = (content, id(registry), final_tools, enforce_tools, matcher, cache_generation())
+    made = _by_content_cache.get(
+        key, None, registry, lambda: _make(spec, registry, final_tools, enforce_tools, content)
+    )
+    if made.spec is spec:
+        return made
+    return replace(
+        made,
+        spec=spec,
+        constraints=MappingProxyType({c.name: c for c in spec.constraints}),
     )
 
 
 _cache: IdentityCache[FirewallPrototype] = IdentityCache(CACHE_SIZE)
+_by_content_cache: IdentityCache[FirewallPrototype] = IdentityCache(CACHE_SIZE)
 
 
 def firewall_prototype(
@@ -108,13 +165,24 @@ def firewall_prototype(
     matcher = (registry or default_registry).matcher  # settable: compiled specs depend on it
     key = (id(spec), id(registry), final_tools, enforce_tools, matcher)
     return _cache.get(
-        key, spec, registry, lambda: _make(spec, registry, final_tools, enforce_tools)
+        key,
+        spec,
+        registry,
+        lambda: _by_content(spec, registry, final_tools, enforce_tools, matcher),
     )
 
 
 def clear_cache() -> None:
     """Forget every firewall prototype (tests; benchmarks measuring a cold build)."""
     _cache.clear()
+    _by_content_cache.clear()
 
 
-__all__ = ["CACHE_SIZE", "FirewallPrototype", "clear_cache", "firewall_prototype", "spec_hash"]
+__all__ = [
+    "CACHE_SIZE",
+    "FirewallPrototype",
+    "clear_cache",
+    "firewall_prototype",
+    "spec_content",
+    "spec_hash",
+]
