@@ -14,18 +14,18 @@ the entry lives), the final tools and ``enforce_tools`` (the options that change
 is built) and the registry's matcher (settable, and the compiled spec depends on it); it keeps the :data:`CACHE_SIZE` most recently used prototypes, so a process
 that builds many specs keeps a bounded number.
 
-A spec object seen for the first time is looked up once more by its *content*
-(:func:`spec_content`: the digest of its full ``repr`` and its text, with the same
-registry, options and matcher): the same file loaded again, spec text parsed again per
-run, an agent built per request from a freshly loaded spec. Such a hit shares what the
-content alone determines (hash, scans, tool plan, monitor prototype: the monitor's
-compiled spec is already shared by content, ``monitor/compiled.py``) and takes the
-constraints from the new spec itself, so a firewall never holds another spec's nodes
-as its own constraints. The ``repr`` of the AST shows every field but the spans and
-the derived identities (a constant's type shows in its repr: ``True``, ``1`` and
-``1.0`` differ), so two specs of equal content behave alike; the text is added since
-the spec hash is taken from it. Clearing the compiled specs' cache
-(``monitor.compiled.clear_cache``) starts a new generation of these entries.
+A spec object seen for the first time, parsed from text, is looked up once more by its
+*content*: the spec itself compared by value (the AST's own equality: spans never
+compared, constants by value and JSON type, so ``true``, ``1`` and ``1.0`` differ), with
+its text and source name, the same registry, options and matcher: the same file loaded
+again, spec text parsed anew per run, an agent built per request from a freshly loaded
+spec. Such a hit shares what the content alone determines (the hash, the scans, the
+tool plan, the monitor prototype: the monitor's compiled spec is already shared by
+content, ``monitor/compiled.py``) and takes the constraints from the new spec itself,
+so a firewall never holds another spec's nodes as its own constraints. A spec built in
+Python (no text) is found by identity only. Clearing the compiled specs' cache
+(``monitor.compiled.clear_cache``) starts a new generation of the content entries, so a
+cleared cache means a fresh compile for a new spec object here too.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class FirewallPrototype:
     predicate_driven: frozenset[str]  # those with a user predicate
     monitor: MonitorPrototype
     tool_names: tuple[str, ...]  # the tools the spec declares or names (agent_tools.py)
-    content: str  # spec_content(spec): shared by the firewalls of equal specs
+    content: object  # a token shared by the prototypes of equal specs (see the module)
 
 
 @allow_deep
@@ -84,7 +84,6 @@ def _make(
     registry: Registry | None,
     final_tools: tuple[str, ...],
     enforce_tools: bool,
-    content: str,
 ) -> FirewallPrototype:
     constraints = {c.name: c for c in spec.constraints}
     tools = ToolPlan.build(
@@ -113,20 +112,10 @@ def _make(
             frozenset(final_tools) | DIALOGUE_NAMES,
         ),
         tool_names=tuple(spec_tool_names(spec)),
-        content=content,
+        content=object(),
     )
 
 
-def spec_content(spec: A.Spec) -> str:
-    """What two specs of the same content share (see the module): a digest of the AST's
-    ``repr`` (no spans) and the spec text."""
-    digest = hashlib.sha256(repr(spec).encode())
-    digest.update(b"\0")
-    digest.update(spec.text.encode())
-    return digest.hexdigest()
-
-
-@allow_deep  # repr walks the formulas
 def _by_content(
     spec: A.Spec,
     registry: Registry | None,
@@ -136,11 +125,17 @@ def _by_content(
 ) -> FirewallPrototype:
     """The prototype of an equal spec seen before, rebound to ``spec``'s own constraints;
     else a new one (kept by content too)."""
-    content = spec_content(spec)
-    # a cleared compile cache (tests, a changed state budget) compiles a new spec anew
-    key = (content, id(registry), final_tools, enforce_tools, matcher, cache_generation())
+    if not spec.text:  # built in Python: found by identity only
+        return _make(spec, registry, final_tools, enforce_tools)
+    # the key holds the spec: a lookup hashes it, a hit compares it (by value, deeply)
+    generation = cache_generation()  # a cleared compile cache: compiled anew
+    key = (spec, spec.text, spec.source, id(registry), final_tools, enforce_tools, matcher)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable value in the tree (none the parser makes)
+        return _make(spec, registry, final_tools, enforce_tools)
     made = _by_content_cache.get(
-        key, None, registry, lambda: _make(spec, registry, final_tools, enforce_tools, content)
+        (key, generation), None, registry, lambda: _make(spec, registry, final_tools, enforce_tools)
     )
     if made.spec is spec:
         return made
@@ -183,6 +178,5 @@ __all__ = [
     "FirewallPrototype",
     "clear_cache",
     "firewall_prototype",
-    "spec_content",
     "spec_hash",
 ]

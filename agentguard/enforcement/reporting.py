@@ -163,20 +163,23 @@ def online_compliance(
     verdicts: Mapping[str, Verdict],
     errors: Mapping[str, str],
     *,
-    content: str | None = None,
+    content: object = None,
 ) -> ComplianceReport:
     """The compliance report from the monitor's final verdicts (equal to the offline
     evaluator's, so the score is the same), without the trace's per-call details.
 
     It depends on the spec and the outcomes alone (a frozen value), so runs that end
     alike share one: the runs of an agent mostly do, and building it was half of
-    ``finish``. ``content`` (the spec's :func:`~agentguard.enforcement.prototype.spec_content`)
-    keys it by the spec's content instead of its identity: equal specs (the same file
-    loaded per run) share their reports too."""
+    ``finish``. ``content`` (the token its firewall prototype shares with equal specs',
+    ``enforcement/prototype.py``) keys it by the spec's content instead of its identity:
+    equal specs (the same file loaded per run) share their reports too."""
     outcome = (tuple(verdicts.items()), tuple(errors.items()))
     if content is not None:
         return _online_reports.get(
-            (content, *outcome), None, None, lambda: _online_compliance(spec, verdicts, errors)
+            (id(content), *outcome),
+            content,
+            None,
+            lambda: _online_compliance(spec, verdicts, errors),
         )
     key = (id(spec), *outcome)
     return _online_reports.get(key, spec, None, lambda: _online_compliance(spec, verdicts, errors))
