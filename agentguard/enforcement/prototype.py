@@ -31,6 +31,8 @@ cleared cache means a fresh compile for a new spec object here too.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
@@ -116,6 +118,7 @@ def _make(
     )
 
 
+@allow_deep  # a hit compares the trees
 def _by_content(
     spec: A.Spec,
     registry: Registry | None,
@@ -124,30 +127,48 @@ def _by_content(
     matcher: object,
 ) -> FirewallPrototype:
     """The prototype of an equal spec seen before, rebound to ``spec``'s own constraints;
-    else a new one (kept by content too)."""
+    else a new one, kept by content too (in place of an unequal one of the same text).
+
+    Entries are found by the text, source and options (a string hash, no walk of the
+    tree), then the trees are compared once: a hit costs one comparison by value."""
     if not spec.text:  # built in Python: found by identity only
         return _make(spec, registry, final_tools, enforce_tools)
-    # the key holds the spec: a lookup hashes it, a hit compares it (by value, deeply)
-    generation = cache_generation()  # a cleared compile cache: compiled anew
-    key = (spec, spec.text, spec.source, id(registry), final_tools, enforce_tools, matcher)
-    try:
-        hash(key)
-    except TypeError:  # an unhashable value in the tree (none the parser makes)
-        return _make(spec, registry, final_tools, enforce_tools)
-    made = _by_content_cache.get(
-        (key, generation), None, registry, lambda: _make(spec, registry, final_tools, enforce_tools)
-    )
-    if made.spec is spec:
-        return made
+    # a cleared compile cache (cache_generation): compiled anew
+    generation = cache_generation()
+    key = (spec.text, spec.source, id(registry), final_tools, enforce_tools, matcher, generation)
+    found = _by_content_cache.get(key)
+    if found is None or not _equal(found, spec, registry):
+        made = _make(spec, registry, final_tools, enforce_tools)
+        with _content_lock:
+            found = _by_content_cache.get(key)
+            if found is None or not _equal(found, spec, registry):
+                found = made  # else another thread made it meanwhile: one value per key
+                _by_content_cache[key] = made
+            _by_content_cache.move_to_end(key)
+            while len(_by_content_cache) > CACHE_SIZE:
+                _by_content_cache.popitem(last=False)
+    else:
+        with _content_lock:
+            if key in _by_content_cache:  # not dropped meanwhile by another thread
+                _by_content_cache.move_to_end(key)
+    if found.spec is spec:
+        return found
     return replace(
-        made,
+        found,
         spec=spec,
         constraints=MappingProxyType({c.name: c for c in spec.constraints}),
     )
 
 
+def _equal(found: FirewallPrototype, spec: A.Spec, registry: Registry | None) -> bool:
+    """Was ``found`` built for a spec equal to ``spec`` (by value) and this very registry?
+    (It holds both, so the registry's id in the key cannot have been reused.)"""
+    return found.registry is registry and (found.spec is spec or found.spec == spec)
+
+
 _cache: IdentityCache[FirewallPrototype] = IdentityCache(CACHE_SIZE)
-_by_content_cache: IdentityCache[FirewallPrototype] = IdentityCache(CACHE_SIZE)
+_by_content_cache: OrderedDict[tuple[object, ...], FirewallPrototype] = OrderedDict()
+_content_lock = threading.Lock()
 
 
 def firewall_prototype(
@@ -170,7 +191,8 @@ def firewall_prototype(
 def clear_cache() -> None:
     """Forget every firewall prototype (tests; benchmarks measuring a cold build)."""
     _cache.clear()
-    _by_content_cache.clear()
+    with _content_lock:
+        _by_content_cache.clear()
 
 
 __all__ = [

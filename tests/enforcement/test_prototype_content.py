@@ -146,6 +146,7 @@ def test_an_imported_file_that_changed_is_a_new_prototype(tmp_path: Path) -> Non
     p1 = firewall_prototype(before, None, FINAL_TOOLS, True)
     p2 = firewall_prototype(after, None, FINAL_TOOLS, True)
     assert p2.content is not p1.content and p2.monitor is not p1.monitor
+    assert firewall_prototype(load_spec(main), None, FINAL_TOOLS, True).content is p2.content
     assert not Firewall(before).propose("pay", {"ok": True}).executes
     assert Firewall(after).propose("pay", {"ok": True}).executes
     assert not Firewall(after).propose("pay", {"ok": 1}).executes
