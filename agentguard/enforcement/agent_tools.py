@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import functools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -104,16 +104,18 @@ def compare_tools(
     agent_tools: AgentTools,
     *,
     implicit: frozenset[str] = IMPLICIT_TOOLS,
+    names: Sequence[str] | None = None,
 ) -> list[ToolMismatch]:
     """Differences between the spec's tools and the agent's (name -> JSON schema or None).
 
     A schema is the JSON Schema of the tool's arguments (``{"type": "object",
     "properties": {...}, "required": [...]}``), as smolagents, LangChain, MCP and the
     OpenAI function format give it; None when the framework does not expose one (names
-    are then compared, parameters not).
+    are then compared, parameters not). ``names`` is :func:`spec_tool_names` of the spec
+    when the caller has it already (a firewall's prototype keeps it).
     """
     out: list[ToolMismatch] = []
-    for name in spec_tool_names(spec):
+    for name in spec_tool_names(spec) if names is None else names:
         if name in agent_tools or name in implicit or name in DIALOGUE_NAMES:
             continue  # (user_message / assistant_message: the conversation, no agent tool)
         close = _close(name, tuple(agent_tools))
@@ -207,14 +209,18 @@ def _schema_types(prop: Any) -> frozenset[str]:
 
 
 def warn_tool_mismatches(
-    spec: A.Spec, agent_tools: AgentTools, *, implicit: frozenset[str] = IMPLICIT_TOOLS
+    spec: A.Spec,
+    agent_tools: AgentTools,
+    *,
+    implicit: frozenset[str] = IMPLICIT_TOOLS,
+    names: Sequence[str] | None = None,
 ) -> tuple[ToolMismatch, ...]:
     """:func:`compare_tools`, each difference also issued as a :class:`ToolMismatchWarning`.
 
     Python's warnings (not only a log line) so that ``-W error::ToolMismatchWarning`` or
     ``pytest -W error`` makes a misspelled tool fatal in a user's test suite.
     """
-    found = tuple(compare_tools(spec, agent_tools, implicit=implicit))
+    found = tuple(compare_tools(spec, agent_tools, implicit=implicit, names=names))
     for mismatch in found:
         warnings.warn(ToolMismatchWarning(mismatch.message), stacklevel=3)
     return found

@@ -40,6 +40,7 @@ class FirewallCore:
     registry: Registry | None
     run_id: str
     spec_hash: str
+    _content: object  # shared by equal specs' firewalls (enforcement/prototype.py)
     soft_block_limit: int
     final_tools: tuple[str, ...]
     max_finish_sendbacks: int

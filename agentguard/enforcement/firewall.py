@@ -134,6 +134,7 @@ class Firewall(Proposing):
         self._tools_observe = self.tools.observe if self.tools.observes else None
         self.monitor = Monitor.from_prototype(proto.monitor)
         self.spec_hash = proto.spec_hash
+        self._content = proto.content  # equal specs' firewalls share their reports by it
         self._constraints = proto.constraints.copy()
         self._order = proto.order.copy()
         self._lock = threading.RLock()
@@ -172,7 +173,12 @@ class Firewall(Proposing):
         self.tool_mismatches: tuple[ToolMismatch, ...] = ()
         if agent_tools is not None:
             self.report_tool_mismatches(
-                warn_tool_mismatches(spec, agent_tools, implicit=frozenset(self.final_tools))
+                warn_tool_mismatches(
+                    spec,
+                    agent_tools,
+                    implicit=frozenset(self.final_tools),
+                    names=proto.tool_names,
+                )
             )
         self._spans: DecisionSpans | None = None
         self._check_started = 0  # when the check being decided began (ns), for its span

@@ -69,7 +69,9 @@ class Reporting(Execution):
             merged = {**self._metrics(), **dict(metrics or {})}
             verdicts = self.monitor.finish(merged)
             # the monitor's final verdicts are the offline ones: the same score and label
-            summary = online_compliance(self.spec, verdicts, self.monitor.errors())
+            summary = online_compliance(
+                self.spec, verdicts, self.monitor.errors(), content=self._content
+            )
             compliance: ComplianceReport | Callable[[], ComplianceReport] = summary
             if self._keeps_calls:  # the details (witnesses, tool checks) when first read
                 trace = Trace(tuple(self._calls), merged)
@@ -157,15 +159,29 @@ NOT_KEPT_DETAIL = (
 
 
 def online_compliance(
-    spec: A.Spec, verdicts: Mapping[str, Verdict], errors: Mapping[str, str]
+    spec: A.Spec,
+    verdicts: Mapping[str, Verdict],
+    errors: Mapping[str, str],
+    *,
+    content: object = None,
 ) -> ComplianceReport:
     """The compliance report from the monitor's final verdicts (equal to the offline
     evaluator's, so the score is the same), without the trace's per-call details.
 
     It depends on the spec and the outcomes alone (a frozen value), so runs that end
     alike share one: the runs of an agent mostly do, and building it was half of
-    ``finish``."""
-    key = (id(spec), tuple(verdicts.items()), tuple(errors.items()))
+    ``finish``. ``content`` (the token its firewall prototype shares with equal specs',
+    ``enforcement/prototype.py``) keys it by the spec's content instead of its identity:
+    equal specs (the same file loaded per run) share their reports too."""
+    outcome = (tuple(verdicts.items()), tuple(errors.items()))
+    if content is not None:
+        return _online_reports.get(
+            (id(content), *outcome),
+            content,
+            None,
+            lambda: _online_compliance(spec, verdicts, errors),
+        )
+    key = (id(spec), *outcome)
     return _online_reports.get(key, spec, None, lambda: _online_compliance(spec, verdicts, errors))
 
 

@@ -90,6 +90,18 @@ def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V) -> None:
 
 def clear_cache() -> None:
     """Forget every compiled spec (benchmarks measuring a cold build; tests)."""
+    global _generation
     with _lock:
         _by_identity.clear()
         _by_content.clear()
+        _generation += 1
+
+
+_generation = 0
+
+
+def cache_generation() -> int:
+    """How many times :func:`clear_cache` ran: caches keeping compiled specs by content
+    elsewhere (the firewall prototypes', ``enforcement/prototype.py``) key on it, so that
+    a cleared cache means a fresh compile for a new spec object there too."""
+    return _generation
