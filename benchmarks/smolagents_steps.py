@@ -13,6 +13,11 @@ answer, finishing, cancelled out) and the whole 40-step run divided by its 41 st
 ``overhead.py`` divides its times). Configurations: the agent unguarded, the guard
 around an allow-all firewall (the adapter and the session's own work), the real guard.
 
+Each measured run loads the spec file afresh (``overhead.smolagents_case`` calls
+``load_spec``), as ``guard(agent, "spec.ltl")`` or a service loading its policy per request
+does: the whole-run figure includes finding the firewall's prototype by the spec's
+content. ``overhead.py`` builds each case once and reuses its spec across repetitions.
+
     python benchmarks/smolagents_steps.py [--json]      # needs valgrind; a few minutes
 """
 
