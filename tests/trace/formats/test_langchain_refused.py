@@ -14,12 +14,12 @@ from agentguard.trace.refusal import BLOCKED_HEAD, STOPPED_HEAD
 from tests.trace.formats.refused_runs import assert_offline_equals_online
 
 pytest.importorskip("langchain")
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import convert_to_openai_messages, messages_to_dict  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.messages import convert_to_openai_messages, messages_to_dict
+from langchain_core.tools import tool
 
-from agentguard.testing.langchain_models import ScriptedChatModel, call  # noqa: E402
-from integrations.langchain import AgentGuardMiddleware  # noqa: E402
+from agentguard.testing.langchain_models import ScriptedChatModel, call
+from integrations.langchain import AgentGuardMiddleware
 
 
 @tool
