@@ -18,7 +18,7 @@ from agentguard.trace.refusal import (
     refusal_text,
 )
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 
 
 @given(TEXT, st.booleans())

@@ -122,7 +122,7 @@ def _outputs(text: str, n: int) -> list[str | None]:
     agentguard refused (see the module docstring)."""
     if n == 1:
         return [None] if is_refusal(text) else [text]
-    lines = text.split("\n")
+    lines: list[str | None] = list(text.split("\n"))
     heads = [i for i, line in enumerate(lines) if line in REFUSAL_HEADS]
     if not heads:
         return lines if len(lines) == n else [text] * n
@@ -130,7 +130,7 @@ def _outputs(text: str, n: int) -> list[str | None]:
     return split if split is not None else [text] * n
 
 
-def _split(lines: list[str], heads: list[int], n: int) -> list[str | None] | None:
+def _split(lines: list[str | None], heads: list[int], n: int) -> list[str | None] | None:
     """``n`` outputs from ``lines``: a refusal from each line in ``heads`` on (its head
     and the lines after it), every other output one line; None unless exactly one split
     fits. Between two heads (and after the last) the lines are the refusal's tail, then
@@ -148,7 +148,7 @@ def _split(lines: list[str], heads: list[int], n: int) -> list[str | None] | Non
         singles = [spare if g else 0 for g in gaps]
     else:
         return None  # two gaps could share the outputs: which calls ran is not known
-    out: list[str | None] = list(lines[: heads[0]])
+    out = lines[: heads[0]]
     for end, single in zip(ends, singles, strict=True):
         out.append(None)
         out.extend(lines[end - single : end])

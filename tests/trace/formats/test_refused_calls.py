@@ -52,7 +52,7 @@ def anthropic(entries: list[Entry]) -> list[dict[str, Any]]:
     for n, (kind, tool, text, error) in enumerate(entries):
         use = {"type": "tool_use", "id": f"t{n}", "name": tool, "input": {}}
         out.append({"role": "assistant", "content": [use]})
-        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": text}
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": f"t{n}", "content": text}
         if kind == "refused" or error:
             result["is_error"] = True
         out.append({"role": "user", "content": [result]})
@@ -89,7 +89,7 @@ BUILDERS: dict[str, Callable[[list[Entry]], list[dict[str, Any]]]] = {
 }
 
 TOOL = st.sampled_from(["lookup", "refund", "wipe"])
-LINE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+LINE = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
 OUTPUT = st.one_of(
     LINE.map(lambda s: f"out {s}"),
     LINE.map(lambda s: f"log {s}\n{BLOCKED_HEAD}"),  # the marker later: the tool's own text
