@@ -3,9 +3,9 @@
 
 ``is_error: true`` on a result marks the call as a tool error (the error text stays
 the result), unless the text is agentguard's refusal (:mod:`agentguard.trace.refusal`: the
-marker line first): then the call never ran and is left out. Server tools (``server_tool_use`` with a ``*_tool_result`` block) are
-read the same way. The final answer is the last assistant message when it has text
-and no ``tool_use``.
+marker line first): then the call never ran and is left out. Server tools
+(``server_tool_use`` with a ``*_tool_result`` block) are read the same way. The final
+answer is the last assistant message when it has text and no ``tool_use``.
 """
 
 from __future__ import annotations

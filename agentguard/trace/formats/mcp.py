@@ -10,8 +10,8 @@ Each ``tools/call`` is a call, in request order; its result is the response's
 tool, invalid params) never ran the tool and is left out, and so is one answered with
 agentguard's refusal (``agentguard mcp-proxy``: an ``isError`` result whose one text block
 starts with the marker line of :mod:`agentguard.trace.refusal`); a request with no response
-yet keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications) are
-skipped. The final answer is not part of MCP, so there is none.
+yet keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications)
+are skipped. The final answer is not part of MCP, so there is none.
 """
 
 from __future__ import annotations
