@@ -9,7 +9,8 @@ messages are this format too: its tool calls name the function directly
 A tool reply whose text is agentguard's refusal (:mod:`agentguard.trace.refusal`: the
 marker line first) answers a call that never ran: the call is left out. An assistant
 message with no tool call whose text is a refusal is agentguard's own note (the LangChain
-adapter ends a stopped turn with one): no dialogue event and no final answer.
+adapter ends a stopped turn with one): no dialogue event and no final answer; so is a user
+message whose text is a refusal (the LangChain adapter's note refusing a final answer).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = 
             raise TraceRecordError(f"message {index} is not an object", source=source)
         role = msg.get("role")
         if role == "user":
-            log.turn(role, msg.get("content"))
+            if not is_refusal(text_of(msg.get("content"))):  # not agentguard's note
+                log.turn(role, msg.get("content"))
         elif role == "assistant":
             if not _note(msg):
                 _assistant(log, msg, index)

@@ -124,6 +124,22 @@ def test_a_denied_ask_is_left_out() -> None:
         assert offline.names == ("lookup", "final_answer")
 
 
+def test_a_refused_final_answer_leaves_no_answer_and_no_user_turn() -> None:
+    """The first answer is refused (agentguard's note is a HumanMessage named agentguard,
+    a user message once converted): the model's text stays a dialogue event, the note is
+    none, and the answer after the lookup is the run's final answer."""
+    spec = (
+        "constraint looked severity SOFT_BLOCK(5) := G(final_answer -> O lookup)\n"
+        "constraint asked := G(lookup -> O user_message(text ~ /refund/))\n"
+    )
+    messages, report = run(spec, ["too early", call("lookup", order_id="A"), "done"])
+    assert messages[2].name == "agentguard" and messages[2].content.startswith(BLOCKED_HEAD)
+    for transcript in both(messages):
+        offline = assert_offline_equals_online(transcript, spec, report)
+        assert [c.name for c in offline if c.kind == "user"] == ["user_message"]
+        assert [c.args["answer"] for c in offline if c.name == "final_answer"] == ["done"]
+
+
 def test_arguments_the_tool_schema_rejects_are_left_out() -> None:
     """A refund without its order id never reaches the tool (agentguard withdraws it)."""
     spec = "constraint any := G true\n"
