@@ -28,6 +28,10 @@ REFUSAL_HEADS: Final[frozenset[str]] = frozenset({BLOCKED_HEAD, STOPPED_HEAD})
 """Every first line that marks a refusal."""
 
 
+_PREFIX: Final = "agentguard "
+"""What every marker line starts with (the quick test before the exact one)."""
+
+
 def refusal_text(reason: str, *, stopped: bool = False) -> str:
     """``reason`` under the marker line (``stopped``: the run's), for the model to read.
 
@@ -42,10 +46,12 @@ def refusal_text(reason: str, *, stopped: bool = False) -> str:
 
 def is_refusal(value: object) -> bool:
     """Whether ``value`` is refusal text: a string whose first line is a marker line."""
-    if not isinstance(value, str):
-        return False
-    end = value.find("\n")
-    return (value if end < 0 else value[:end]) in REFUSAL_HEADS
+    if not isinstance(value, str) or not value.startswith(_PREFIX):
+        return False  # most outputs: one prefix test, however long the text
+    for head in REFUSAL_HEADS:
+        if value.startswith(head) and value[len(head) : len(head) + 1] in ("", "\n"):
+            return True
+    return False
 
 
 __all__ = ["BLOCKED_HEAD", "REFUSAL_HEADS", "STOPPED_HEAD", "is_refusal", "refusal_text"]
