@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
+from agentguard.trace.refusal import refusal_text
 
 if TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall
@@ -52,16 +53,18 @@ def stop_decision(tool: str, args: Mapping[str, Any], violations: Sequence[Viola
 def blocked_text(decision: Decision) -> str:
     """What the model is told when a call is blocked or the run is stopped.
 
-    The firewall's own message is meant for the model and is used as is; a bare
-    decision (no message) gets one built from its violations.
+    The text starts with the refusal marker line (:mod:`agentguard.trace.refusal`), the
+    one a transcript reader knows a call that never ran by. The firewall's own message is
+    meant for the model and follows the marker as it is; a bare decision (no message)
+    gets one built from its violations.
     """
+    stopped = decision.action is Action.STOP
     if decision.message.startswith("agentguard"):
-        return decision.message
+        return refusal_text(decision.message, stopped=stopped)
     reason = decision.message or "; ".join(
         v.message or f"constraint {v.constraint} forbids it" for v in decision.violations
     )
-    verb = "STOPPED the run at" if decision.action is Action.STOP else "BLOCKED"
-    return f"agentguard {verb} the call {decision.tool}: {reason or 'the spec forbids it'}"
+    return refusal_text(f"{decision.tool}: {reason or 'the spec forbids it'}", stopped=stopped)
 
 
 __all__ = [

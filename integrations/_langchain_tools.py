@@ -21,6 +21,7 @@ from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.errors import MissingExtraError
 from agentguard.guard import FINAL_TOOL, GuardOptions, GuardSession, blocked_text
 from agentguard.scoring.inputs import SpecLike
+from agentguard.trace.refusal import refusal_text
 
 try:
     from langchain_core.messages import ToolMessage
@@ -74,7 +75,7 @@ class ToolGate:
         tool_call_id = None if raw_id is None else str(raw_id)
         if session.closed:  # a sibling ended the invocation (it raised) before this call
             return ToolMessage(
-                content=f"agentguard did not run {name}: the run already ended.",
+                content=refusal_text(f"agentguard did not run {name}: the run already ended."),
                 tool_call_id=str(raw_id),
                 name=name,
                 status="error",
@@ -88,8 +89,10 @@ class ToolGate:
         if problem is not None:
             session.withdraw(decision, f"the tool's schema rejects its arguments: {problem}")
             return ToolMessage(
-                content=f"agentguard did not run {name}: its arguments do not fit the tool "
-                f"({problem}). Fix the arguments and call it again.",
+                content=refusal_text(
+                    f"agentguard did not run {name}: its arguments do not fit the tool "
+                    f"({problem}). Fix the arguments and call it again."
+                ),
                 tool_call_id=str(raw_id),
                 name=name,
                 status="error",
@@ -314,7 +317,9 @@ def refusal(decision: Decision, call_id: Any) -> ToolMessage:
 
 def not_run(stop: Decision, call: Mapping[str, Any]) -> ToolMessage:
     return ToolMessage(
-        content=f"agentguard did not run {call['name']}: the run was stopped at {stop.tool}",
+        content=refusal_text(
+            f"agentguard did not run {call['name']}: the run was stopped at {stop.tool}"
+        ),
         tool_call_id=str(call.get("id")),
         name=str(call["name"]),
         status="error",

@@ -48,6 +48,7 @@ from agentguard.guard import blocked_text
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import coerce_spec
 from agentguard.trace.mcp_content import unwrap_call_tool_result
+from agentguard.trace.refusal import refusal_text
 
 from ._json_schema import declarations, with_declarations
 from ._mcp_serving import (
@@ -258,7 +259,7 @@ class McpGateway:
         if decision.executes and (self._down is not None or self._upstream is None):
             reason = f"the MCP server is not running ({self._down or 'not started'})"
             session.withdrawn(decision, reason)
-            return _error_result(f"agentguard did not run {name}: {reason}")
+            return _error_result(refusal_text(f"agentguard did not run {name}: {reason}"))
         if decision.executes:
             decision = await session.start(decision)  # a refusal here counts as withdrawn
         if not decision.executes:

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 from agentguard.enforcement.decision import Action, Violation
 from agentguard.severity import SeverityKind
+from agentguard.trace.refusal import BLOCKED_HEAD, STOPPED_HEAD
 
-_HEAD = {
-    Action.BLOCK: "agentguard blocked this call; it was not executed.",
-    Action.STOP: "agentguard stopped the run; this call was not executed.",
+_HEAD = {  # a refusal's first line is the marker the transcript readers know it by
+    Action.BLOCK: BLOCKED_HEAD,
+    Action.STOP: STOPPED_HEAD,
     Action.OVERRIDE: "Executed as a deliberate override of the warning below.",
     Action.ALLOW: "Executed; the violations below were logged.",
 }

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.enforcement.firewall import Firewall
 from agentguard.guard import GuardSession, _key, blocked_text
+from agentguard.trace.refusal import BLOCKED_HEAD, STOPPED_HEAD
 from tests.integrations._adapter_specs import rules
 from tests.integrations.adapters import bind_arguments
 
@@ -171,10 +172,12 @@ def test_concurrent_proposals_are_all_recorded() -> None:
 
 
 def test_blocked_text_names_the_tool_and_reason() -> None:
-    """The model reads the tool, the verdict and the firewall's message."""
+    """The model reads the refusal marker, the tool and the firewall's message."""
     text = blocked_text(Decision(Action.BLOCK, "issue_refund", message="verify first"))
-    assert text == "agentguard BLOCKED the call issue_refund: verify first"
-    assert "STOPPED" in blocked_text(Decision(Action.STOP, "rm", message="never"))
+    assert text == f"{BLOCKED_HEAD}\nissue_refund: verify first"
+    assert (
+        blocked_text(Decision(Action.STOP, "rm", message="never")) == f"{STOPPED_HEAD}\nrm: never"
+    )
 
 
 @given(

@@ -51,7 +51,9 @@ class CallLog:
     """Calls in the order they were made, joined later with results by call id.
 
     A result whose id is unknown goes to the oldest call still waiting (logs that drop
-    ids are common); a result with nothing waiting is ignored.
+    ids are common); a result with nothing waiting is ignored. A call answered with
+    agentguard's refusal never ran (:meth:`refused`): the trace leaves it out and the
+    positions after it move up, as if the transcript had never held it.
     """
 
     def __init__(self, source: str) -> None:
@@ -60,6 +62,7 @@ class CallLog:
         self.errors: list[int] = []
         self._pending: dict[str, int] = {}
         self._waiting: list[int] = []
+        self._refused: set[int] = set()
 
     def add(self, name: Any, args: Any, *, ref: Any = None, where: str = "") -> int:
         """Record a call (result unknown for now); returns its position."""
@@ -107,10 +110,17 @@ class CallLog:
         return ref is not None and str(ref) in self._pending
 
     def resolve(
-        self, ref: Any, result: Any, *, error: bool = False, name: str | None = None
+        self,
+        ref: Any,
+        result: Any,
+        *,
+        error: bool = False,
+        name: str | None = None,
+        refused: bool = False,
     ) -> int | None:
         """Attach ``result`` to the call with id ``ref`` (or, failing that, the oldest waiting
-        call, preferring one named ``name``); returns its position or None."""
+        call, preferring one named ``name``); returns its position or None. ``refused``: the
+        answer is agentguard's refusal, so the call is left out (:meth:`refused`)."""
         slot = self._pending.pop(str(ref), None) if ref is not None else None
         if slot is not None and slot not in self._waiting:
             slot = None
@@ -120,10 +130,20 @@ class CallLog:
         if slot is None:
             return None
         self._waiting.remove(slot)
+        if refused:
+            self.refused(slot)
+            return slot
         self.calls[slot] = self.calls[slot].with_result(result, error=error)
         if error:
             self.errors.append(slot)
         return slot
+
+    def refused(self, slot: int) -> None:
+        """The call at ``slot`` was answered with agentguard's refusal: it never ran, so the
+        trace leaves it out (docs/traces.md, "Calls agentguard refused")."""
+        if slot in self._waiting:
+            self._waiting.remove(slot)
+        self._refused.add(slot)
 
     def set_result(self, slot: int, result: Any, *, error: bool = False) -> None:
         """Attach a result to a known position (formats that store results beside calls)."""
@@ -135,18 +155,27 @@ class CallLog:
 
     def final_answer(self, answer: Any) -> None:
         """Append ``final_answer(answer=...)`` unless the run already ended with one."""
-        if self.calls and self.calls[-1].name == FINAL_ANSWER:
+        last = len(self.calls) - 1
+        while last in self._refused:  # the last call that ran
+            last -= 1
+        if last >= 0 and self.calls[last].name == FINAL_ANSWER:
             return
         slot = self.add(FINAL_ANSWER, {"answer": answer})
         self.set_result(slot, answer)
 
     def trace(self, metrics: Mapping[str, Any] | None = None) -> Trace:
+        calls, errors = self.calls, self.errors
+        if self._refused:  # the calls that ran, renumbered; error positions follow them
+            kept = [s for s in range(len(calls)) if s not in self._refused]
+            moved = {old: new for new, old in enumerate(kept)}
+            calls = [calls[s] for s in kept]
+            errors = [moved[s] for s in errors if s in moved]
         # counted as the firewall counts: tool calls, final answers excluded
-        out: dict[str, Any] = {"num_tool_calls": count_tool_calls(self.calls)}
-        if self.errors:
-            out[TOOL_ERRORS] = sorted(set(self.errors))
+        out: dict[str, Any] = {"num_tool_calls": count_tool_calls(calls)}
+        if errors:
+            out[TOOL_ERRORS] = sorted(set(errors))
         out.update(metrics or {})
-        return Trace(tuple(self.calls), out)
+        return Trace(tuple(calls), out)
 
 
 def text_of(content: Any) -> Any:

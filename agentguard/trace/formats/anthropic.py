@@ -2,9 +2,10 @@
 ``tool_result`` blocks by ``tool_use_id``.
 
 ``is_error: true`` on a result marks the call as a tool error (the error text stays
-the result). Server tools (``server_tool_use`` with a ``*_tool_result`` block) are
-read the same way. The final answer is the last assistant message when it has text
-and no ``tool_use``.
+the result), unless the text is agentguard's refusal (:mod:`agentguard.trace.refusal`: the
+marker line first): then the call never ran and is left out. Server tools
+(``server_tool_use`` with a ``*_tool_result`` block) are read the same way. The final
+answer is the last assistant message when it has text and no ``tool_use``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
 from agentguard.trace.model import Trace
+from agentguard.trace.refusal import is_refusal
 
 _USES = ("tool_use", "server_tool_use", "mcp_tool_use")
 
@@ -59,8 +61,14 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
                     where=f"message {index} {kind}",
                 )
             elif isinstance(kind, str) and kind.endswith("tool_result"):
-                error = block.get("is_error") is True or _is_error_content(block.get("content"))
-                log.resolve(block.get("tool_use_id"), result_of(block.get("content")), error=error)
+                content = block.get("content")
+                flagged = block.get("is_error") is True
+                log.resolve(
+                    block.get("tool_use_id"),
+                    result_of(content),
+                    error=flagged or _is_error_content(content),
+                    refused=flagged and is_refusal(text_of(content)),
+                )
     if final_answer and messages and isinstance(messages[-1], Mapping):
         last = messages[-1]
         if last.get("role") == "assistant" and not _blocks(last, lambda t: t in _USES):

@@ -4,7 +4,11 @@ by ``tool_call_id``.
 Three serialisations are read: ``messages_to_dict`` (``{"type": "ai", "data": {...}}``),
 ``message.model_dump()`` (``{"type": "ai", "content": ..., "tool_calls": [...]}``) and
 ``langchain_core.load.dumpd`` (``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
-"kwargs": {...}}``). A ``ToolMessage`` with ``status="error"`` is a tool error.
+"kwargs": {...}}``). A ``ToolMessage`` with ``status="error"`` is a tool error, unless its
+text is agentguard's refusal (:mod:`agentguard.trace.refusal`: the marker line first): then
+the call never ran and is left out. An AI message with no tool call whose text is a
+refusal is agentguard's own note (a stopped turn), not the model's: no dialogue event and
+no final answer.
 ``invalid_tool_calls`` (output the model produced but that did not parse) never ran and
 are left out. Without ``tool_calls``, OpenAI-style ``additional_kwargs["tool_calls"]``
 (older serialisations) are read. The final answer is the last message when it is an
@@ -18,6 +22,7 @@ from typing import Any
 
 from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
 from agentguard.trace.model import Trace
+from agentguard.trace.refusal import is_refusal
 
 _KINDS = {
     "ai": "ai",
@@ -70,6 +75,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
         last_kind, last = kind, data
         if kind == "human" and data.get("name") != "agentguard":  # not the firewall's notes
             log.turn("user", data.get("content"))
+        if kind == "ai" and _note(data):
+            continue  # agentguard's note, not a model turn
         if kind == "ai":
             log.turn("assistant", data.get("content"), len(_tool_calls(data)))
             for call in _tool_calls(data):
@@ -91,17 +98,24 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
                         where=f"message {index}",
                     )
         elif kind == "tool":
+            error = data.get("status") == "error"
             log.resolve(
                 data.get("tool_call_id"),
                 result_of(data.get("content")),
-                error=data.get("status") == "error",
+                error=error,
                 name=data.get("name") if isinstance(data.get("name"), str) else None,
+                refused=error and is_refusal(text_of(data.get("content"))),
             )
-    if final_answer and last_kind == "ai" and not _tool_calls(last):
+    if final_answer and last_kind == "ai" and not _tool_calls(last) and not _note(last):
         text = text_of(last.get("content"))
         if isinstance(text, str) and text.strip():
             log.final_answer(text)
     return log.trace()
+
+
+def _note(data: Mapping[str, Any]) -> bool:
+    """An AI message agentguard added (the refusal that ends a stopped turn)."""
+    return not _tool_calls(data) and is_refusal(text_of(data.get("content")))
 
 
 def _tool_calls(data: Mapping[str, Any]) -> list[Any]:

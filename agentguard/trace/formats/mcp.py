@@ -7,9 +7,11 @@ and responses ``{"jsonrpc": "2.0", "id": 7, "result": {"content": [...], "isErro
 Each ``tools/call`` is a call, in request order; its result is the response's
 ``CallToolResult`` unwrapped as the proxy unwraps it (:mod:`agentguard.trace.mcp_content`),
 ``isError`` marking a tool error. A request answered with a JSON-RPC ``error`` (unknown
-tool, invalid params) never ran the tool and is left out; a request with no response yet
-keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications) are
-skipped. The final answer is not part of MCP, so there is none.
+tool, invalid params) never ran the tool and is left out, and so is one answered with
+agentguard's refusal (``agentguard mcp-proxy``: an ``isError`` result whose one text block
+starts with the marker line of :mod:`agentguard.trace.refusal`); a request with no response
+yet keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications)
+are skipped. The final answer is not part of MCP, so there is none.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, mappings
 from agentguard.trace.mcp_content import mcp_result
 from agentguard.trace.model import Trace
+from agentguard.trace.refusal import is_refusal
 
 _CALL = "tools/call"
 
@@ -48,8 +51,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         if not isinstance(params, Mapping):
             raise TraceRecordError(f"message {index + 1}: tools/call has no params", source=source)
         response = responses.get(_key(message["id"]))
-        if response is not None and "error" in response:
-            continue  # refused by the server: the tool never ran
+        if response is not None and ("error" in response or _refusal(response.get("result"))):
+            continue  # refused by the server or by agentguard: the tool never ran
         slot = log.add(
             params.get("name"), params.get("arguments"), where=f"message {index + 1} tools/call"
         )
@@ -57,6 +60,18 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
             result, error = mcp_result(response["result"])
             log.set_result(slot, result, error=error is True)
     return log.trace()
+
+
+def _refusal(result: Any) -> bool:
+    """The proxy's answer to a call it refused: an error result, one text block, the
+    refusal marker first (``integrations/mcp.py``, ``refusal``)."""
+    if not isinstance(result, Mapping) or result.get("isError") is not True:
+        return False
+    content = result.get("content")
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], Mapping):
+        return False
+    block = content[0]
+    return block.get("type") == "text" and is_refusal(block.get("text"))
 
 
 def _key(request_id: Any) -> str:

@@ -5,6 +5,12 @@ Whole request/response log lines are unwrapped first (see ``wrappers``). Inspect
 messages are this format too: its tool calls name the function directly
 (``{"id", "function": "name", "arguments": {...}}``) and a tool reply's ``error``
 (``{type, message}``) marks a tool error.
+
+A tool reply whose text is agentguard's refusal (:mod:`agentguard.trace.refusal`: the
+marker line first) answers a call that never ran: the call is left out. An assistant
+message with no tool call whose text is a refusal is agentguard's own note (the LangChain
+adapter ends a stopped turn with one): no dialogue event and no final answer; so is a user
+message whose text is a refusal (the LangChain adapter's note refusing a final answer).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, list_at, mappings, result_of, text_of
 from agentguard.trace.model import Trace
+from agentguard.trace.refusal import is_refusal
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -69,15 +76,18 @@ def read_messages(messages: Sequence[Any], *, source: str, final_answer: bool = 
             raise TraceRecordError(f"message {index} is not an object", source=source)
         role = msg.get("role")
         if role == "user":
-            log.turn(role, msg.get("content"))
+            if not is_refusal(text_of(msg.get("content"))):  # not agentguard's note
+                log.turn(role, msg.get("content"))
         elif role == "assistant":
-            _assistant(log, msg, index)
+            if not _note(msg):
+                _assistant(log, msg, index)
         elif role == "tool":
             error = _tool_error(msg)
             result = result_of(msg.get("content"))
             if error is not None and result in (None, "", []):
                 result = error
-            log.resolve(msg.get("tool_call_id"), result, error=error is not None)
+            refused = is_refusal(text_of(msg.get("content")))
+            log.resolve(msg.get("tool_call_id"), result, error=error is not None, refused=refused)
         elif role == "function":  # legacy function-calling reply, joined by name
             log.resolve(None, result_of(msg.get("content")), name=msg.get("name"))
     if final_answer:
@@ -103,6 +113,15 @@ def _assistant(log: CallLog, msg: Mapping[str, Any], index: int) -> None:
         log.add(legacy.get("name"), legacy.get("arguments", {}), where=f"{where} function_call")
 
 
+def _note(msg: Mapping[str, Any]) -> bool:
+    """An assistant message agentguard added (the refusal that ends a stopped turn)."""
+    return (
+        not msg.get("tool_calls")
+        and not msg.get("function_call")
+        and is_refusal(text_of(msg.get("content")))
+    )
+
+
 def _tool_error(msg: Mapping[str, Any]) -> Any:
     """The error of a tool reply, when the log records one (Inspect AI's ``error`` object
     ``{type, message}`` or its older ``tool_error`` text); None otherwise."""
@@ -121,6 +140,8 @@ def _final_text(messages: Sequence[Any]) -> Any:
         return None
     last = messages[-1]
     if last.get("role") != "assistant" or last.get("tool_calls") or last.get("function_call"):
+        return None
+    if _note(last):
         return None
     text = text_of(last.get("content"))
     return text if isinstance(text, str) and text.strip() else None

@@ -7,7 +7,9 @@ become calls named after the tool (``web_search``, the MCP tool's own name) with
 item's action, queries or code as arguments and its output/results as the result; an
 ``mcp_call`` with ``error`` is a tool error. An item repeated (a response's output fed
 back as the next request's input) counts once. The final answer is the last item when
-it is an assistant ``message``.
+it is an assistant ``message``. A ``function_call_output`` whose text is agentguard's
+refusal (:mod:`agentguard.trace.refusal`: the marker line first; what the OpenAI Agents SDK
+adapter's ``reject_content`` sends) answers a call that never ran: the call is left out.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
 from agentguard.trace.model import Trace
+from agentguard.trace.refusal import is_refusal
 
 _CALL_TYPES = frozenset(
     {
@@ -75,7 +78,9 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
         elif kind in ("function_call_output", "custom_tool_call_output"):
             if str(ref) in done:
                 continue
-            if log.resolve(ref, result_of(item.get("output"))) is not None:
+            output = item.get("output")
+            refused = is_refusal(text_of(output))
+            if log.resolve(ref, result_of(output), refused=refused) is not None:
                 done.add(str(ref))
         elif isinstance(kind, str) and kind.endswith("_call") and not log.seen(ref):
             _builtin(log, item, kind, ref, where)

@@ -11,6 +11,15 @@ A step whose tool raised keeps ``tool_calls`` empty and an ``error``; the call i
 recovered from ``model_output_message.tool_calls`` with the error message as its result,
 marked as a tool error. Parsing/generation errors (no call made) add nothing.
 
+Calls agentguard refused never ran and are left out (:mod:`agentguard.trace.refusal`): the
+guarded ToolCallingAgent gets the refusal text as the call's observation, its marker line
+first. In a parallel step, the observation is the calls' outputs joined in ``tool_calls``
+order; each marker line starts a refusal, and the other outputs are read one line each, when
+that splits the text in exactly one way (else every call is kept, with the whole text). A
+step whose ``final_answer`` agentguard refused (the error smolagents records when a final
+answer check fails, ``Check agentguard_final_answer failed with error: `` and the refusal)
+leaves that final answer out.
+
 ToolCallingAgent: the final answer is already a ``final_answer`` tool call. CodeAgent:
 every step is one ``python_interpreter(code=...)`` call whose result is the execution
 log; the tools called *inside* the code are not recoverable from memory (run it under
@@ -26,10 +35,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentguard.trace.final_tool import FINAL_TOOL
 from agentguard.trace.formats._base import CallLog, decode_repr, list_at, mappings
 from agentguard.trace.model import Trace
+from agentguard.trace.refusal import REFUSAL_HEADS, is_refusal
 
 CODE_TOOL = "python_interpreter"
+
+REFUSED_ANSWER = "Check agentguard_final_answer failed with error: "
+"""How smolagents records a final answer agentguard's check refused: ``AgentError(f"Check
+{check.__name__} failed with error: {e}")`` (``MultiStepAgent._validate_final_answer``),
+the check being the adapter's ``agentguard_final_answer`` and ``e`` the refusal."""
 
 _STEP_KEYS = frozenset(
     {
@@ -88,13 +104,67 @@ def _action_step(log: CallLog, step: Mapping[str, Any], index: int, final_answer
         for slot in slots:
             log.set_result(slot, message if message is not None else str(error), error=True)
     elif slots and step.get("observations") is not None:
-        text = str(step["observations"])
-        lines = text.split("\n")
-        parts = lines if len(slots) > 1 and len(lines) == len(slots) else [text] * len(slots)
-        for slot, part in zip(slots, parts, strict=True):
-            log.set_result(slot, decode_repr(part))
+        for slot, part in zip(slots, _outputs(str(step["observations"]), len(slots)), strict=True):
+            if part is None:
+                log.refused(slot)
+            else:
+                log.set_result(slot, decode_repr(part))
+    if _answer_refused(error):
+        for slot, call in zip(slots, calls, strict=True):
+            if _function(call).get("name") == FINAL_TOOL:
+                log.refused(slot)
     if final_answer and step.get("is_final_answer") is True:
         log.final_answer(step.get("action_output"))
+
+
+def _outputs(text: str, n: int) -> list[str | None]:
+    """The output of each of a step's ``n`` calls in its observation text, None for a call
+    agentguard refused (see the module docstring)."""
+    if n == 1:
+        return [None] if is_refusal(text) else [text]
+    lines: list[str | None] = list(text.split("\n"))
+    heads = [i for i, line in enumerate(lines) if line in REFUSAL_HEADS]
+    if not heads:
+        return lines if len(lines) == n else [text] * n
+    split = _split(lines, heads, n)
+    return split if split is not None else [text] * n
+
+
+def _split(lines: list[str | None], heads: list[int], n: int) -> list[str | None] | None:
+    """``n`` outputs from ``lines``: a refusal from each line in ``heads`` on (its head
+    and the lines after it), every other output one line; None unless exactly one split
+    fits. Between two heads (and after the last) the lines are the refusal's tail, then
+    one-line outputs; how many outputs fall in each gap is the only freedom."""
+    ends = [*heads[1:], len(lines)]
+    gaps = [end - head - 1 for head, end in zip(heads, ends, strict=True)]
+    spare = n - len(heads) - heads[0]  # one-line outputs after the first refusal
+    if spare < 0 or spare > sum(gaps):
+        return None
+    if spare == sum(gaps):
+        singles = gaps
+    elif spare == 0:
+        singles = [0] * len(gaps)
+    elif sum(1 for g in gaps if g) == 1:
+        singles = [spare if g else 0 for g in gaps]
+    else:
+        return None  # two gaps could share the outputs: which calls ran is not known
+    out = lines[: heads[0]]
+    for end, single in zip(ends, singles, strict=True):
+        out.append(None)
+        out.extend(lines[end - single : end])
+    return out
+
+
+def _answer_refused(error: Any) -> bool:
+    """The step's error is agentguard's refusal of its final answer."""
+    if not isinstance(error, Mapping) or error.get("type") != "AgentError":
+        return False
+    message = error.get("message")
+    return (
+        isinstance(message, str)
+        and message.startswith(REFUSED_ANSWER)
+        and is_refusal(message[len(REFUSED_ANSWER) :])
+    )
 
 
 def _requested_calls(step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -104,9 +174,13 @@ def _requested_calls(step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [c for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
 
 
-def _add(log: CallLog, call: Mapping[str, Any], where: str) -> int:
+def _function(call: Mapping[str, Any]) -> Mapping[str, Any]:
     fn = call.get("function", call)
-    fn = fn if isinstance(fn, Mapping) else {}
+    return fn if isinstance(fn, Mapping) else {}
+
+
+def _add(log: CallLog, call: Mapping[str, Any], where: str) -> int:
+    fn = _function(call)
     name, args = fn.get("name"), fn.get("arguments")
     if isinstance(args, str) and not args.strip().startswith("{"):
         args = {"code" if name == CODE_TOOL else "input": args}
