@@ -8,16 +8,16 @@ a :class:`Trace` or the :class:`TraceRecordError` that names its file and line
 
 from __future__ import annotations
 
-import gzip
 import os
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agentguard.errors import TraceError, TraceRecordError
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
+from agentguard.trace.gzipped import Gunzipped, gunzip
 from agentguard.trace.json_text import collector_paused, file_text, json_reader
 from agentguard.trace.jsonl import read_jsonl
 from agentguard.trace.loaded import LoadedTrace as LoadedTrace
@@ -76,9 +76,17 @@ def _file(
 ) -> list[LoadedTrace]:
     p = Path(path)
     source = str(p)
-    raw = _read(p, source)
+    read = _read(p, source)
     with collector_paused():  # JSON trees hold no cycles (agentguard/trace/json_text.py)
-        records = _file_records(raw, p, source, format, final_answer)
+        if read.broken is None:
+            records = _file_records(read.data, p, source, format, final_answer)
+        elif Path(p.stem).suffix == ".jsonl" or (
+            Path(p.stem).suffix != ".json" and _looks_like_jsonl(file_text(read.data, source))
+        ):
+            records = _cut_lines(read, p, source, format, final_answer)
+        else:
+            err = TraceRecordError(f"{read.broken}: not scored", source=source, record=1)
+            records = [LoadedTrace(source, 1, None, err)]
         if messages:
             return records
         return [_without_messages(r) for r in records]
@@ -121,20 +129,42 @@ def _file_records(
     return [load_value(value, source, 1, format, final_answer)]
 
 
-def _read(path: Path, source: str) -> bytes:
-    """The file's bytes, gunzipped when it ends in ``.gz`` (decoded as UTF-8, with or
-    without a BOM, by :func:`~agentguard.trace.json_text.file_text`).
+def _read(path: Path, source: str) -> Gunzipped:
+    """The file's bytes, gunzipped when it ends in ``.gz`` (as far as the stream goes:
+    :mod:`~agentguard.trace.gzipped`), decoded as UTF-8, with or without a BOM, by
+    :func:`~agentguard.trace.json_text.file_text`.
 
     Only regular files: a FIFO would block and a device (``/dev/zero``) never end.
     """
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise TraceError(f"{source}: not a regular file (a device, FIFO or folder)")
-        return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        raw = path.read_bytes()
     except OSError as exc:
         raise TraceError(f"{source}: cannot read trace file ({exc.strerror or exc})") from None
-    except EOFError as exc:
-        raise TraceError(f"{source}: cannot decode trace file ({exc})") from None
+    return gunzip(raw) if path.suffix == ".gz" else Gunzipped(raw)
+
+
+def _cut_lines(
+    read: Gunzipped, p: Path, source: str, format: str | None, final_answer: bool
+) -> list[LoadedTrace]:
+    """The records of a JSON Lines file whose gzip stream breaks: every line before the
+    break read as ever, and an error at the line where it breaks (the incomplete line,
+    or the next), so a run or a trace the break cut into is not scored as if whole."""
+    data = read.data
+    if data and not data.endswith(b"\n"):
+        data += b"\n"  # the incomplete last line stays a line of its own (broken JSON)
+    at = data.count(b"\n") + 1
+    records = _file_records(data + _BREAK_LINE, p, source, format, final_answer)
+    err = TraceRecordError(
+        f"{read.broken}: the lines from here on are missing", source=source, record=at
+    )
+    return [replace(r, error=err) if r.record == at and r.trace is None else r for r in records]
+
+
+_BREAK_LINE: Final = b"(the gzip stream breaks here)\n"
+"""A line that is no JSON, put where the stream breaks: the JSON Lines reader then
+treats the break as it treats any broken line (a run open there is not scored)."""
 
 
 def _samples(value: Any) -> list[Any] | None:
