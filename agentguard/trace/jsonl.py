@@ -33,8 +33,8 @@ from agentguard.trace.call_records import CHUNK_RECORDS, read_call_record_lists
 from agentguard.trace.formats import detect_format
 from agentguard.trace.formats.agentguard_logs import FINISH_EVENT, events_trace, is_event
 from agentguard.trace.formats.records import detect_metrics
-from agentguard.trace.json_text import JsonText, file_text, json_reader
-from agentguard.trace.loaded import LoadedTrace, load_value, loaded, relabel, too_deep
+from agentguard.trace.json_text import JsonText, file_text, is_ascii, json_reader
+from agentguard.trace.loaded import LoadedTrace, load_value, loaded_each, relabel, too_deep
 from agentguard.trace.model import Trace
 
 _Line = tuple[int, Any]
@@ -128,13 +128,13 @@ def _may_split_alike(raw: bytes) -> bool:
     """Whether ``raw`` may split into its text's lines at each newline: ASCII (whose
     decoding is itself) without the breaks of :data:`_FIRST_LOOK`; the others are
     looked for when a line shows one may be there (:func:`_check_alike`)."""
-    return raw.isascii() and not any(b in raw for b in _FIRST_LOOK)
+    return is_ascii(raw) and not any(b in raw for b in _FIRST_LOOK)
 
 
 def _splits_alike(raw: bytes) -> bool:
     """Whether the lines of ``raw`` are those of its text at each newline: ASCII, whose
     decoding is itself, with no other line break (each looked for by ``memchr``)."""
-    return raw.isascii() and not any(b in raw for b in _OTHER_BREAKS)
+    return is_ascii(raw) and not any(b in raw for b in _OTHER_BREAKS)
 
 
 def _check_alike(data: bytes | str) -> None:
@@ -221,12 +221,16 @@ def _each_line(
     lines: list[_Line], source: str, format: str | None, final_answer: bool
 ) -> list[LoadedTrace]:
     """Each line read as a trace by itself; the metrics records among them together."""
-    read = _metrics_traces(lines, format)
+    traces = _metrics_traces(lines, format)
+    read = loaded_each(traces, source, "metrics")
+    if len(read) == len(lines):  # every line (in order: so are the traces)
+        return read
+    records = dict(zip(traces, read, strict=True))
     return [
         value
         if type(value) is LoadedTrace
-        else loaded(read[lineno], source, lineno, "metrics")
-        if lineno in read
+        else records[lineno]
+        if lineno in records
         else load_value(value, source, lineno, format, final_answer)
         for lineno, value in lines
     ]
@@ -253,10 +257,11 @@ def _metrics_traces(lines: list[_Line], format: str | None) -> dict[int, Trace]:
         ):
             picked.append((lineno, value))
     columns = read_call_record_lists([v["tool_calls"] for _, v in picked], json_rows=True)
+    traces = Trace.from_read_column_lists(columns, [v for _, v in picked])
     return {
-        lineno: Trace.from_read_columns(c, value)
-        for (lineno, value), c in zip(picked, columns, strict=True)
-        if c is not None
+        lineno: trace
+        for (lineno, _), trace in zip(picked, traces, strict=True)
+        if trace is not None
     }
 
 

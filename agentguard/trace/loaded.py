@@ -6,6 +6,7 @@ Shared by the file loaders (:mod:`agentguard.trace.loaders`) and the JSON Lines 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,22 @@ def loaded(trace: Trace, source: str, record: int, format: str) -> LoadedTrace:
     return _loaded_trace(source, record, trace, None, format, task_id, trial)
 
 
+def loaded_each(traces: Mapping[int, Trace], source: str, format: str) -> list[LoadedTrace]:
+    """``loaded(trace, source, record, format)`` of each record's trace, in one loop (a
+    JSON Lines reader builds one per line); a trace whose metrics name no task or trial
+    is not looked at further."""
+    out: list[LoadedTrace] = []
+    append = out.append
+    for record, trace in traces.items():
+        metrics = trace.metrics
+        if "task_id" in metrics or "trial" in metrics:
+            task_id, trial = task_of(trace)
+            append(_loaded_trace(source, record, trace, None, format, task_id, trial))
+        else:
+            append(_loaded_trace(source, record, trace, None, format, None, None))
+    return out
+
+
 def load_value(
     value: Any, source: str, record: int, format: str | None, final_answer: bool
 ) -> LoadedTrace:
@@ -84,4 +101,4 @@ def task_of(trace: Trace) -> tuple[str | None, int | None]:
     return task_id, trial if ok_trial else None
 
 
-__all__ = ["LoadedTrace", "load_value", "loaded", "relabel", "task_of", "too_deep"]
+__all__ = ["LoadedTrace", "load_value", "loaded", "loaded_each", "relabel", "task_of", "too_deep"]

@@ -347,6 +347,29 @@ class Trace(Sequence[Call]):
             out["num_tool_calls"] = columns.tool_call_count()
         return cls.from_columns(columns, out)
 
+    @staticmethod
+    def from_read_column_lists(
+        columns: Sequence[CallColumns | None], metrics: Sequence[Mapping[str, Any]]
+    ) -> list[Trace | None]:
+        """``Trace.from_read_columns(c, m)`` of each pair (None where ``c`` is None), in
+        one loop: a JSON Lines reader builds a trace per line, and the calls of
+        ``from_read_columns`` cost more than the trace. Columns a chunk reader made
+        (no tool error, no dialogue event, their final answers counted) are built here;
+        any other by ``from_read_columns`` itself."""
+        out: list[Trace | None] = []
+        append = out.append
+        for cols, record in zip(columns, metrics, strict=True):
+            if cols is None:
+                append(None)
+            elif cols.errors is None and cols.kinds is None and cols.finals is not None:
+                own = dict(record)
+                if "num_tool_calls" not in own:
+                    own["num_tool_calls"] = len(cols.names) - cols.finals
+                append(_columns_trace(None, cols, cols.names, False, cols.tools, own))
+            else:
+                append(Trace.from_read_columns(cols, record))
+        return out
+
     @classmethod
     def from_metrics(cls, record: Mapping[str, Any], *, source: str = "<metrics>") -> Trace:
         """From the paper's metrics record ``μ`` (its ``tool_calls`` list is the trace)."""

@@ -217,3 +217,12 @@ def test_tool_codes_past_a_byte_equal_the_code_table() -> None:
     assert columns is not None and columns.tools is not None
     assert columns.tools.codes.tolist() == [tool_code(n) for n in names]
     assert columns.tools.codes.dtype == np.int32
+
+
+def test_a_chunk_of_one_known_name_is_coded_as_the_table_codes_it() -> None:
+    """A chunk of a single call whose name is already accepted (one lookup, no tuple of
+    lookups to take it from) is coded as the code table codes it."""
+    assert _read_plain([{"tool_name": "solo"}], json_rows=True) is not None  # accepted now
+    columns = _read_plain([{"tool_name": "solo"}], json_rows=True)
+    assert columns is not None and columns.tools is not None
+    assert columns.tools.codes.tolist() == [tool_code("solo")]

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from agentguard import load_traces
 from agentguard.trace.call_records import read_call_record_lists, read_call_records
-from agentguard.trace.loaded import load_value
+from agentguard.trace.loaded import load_value, loaded, loaded_each
+from agentguard.trace.model import Trace
 from tests.trace.test_call_records import _args, _plain_record, _results
 
 _plain = _plain_record  # the call records a JSON Lines row may hold
@@ -101,3 +102,32 @@ def test_a_bad_record_sends_only_its_chunk_to_the_validating_path(monkeypatch: A
     got = read_call_record_lists(lists)
     assert [c is None for c in got] == [False, False, True, True, False, False]
     assert all(c.names == ("a", "b") for c in got if c is not None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.one_of(_plain, _odd), max_size=5),
+            st.sampled_from([{}, {"task_id": "t1", "trial": 2}, {"num_tool_calls": 9}]),
+        ),
+        max_size=8,
+    )
+)
+def test_traces_built_together_equal_each_built_alone(lines: list[Any]) -> None:
+    """Traces built in one loop from a chunk's columns, and their loaded records, equal
+    those ``from_read_columns`` and ``loaded`` build one at a time."""
+    records = [{**extra, "tool_calls": calls} for calls, extra in lines]
+    columns = read_call_record_lists([r["tool_calls"] for r in records], json_rows=True)
+    together = Trace.from_read_column_lists(columns, records)
+    for cols, record, trace in zip(columns, records, together, strict=True):
+        if cols is None:
+            assert trace is None
+            continue
+        alone = Trace.from_read_columns(cols, record)
+        assert trace is not None and trace == alone and trace.metrics == alone.metrics
+        assert trace.tool_codes is alone.tool_codes and trace.has_messages == alone.has_messages
+    traces = {i: t for i, t in enumerate(together, start=1) if t is not None}
+    assert loaded_each(traces, "f", "metrics") == [
+        loaded(t, "f", i, "metrics") for i, t in traces.items()
+    ]
