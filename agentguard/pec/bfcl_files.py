@@ -36,6 +36,7 @@ from agentguard.errors import TraceError, TraceRecordError
 from agentguard.pec.bfcl import DATASET, BfclEntry, parse_call
 from agentguard.pec.episode import Episode, LoadedEpisode
 from agentguard.pec.errors import PecError
+from agentguard.trace.jsonl import text_lines
 from agentguard.trace.model import Call
 
 RESULT_FILE: Final = re.compile(r"^BFCL_v\d+_(multi_turn_[a-z_]+?)_result\.json$")
@@ -163,7 +164,7 @@ def call_text(call: Call) -> str:
 def read_scores(path: Path) -> tuple[int, frozenset[str]]:
     """A score file's ``total_count`` and the ids of its failed entries."""
     try:
-        lines = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln]
+        lines = [json.loads(ln) for _, ln in text_lines(path.read_text(encoding="utf-8"))]
     except (OSError, ValueError) as exc:
         raise TraceError(f"{path}: cannot read BFCL score file ({exc})") from None
     if not lines or not isinstance(lines[0], Mapping) or "total_count" not in lines[0]:
@@ -239,7 +240,7 @@ def _load_file(
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{source}: cannot read BFCL result file ({exc})") from None
-    records = [(n, ln) for n, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
+    records = list(text_lines(text))
     failed: frozenset[str] | None = None
     score_file = find_score_file(scores, model, category) if scores else None
     if score_file is not None:

@@ -26,6 +26,7 @@ from typing import Any
 from agentguard.errors import TraceError, TraceRecordError
 from agentguard.pec.episode import Episode, LoadedEpisode, Scored
 from agentguard.pec.labels import Failure, FailureLabel
+from agentguard.trace.jsonl import text_lines
 from agentguard.trace.loaders import trace_from_json
 from agentguard.trace.model import Call
 
@@ -197,9 +198,8 @@ def iter_episode_file(path: str | Path) -> Iterator[LoadedEpisode]:
     if p.suffix == ".json":
         yield from _iter_json_list(text, source)
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            yield _load_line(line, source, lineno)
+    for lineno, line in text_lines(text):
+        yield _load_line(line, source, lineno)
 
 
 def _iter_json_list(text: str, source: str) -> Iterator[LoadedEpisode]:

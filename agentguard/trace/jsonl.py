@@ -10,14 +10,15 @@ read together (:func:`~agentguard.trace.call_records.read_call_record_lists`) wh
 objects just parsed are still in the processor's cache (read after the whole file was
 parsed, they took about a sixth longer, fetched back from memory).
 
-The lines are those ``str.splitlines`` gives the decoded text, numbered from 1. A file
-of ASCII bytes whose only line break is the newline is split at its newlines and each
-line parsed in place (a ``memoryview``): its text is its bytes, so nothing is decoded,
-copied or encoded again for the digit scan of :func:`json_reader`. Any other file is
-decoded and split as text. Of the other line breaks, only the two a JSON line may hold
-(CR, NUL) are looked for before reading; the rest can only be in a line that is not JSON
-or a blank one, so they are looked for there, and if there the file is read again as
-text (rare: such files are broken).
+The lines are those of JSON Lines: the file split at each newline (LF; a CR before it
+is JSON space), numbered from 1, a line of only spaces, tabs and CRs being blank. Not
+``str.splitlines``: it also breaks at U+2028, U+2029, U+0085 and five ASCII controls,
+which a JSON string may hold unescaped (the decision log writes a tool's text as it is),
+so a result holding one made the run's log unreadable. A file's bytes are split at their
+newlines and each line parsed in place (a ``memoryview``), UTF-8 or ASCII alike (a
+newline byte is never part of a UTF-8 sequence): nothing is decoded or copied first, and
+a line that is not UTF-8 is an error naming that line, the others read as ever. A UTF-8
+byte-order mark before the first line is skipped.
 
 Either way each line gives what reading it alone gives (a property test holds the two
 equal), and a line that is not JSON is an error naming its line, the others read as ever.
@@ -33,7 +34,7 @@ from agentguard.trace.call_records import CHUNK_RECORDS, read_call_record_lists
 from agentguard.trace.formats import detect_format
 from agentguard.trace.formats.agentguard_logs import FINISH_EVENT, events_trace, is_event
 from agentguard.trace.formats.records import detect_metrics
-from agentguard.trace.json_text import JsonText, file_text, is_ascii, json_reader
+from agentguard.trace.json_text import JsonText, json_reader
 from agentguard.trace.loaded import LoadedTrace, load_value, loaded_each, relabel, too_deep
 from agentguard.trace.model import Trace
 
@@ -49,13 +50,7 @@ def read_jsonl(
 ) -> list[LoadedTrace]:
     """Every record of a JSON Lines file's bytes or text, in order (see the module
     docstring)."""
-    if type(data) is bytes and _may_split_alike(data):
-        try:
-            return _read_lines(data, source, format, final_answer)
-        except _SplitsOtherwise:  # (a rare file: its text's lines are read instead)
-            pass
-    text = data if isinstance(data, str) else file_text(data, source)
-    return _read_lines(text, source, format, final_answer)
+    return _read_lines(data, source, format, final_answer)
 
 
 def _read_lines(
@@ -84,89 +79,63 @@ def _read_lines(
 
 
 def _parsed_lines(data: bytes | str, source: str) -> Iterator[_Line]:
-    """The lines that are not blank, parsed (1-based numbers, as ``str.splitlines``
-    counts the lines of the text); bytes are those :func:`_may_split_alike` passed, and
-    raise :class:`_SplitsOtherwise` at a line that shows they do not split alike."""
+    """The lines that are not blank, parsed (1-based numbers: lines end at each newline)."""
     loads = json_reader(data)
-    numbered: Iterator[tuple[int, JsonText]]
-    if isinstance(data, bytes):
-        numbered = _byte_lines(data)
-    else:
-        numbered = (
-            (n, line)
-            for n, line in enumerate(data.splitlines(), start=1)
-            if line and not line.isspace()
-        )
+    numbered: Iterator[tuple[int, JsonText]] = (
+        _byte_lines(data) if isinstance(data, bytes) else text_lines(data)
+    )
     for lineno, line in numbered:
         try:
             yield lineno, loads(line)
         except RecursionError:
-            _check_alike(data)
             yield lineno, LoadedTrace(source, lineno, None, too_deep(source, lineno))
+        except UnicodeDecodeError as exc:
+            err = TraceRecordError(
+                f"not UTF-8 text: {exc.reason} at byte {exc.start + 1} of the line",
+                source=source,
+                record=lineno,
+            )
+            yield lineno, LoadedTrace(source, lineno, None, err)
         except ValueError as exc:
-            _check_alike(data)
             err = TraceRecordError(f"invalid JSON: {exc}", source=source, record=lineno)
             yield lineno, LoadedTrace(source, lineno, None, err)
 
 
-class _SplitsOtherwise(Exception):
-    """The bytes being read do not split into their text's lines at each newline."""
+def text_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines of a JSON Lines text that are not blank, numbered from 1: split at each
+    newline only, after a byte-order mark (see the module docstring). Every reader of
+    JSON Lines text splits so, so line numbers agree across the project."""
+    for n, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        if line.strip(_BLANK_TEXT):
+            yield n, line
 
 
-_OTHER_BREAKS: Final = tuple(bytes([b]) for b in b"\r\x0b\x0c\x1c\x1d\x1e\x1f\x00")
-"""ASCII bytes that ``str.splitlines`` breaks a line at (or ``str.isspace`` counts as
-space) other than the newline, and NUL (after which ``json`` would guess UTF-16)."""
-
-_FIRST_LOOK: Final = (b"\r", b"\x00")
-"""Of those, the two a line that parses may hold (a carriage return is JSON space, and
-``json`` reads bytes holding a NUL as UTF-16 or UTF-32). Any other is in a line that is
-not JSON (outside a string it is no JSON space, inside one a control character JSON
-forbids) or in one of only spaces, so it is looked for at such a line alone."""
-
-
-def _may_split_alike(raw: bytes) -> bool:
-    """Whether ``raw`` may split into its text's lines at each newline: ASCII (whose
-    decoding is itself) without the breaks of :data:`_FIRST_LOOK`; the others are
-    looked for when a line shows one may be there (:func:`_check_alike`)."""
-    return is_ascii(raw) and not any(b in raw for b in _FIRST_LOOK)
-
-
-def _splits_alike(raw: bytes) -> bool:
-    """Whether the lines of ``raw`` are those of its text at each newline: ASCII, whose
-    decoding is itself, with no other line break (each looked for by ``memchr``)."""
-    return is_ascii(raw) and not any(b in raw for b in _OTHER_BREAKS)
-
-
-def _check_alike(data: bytes | str) -> None:
-    """At a line that is not JSON: raise :class:`_SplitsOtherwise` when ``data``, bytes,
-    holds another line break after all (then the line may be more than one)."""
-    if type(data) is bytes and not _splits_alike(data):
-        raise _SplitsOtherwise
+_BLANK_TEXT: Final = " \t\r"
+"""What a blank line may hold: JSON's spaces other than the newline."""
+_BLANK: Final = _BLANK_TEXT.encode()
+_BOM: Final = "\ufeff".encode()
 
 
 def _byte_lines(raw: bytes) -> Iterator[tuple[int, memoryview]]:
-    """The lines of ``raw`` that are not blank, read in place (no copy of each line);
-    a blank line holding a space other than a space or tab (a vertical tab or form
-    feed: line breaks to ``str.splitlines``) raises :class:`_SplitsOtherwise`."""
+    """The lines of ``raw`` that are not blank, read in place (no copy of each line),
+    after a UTF-8 byte-order mark if it starts with one."""
     view = memoryview(raw)
     find = raw.find
     size = len(raw)
-    start = lineno = 0
+    start = len(_BOM) if raw.startswith(_BOM) else 0
+    lineno = 0
     while start < size:
         lineno += 1
         end = find(b"\n", start)
         if end < 0:
             end = size
-        if end > start:
-            if raw[start] not in _SPACES or not raw[start:end].isspace():
-                yield lineno, view[start:end]
-            elif raw[start:end].strip(b" \t"):
-                raise _SplitsOtherwise
+        if end > start and (raw[start] not in _SPACES or raw[start:end].strip(_BLANK)):
+            yield lineno, view[start:end]
         start = end + 1
 
 
-_SPACES: Final = frozenset(b" \t")
-"""The bytes a blank line of such text can start with."""
+_SPACES: Final = frozenset(_BLANK)
+"""The bytes a blank line can start with."""
 
 
 def _may_be_whole(first: Any, format: str | None) -> bool:
@@ -363,4 +332,4 @@ def _sorted(items: list[LoadedTrace]) -> list[LoadedTrace]:
     return sorted(items, key=lambda r: r.record)
 
 
-__all__ = ["BLOCK_RECORDS", "read_jsonl"]
+__all__ = ["BLOCK_RECORDS", "read_jsonl", "text_lines"]

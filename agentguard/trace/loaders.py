@@ -19,7 +19,7 @@ from agentguard.errors import TraceError, TraceRecordError
 from agentguard.trace.formats import OBJECT_FORMATS, detect_format, fits, parse
 from agentguard.trace.gzipped import Gunzipped, gunzip
 from agentguard.trace.json_text import collector_paused, file_text, json_reader
-from agentguard.trace.jsonl import read_jsonl
+from agentguard.trace.jsonl import read_jsonl, text_lines
 from agentguard.trace.loaded import LoadedTrace as LoadedTrace
 from agentguard.trace.loaded import load_value, too_deep
 from agentguard.trace.model import Trace
@@ -200,7 +200,7 @@ def _is_collection(value: Any, format: str | None) -> bool:
 
 
 def _looks_like_jsonl(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for _, ln in text_lines(text)]
     return len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines)
 
 

@@ -158,21 +158,3 @@ def test_objects_frozen_by_others_stay_frozen() -> None:
         assert not any(o is built for o in gc.get_objects(generation=2))
     finally:
         gc.unfreeze()
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.binary(max_size=40),
-    st.integers(0, 3000),
-    st.none() | st.tuples(st.integers(0, 10**6), st.integers(0x80, 0xFF)),
-)
-def test_a_long_text_is_ascii_as_its_bytes_say(sample: bytes, copies: int, odd: Any) -> None:
-    """Long texts (tested as an array) and short ones are ASCII exactly when
-    ``bytes.isascii`` says so, wherever a byte past 127 is."""
-    ascii_sample = bytes(b & 0x7F for b in sample) or b"{"
-    raw = bytearray(ascii_sample * copies)
-    if odd is not None and raw:
-        raw[odd[0] % len(raw)] = odd[1]
-    for threshold in (0, len(raw) + 1):
-        with mock.patch.object(json_text, "_ARRAY_FROM", threshold):
-            assert json_text.is_ascii(bytes(raw)) == bytes(raw).isascii()

@@ -25,9 +25,9 @@ _message = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant"]), "content": st.text("ab", max_size=3)}
 )
 _value = st.one_of(_line, _line, _line, _event, _message, st.integers(), st.just([1, 2]))
-_odd_line = st.one_of(  # lines that send their whole file to the decoded text's lines
+_odd_line = st.one_of(  # non-ASCII text, and controls str.splitlines breaks at
     st.just('{"tool_calls": [{"tool_name": "caf\u00e9"}]}'),
-    st.just('{"tool_calls": [{"tool_name": "a\u2028b"}]}'),  # a break str.splitlines sees
+    st.just('{"tool_calls": [{"tool_name": "a\u2028b"}]}'),  # no JSON Lines break
     st.builds(lambda v: json.dumps(v, ensure_ascii=False), _value),
     st.sampled_from(
         ["\x1f", "\x0c", "\x1c", "\x00{}", '{"tool_calls": [\x0b]}', " \x0b", "\t\x0c "]
@@ -56,8 +56,8 @@ def _each_alone(text: str, source: str, format: str | None) -> list[LoadedTrace]
     """Each non-blank line of ``text`` read by itself: parsed by json, then detected,
     parsed and validated as one record (what a file of per-line traces gives)."""
     out = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line or line.isspace():
+    for lineno, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        if not line.strip(" \t\r"):
             continue
         try:
             value = json.loads(line)
@@ -104,19 +104,48 @@ def test_bytes_read_in_place_equal_the_decoded_text(
         _same(got, jsonl.read_jsonl(text, "f.jsonl", format, True))
 
 
-@pytest.mark.parametrize(
-    "odd", [" \x0b ", "\t\x0c", "\x1c", " \x1f ", '{"tool_calls": [\x1d]}', "[" * 3000 + "\x0b"]
-)
-def test_a_break_only_the_text_sees_is_found_where_it_is(odd: str) -> None:
-    """A line break that ``str.splitlines`` sees and the newline split does not, in a
-    blank line or one that is not JSON, after lines already read, numbers the records as
-    the decoded text does (the bytes are read again as that text)."""
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85"])
+def test_a_break_str_splitlines_sees_is_text_in_a_line(odd: str, tmp_path: Path) -> None:
+    """U+2028, U+2029 and U+0085, which ``str.splitlines`` breaks at, are text inside a
+    JSON string (the log writes them unescaped): the line holding one is one record (was:
+    a run's log with such a result could not be read)."""
     good = '{"tool_calls": [{"tool_name": "a", "arguments": {"x": 1}}]}'
-    text = f"{good}\n{odd}\n{good}\n"
-    got = jsonl.read_jsonl(text.encode(), "f.jsonl", None, True)
-    want = jsonl.read_jsonl(text, "f.jsonl", None, True)
-    _same(got, want)
-    assert [r.record for r in got] == [r.record for r in _each_alone(text, "f.jsonl", None)]
+    odd_line = json.dumps(
+        {"tool_calls": [{"tool_name": "a", "tool_result": f"p{odd}q"}]}, ensure_ascii=False
+    )
+    assert odd in odd_line
+    path = tmp_path / "f.jsonl"
+    path.write_text(f"{good}\n{odd_line}\n{good}\n", encoding="utf-8")
+    got = load_traces(path)
+    assert [r.record for r in got] == [1, 2, 3] and all(r.trace is not None for r in got)
+    assert got[1].trace is not None and got[1].trace.calls[0].result == f"p{odd}q"
+
+
+@pytest.mark.parametrize("odd", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f"])
+def test_a_control_str_splitlines_breaks_at_is_one_bad_line(odd: str, tmp_path: Path) -> None:
+    """A raw control character (no JSON text holds one) makes its own line an error at
+    its newline-counted number; the lines around it read as ever."""
+    good = '{"tool_calls": [{"tool_name": "a"}]}'
+    path = tmp_path / "f.jsonl"
+    path.write_text(f'{good}\n{{"tool_calls": [{odd}]}}\n{good}\n', encoding="utf-8")
+    got = load_traces(path)
+    assert [r.record for r in got] == [1, 2, 3]
+    assert got[0].trace is not None and got[2].trace is not None and got[1].trace is None
+
+
+def test_a_line_that_is_not_utf8_is_an_error_naming_it_and_the_others_read(
+    tmp_path: Path,
+) -> None:
+    """One bad byte in line 2 of 3: line 2 is an error naming it, lines 1 and 3 are traces
+    (was: the whole file could not be decoded, and no record was scored)."""
+    good = b'{"tool_calls": [{"tool_name": "caf\xc3\xa9"}]}'
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(good + b"\n" + b'{"tool_calls": [{"tool_name": "x\xe9"}]}\n' + good + b"\n")
+    got = load_traces(path)
+    assert [r.record for r in got] == [1, 2, 3]
+    assert got[0].trace is not None and got[0].trace.names == ("caf\u00e9",)
+    assert got[2].trace is not None
+    assert got[1].trace is None and "not UTF-8" in str(got[1].error) and ":2:" in str(got[1].error)
 
 
 @settings(
