@@ -1,0 +1,234 @@
+"""Constraints with a user predicate that may raise: judged as the offline evaluator does.
+
+Offline (:func:`~agentguard.scoring.verify.verify_trace`), a constraint whose evaluation
+raises is violated and carries the error; *whether* it raises depends on what the
+evaluator reaches on the whole trace. A user predicate's arguments are constants,
+quantified values or metrics, so every application is position-independent and the
+evaluator computes it as a scalar whenever it evaluates the subformula holding it, at
+any position of a non-empty trace. It skips it only where it never reaches it: on the
+empty trace (``G boom(1)`` holds there without asking ``boom``), after a scalar left
+operand that decides ``&``, ``|`` or ``->`` (``Called(x) -> boom(1)`` asks nothing while
+``x`` is not called), after a quantifier instance that decides the quantifier, and for
+an instance never made (a parametric value not in the trace). The monitor's nodes
+resolve predicates eagerly (at the start, or when an instance is made) and stop
+following a decided constraint, so they raise where the evaluator may not, and may miss
+what it reaches later.
+
+This judge keeps the calls of a monitor whose spec has such constraints and settles
+them by the evaluator itself, where the nodes cannot:
+
+* ``finish`` judges each of them offline on the kept calls (the same function
+  ``verify_trace`` applies), so final verdicts and errors are the offline ones;
+* once a node of one has raised, at a step or at the start, it is *judged*: each peek
+  and step asks the evaluator about the trace with the call, reporting its error (the
+  firewall's ``on_predicate_error`` then applies) or, without one, PENDING (the nodes,
+  having raised, no longer know the verdict); a step whose trace raises leaves it
+  VIOLATED for the rest of the run;
+* a peek whose node raises asks the evaluator before reporting the error.
+
+Constraints without a user predicate never reach this module: their per-call path is
+unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentguard.language import ast as A
+from agentguard.language.dialogue import judged as judged_trace
+from agentguard.language.dialogue import spec_mentions_dialogue
+from agentguard.language.reads import reads_results
+from agentguard.language.walk import subformulas
+from agentguard.monitor.fallback import reads_metrics
+from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
+from agentguard.monitor.state_sets import call_doc, call_from_doc
+from agentguard.monitor.verdict import Verdict
+from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.registry import Matcher, Registry
+from agentguard.trace.model import Call, Trace
+
+
+def may_raise(f: A.Formula) -> bool:
+    """Does ``f`` apply a user predicate (``boom(x)``, ``Predicate(name)``)?"""
+    return any(
+        isinstance(g, A.UserPredicate)
+        or (isinstance(g, A.TracePredicate) and g.name == "Predicate")
+        for g in subformulas(f)
+    )
+
+
+def raisable(constraints: Sequence[A.Constraint]) -> tuple[str, ...]:
+    """The names of the constraints whose evaluation may run a user predicate."""
+    return tuple(c.name for c in constraints if may_raise(c.formula))
+
+
+def node_raised(node: Any) -> bool:
+    """Has ``node`` or a part of it (a boolean combination's children) raised?"""
+    if getattr(node, "error", None):
+        return True
+    return any(node_raised(c) for c in getattr(node, "children", ()))
+
+
+class ErrorJudge:
+    """The kept calls and the judged constraints of one monitor (see the module)."""
+
+    def __init__(
+        self,
+        constraints: Sequence[A.Constraint],
+        names: tuple[str, ...],
+        registry: Registry,
+        match: Matcher,
+    ) -> None:
+        by_name = {c.name: c for c in constraints}
+        self.constraints = {n: by_name[n] for n in names}
+        self.names = names
+        self.registry = registry
+        self.match = match
+        self.dialogue = spec_mentions_dialogue(list(constraints))
+        self.calls: list[Call] = []
+        # judged constraints (a node of theirs raised) -> their verdict where the trace
+        # raises nothing: PENDING, or what was decided before (VIOLATED after a step raised)
+        self.held: dict[str, Verdict] = {}
+        self.last: dict[str, Verdict] = {}  # every such constraint's verdict after a step
+        self.errors: dict[str, str] = {}  # the evaluator's error on the kept calls
+
+    def start(self, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
+        """Judge the constraints whose node raised when it was built (PENDING: the empty
+        trace may never evaluate the predicate, a call may or may not reach it)."""
+        for name in self.names:
+            if node_raised(nodes[name]):
+                self.held[name] = verdicts[name] = Verdict.PENDING
+            self.last[name] = verdicts[name]
+
+    def result(
+        self, name: str, calls: Sequence[Call], metrics: Mapping[str, Any]
+    ) -> tuple[bool, str | None]:
+        """``verify_trace``'s outcome of ``name`` on ``calls``: (passed, error)."""
+        from agentguard.scoring.verify import constraint_result
+
+        trace = judged_trace(Trace(tuple(calls), dict(metrics)), self.dialogue)
+        ev = Evaluator(trace, registry=self.registry, match=self.match)
+        out = constraint_result(self.constraints[name], ev)
+        return out.passed, out.error
+
+    def _shown(self, name: str, error: str | None) -> Verdict:
+        return Verdict.VIOLATED if error is not None else self.held[name]
+
+    # ------------------------------------------------------------------ commit
+    def after_step(
+        self,
+        call: Call,
+        nodes: Mapping[str, Any],
+        verdicts: dict[str, Verdict],
+        changed: list[str],
+    ) -> list[str]:
+        """Keep ``call`` (the nodes have stepped it) and judge what raised; ``changed``
+        (the nodes' changes) corrected for these constraints."""
+        self.calls.append(call.at(len(self.calls)))
+        held, last = self.held, self.last
+        for name in self.names:
+            if name not in held:
+                if not node_raised(nodes[name]):
+                    continue
+                before = last[name]  # decided before the node raised: it stays so
+                held[name] = Verdict.PENDING if before is Verdict.PENDING else before
+            _, error = self.result(name, self.calls, {})
+            if error is None:
+                self.errors.pop(name, None)
+            else:
+                self.errors[name] = error
+                held[name] = Verdict.VIOLATED  # a call that ran raised: violated from now on
+            verdicts[name] = self._shown(name, error)
+        out = [n for n in changed if n not in last]
+        for name in self.names:
+            if verdicts[name] is not last[name]:
+                out.append(name)
+                last[name] = verdicts[name]
+        return out
+
+    # ------------------------------------------------------------------ peek
+    def on_peek(
+        self,
+        batch: Sequence[Call],
+        ending: bool,
+        nodes: Mapping[str, Any],
+        current: Mapping[str, Verdict],
+        verdicts: dict[str, Verdict],
+        errors: dict[str, tuple[str, ...]],
+        final: dict[str, bool | None],
+    ) -> None:
+        """Settle the peek of ``batch`` for the constraints the nodes cannot: the judged
+        ones, those whose node raised in this peek, those decided whose node would raise."""
+        for name in self.names:
+            if name not in self.held and name not in errors:
+                if current[name] is Verdict.PENDING:
+                    continue  # the node answered without raising: its answer stands
+                errs: list[str] = []
+                nodes[name].peek(batch, False, errs)  # decided (not peeked): would it raise?
+                if not errs:
+                    continue
+            at = len(self.calls)
+            calls = [*self.calls, *(c.at(at + i) for i, c in enumerate(batch))]
+            passed, error = self.result(name, calls, {})
+            if name in self.held:
+                verdicts[name] = self._shown(name, error)
+            else:  # the node raised in this peek: a step would judge it from now on
+                before = current[name]
+                verdicts[name] = Verdict.VIOLATED if error is not None else before
+            if error is None:
+                errors.pop(name, None)
+            else:
+                errors[name] = (error,)
+            if ending:
+                final[name] = False if error is not None else self._final(name, batch, passed)
+
+    def _final(self, name: str, batch: Sequence[Call], passed: bool) -> bool | None:
+        """The truth at the end, unless it may hang on metrics or a result to come."""
+        f = self.constraints[name].formula
+        if reads_metrics(f) or (any(not c.has_result for c in batch) and reads_results(f)):
+            return None
+        return passed
+
+    def final(self, name: str) -> bool | None:
+        """The truth of a judged constraint if the run ended now."""
+        passed, error = self.result(name, self.calls, {})
+        return False if error is not None else self._final(name, (), passed)
+
+    # ------------------------------------------------------------------ end
+    def finish(self, metrics: Mapping[str, Any]) -> dict[str, bool]:
+        """Every such constraint judged offline on the kept calls (errors kept)."""
+        out: dict[str, bool] = {}
+        for name in self.names:
+            passed, error = self.result(name, self.calls, metrics)
+            out[name] = passed
+            if error is None:
+                self.errors.pop(name, None)
+            else:
+                self.errors[name] = error
+        return out
+
+    # ------------------------------------------------------------------ state files
+    def save(self) -> dict[str, Any]:
+        return {
+            "calls": [call_doc(c) for c in self.calls],
+            "held": {n: v.name for n, v in self.held.items()},
+            "errors": dict(self.errors),
+        }
+
+    def restore(self, doc: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
+        """Put a saved judge back; ``verdicts`` (the nodes' own) get the judged ones."""
+        doc = expect_mapping(doc, "the kept calls")
+        calls = expect_list(doc.get("calls"), "kept calls")
+        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        held = expect_mapping(doc.get("held"), "judged constraints")
+        errors = expect_mapping(doc.get("errors"), "errors")
+        known = set(self.names)
+        if not set(held) <= known or not set(errors) <= known:
+            raise ValueError("the kept calls name constraints that are not this spec's")
+        self.held = {str(n): Verdict[expect_str(v, "a verdict") or ""] for n, v in held.items()}
+        self.errors = {str(n): expect_str(e, "an error") or "" for n, e in errors.items()}
+        for name in self.names:
+            if name in self.held:
+                verdicts[name] = self._shown(name, self.errors.get(name))
+            self.last[name] = verdicts[name]
