@@ -35,18 +35,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.dialogue import judged as judged_trace
 from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.language.reads import reads_results
-from agentguard.language.walk import subformulas
+from agentguard.language.walk import children, subformulas
 from agentguard.monitor.fallback import reads_metrics
 from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
 from agentguard.monitor.state_sets import call_doc, call_from_doc
 from agentguard.monitor.verdict import Verdict
+from agentguard.semantics.domains import active_domain
 from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.trace_index import TraceIndex
+from agentguard.semantics.values import freeze
+from agentguard.semantics.variables import collect_sites
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.trace.model import Call, Trace
+
+Site = tuple["str | None", "tuple[str | int, ...]", bool]
 
 
 def may_raise(f: A.Formula) -> bool:
@@ -61,6 +68,59 @@ def may_raise(f: A.Formula) -> bool:
 def raisable(constraints: Sequence[A.Constraint]) -> tuple[str, ...]:
     """The names of the constraints whose evaluation may run a user predicate."""
     return tuple(c.name for c in constraints if may_raise(c.formula))
+
+
+def raises_at_start(
+    f: A.Formula, registry: Registry, match: Matcher, env: Mapping[str, Any] | None = None
+) -> str | None:
+    """The error of a user predicate application of ``f`` whose arguments are known under
+    ``env`` (constants, values of fixed domains), else None. The nodes may never ask one
+    (the compiler simplifies ``boom(1) -> boom(1)`` away, a residual drops what it no
+    longer needs) where the evaluator still does: such an error makes the node's answer
+    unreliable, and the constraint is judged."""
+    ev = Evaluator(Trace(()), registry=registry, match=match)
+    stack: list[tuple[A.Formula, dict[str, Any]]] = [(f, dict(env or {}))]
+    while stack:
+        g, env = stack.pop()
+        try:
+            if isinstance(g, A.Quantified):
+                inner = {k: v for k, v in env.items() if k != g.var}  # shadowed
+                if isinstance(g.domain, A.ListLiteral) and ev.free_vars(g.domain) <= set(env):
+                    stack.extend((g.body, {**inner, g.var: v}) for v in ev.domain(g.domain, env))
+                else:  # a domain from the trace: what does not read the variable
+                    stack.append((g.body, inner))
+                continue
+            if isinstance(g, A.UserPredicate):
+                if ev.free_vars(g) <= set(env):
+                    ev.empty_value(g, env)
+                continue
+        except AgentGuardError as exc:
+            return str(exc)
+        stack.extend((c, env) for c in children(g))
+    return None
+
+
+Probe = tuple[A.Quantified, tuple[Site, ...]]
+
+
+def parametric(f: A.Formula) -> tuple[list[Probe], bool]:
+    """The parametric quantifiers of ``f`` with their sites, and whether one lies inside
+    another quantifier (its values then combine with the outer ones: not probed alone)."""
+    out: list[Probe] = []
+    nested = False
+    stack: list[tuple[A.Formula, bool]] = [(f, False)]
+    while stack:
+        g, inside = stack.pop()
+        if isinstance(g, A.Quantified):
+            if g.domain is None:
+                nested = nested or inside
+                sites: list[Site] = []
+                collect_sites(g.body, g.var, sites)
+                out.append((g, tuple(sites)))
+            stack.append((g.body, True))
+            continue
+        stack.extend((c, inside) for c in children(g))
+    return out, nested
 
 
 def node_raised(node: Any) -> bool:
@@ -92,14 +152,49 @@ class ErrorJudge:
         self.held: dict[str, Verdict] = {}
         self.last: dict[str, Verdict] = {}  # every such constraint's verdict after a step
         self.errors: dict[str, str] = {}  # the evaluator's error on the kept calls
+        # each constraint's parametric quantifiers, whose new values are probed per call,
+        # with the values probed so far (an optimisation only: not saved)
+        self.probes: dict[str, list[Probe]] = {}
+        self.nested: set[str] = set()  # a parametric quantifier inside another: judged
+        for name in names:
+            probes, nested = parametric(self.constraints[name].formula)
+            if nested:
+                self.nested.add(name)
+            elif probes:
+                self.probes[name] = probes
+        self.seen: dict[int, set[Any]] = {}
 
     def start(self, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Judge the constraints whose node raised when it was built (PENDING: the empty
         trace may never evaluate the predicate, a call may or may not reach it)."""
         for name in self.names:
-            if node_raised(nodes[name]):
+            formula = self.constraints[name].formula
+            if (
+                name in self.nested
+                or node_raised(nodes[name])
+                or raises_at_start(formula, self.registry, self.match)
+            ):
                 self.held[name] = verdicts[name] = Verdict.PENDING
             self.last[name] = verdicts[name]
+
+    def _probe(self, name: str, calls: Sequence[Call], commit: bool) -> bool:
+        """Does a value ``calls`` bring to a parametric quantifier of ``name`` make one of
+        its predicate applications raise?"""
+        probes = self.probes.get(name)
+        if not probes:
+            return False
+        idx = TraceIndex(Trace(tuple(calls)))
+        for q, sites in probes:
+            seen = self.seen.setdefault(id(q), set())
+            for v in active_domain(idx, sites):
+                key = freeze(v)
+                if key in seen:
+                    continue
+                if commit:
+                    seen.add(key)
+                if raises_at_start(q.body, self.registry, self.match, {q.var: v}):
+                    return True
+        return False
 
     def result(
         self, name: str, calls: Sequence[Call], metrics: Mapping[str, Any]
@@ -129,7 +224,7 @@ class ErrorJudge:
         held, last = self.held, self.last
         for name in self.names:
             if name not in held:
-                if not node_raised(nodes[name]):
+                if not node_raised(nodes[name]) and not self._probe(name, (call,), True):
                     continue
                 before = last[name]  # decided before the node raised: it stays so
                 held[name] = Verdict.PENDING if before is Verdict.PENDING else before
@@ -162,12 +257,13 @@ class ErrorJudge:
         ones, those whose node raised in this peek, those decided whose node would raise."""
         for name in self.names:
             if name not in self.held and name not in errors:
-                if current[name] is Verdict.PENDING:
-                    continue  # the node answered without raising: its answer stands
-                errs: list[str] = []
-                nodes[name].peek(batch, False, errs)  # decided (not peeked): would it raise?
-                if not errs:
-                    continue
+                if not self._probe(name, batch, False):
+                    if current[name] is Verdict.PENDING:
+                        continue  # the node answered without raising: its answer stands
+                    errs: list[str] = []
+                    nodes[name].peek(batch, False, errs)  # decided: would it raise?
+                    if not errs:
+                        continue
             at = len(self.calls)
             calls = [*self.calls, *(c.at(at + i) for i, c in enumerate(batch))]
             passed, error = self.result(name, calls, {})
