@@ -47,10 +47,10 @@ from agentguard.monitor.state_sets import call_doc, call_from_doc
 from agentguard.monitor.verdict import Verdict
 from agentguard.semantics.domains import active_domain
 from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import freeze
 from agentguard.semantics.variables import collect_sites
-from agentguard.semantics.registry import Matcher, Registry
 from agentguard.trace.model import Call, Trace
 
 Site = tuple["str | None", "tuple[str | int, ...]", bool]
@@ -256,14 +256,13 @@ class ErrorJudge:
         """Settle the peek of ``batch`` for the constraints the nodes cannot: the judged
         ones, those whose node raised in this peek, those decided whose node would raise."""
         for name in self.names:
-            if name not in self.held and name not in errors:
-                if not self._probe(name, batch, False):
-                    if current[name] is Verdict.PENDING:
-                        continue  # the node answered without raising: its answer stands
-                    errs: list[str] = []
-                    nodes[name].peek(batch, False, errs)  # decided: would it raise?
-                    if not errs:
-                        continue
+            if name not in self.held and name not in errors and not self._probe(name, batch, False):
+                if current[name] is Verdict.PENDING:
+                    continue  # the node answered without raising: its answer stands
+                errs: list[str] = []
+                nodes[name].peek(batch, False, errs)  # decided: would it raise?
+                if not errs:
+                    continue
             at = len(self.calls)
             calls = [*self.calls, *(c.at(at + i) for i, c in enumerate(batch))]
             passed, error = self.result(name, calls, {})

@@ -105,7 +105,9 @@ class Monitor:
         # nodes raise, and at the end (monitor/judge.py); None: the spec has none
         self._judge: ErrorJudge | None = None
         if proto.raisable:
-            self._judge = ErrorJudge(self.constraints, proto.raisable_names, self.registry, self.match)
+            self._judge = ErrorJudge(
+                self.constraints, proto.raisable_names, self.registry, self.match
+            )
             self._judge.start(self._nodes, self._verdicts)
 
     @classmethod
@@ -408,9 +410,7 @@ class Monitor:
         for name, node in self._nodes.items():
             self._verdicts[name] = node.verdict()
         if self._judge is not None:
-            self._judge = ErrorJudge(
-                self.constraints, self._judge.names, self.registry, self.match
-            )
+            self._judge = ErrorJudge(self.constraints, self._judge.names, self.registry, self.match)
             try:
                 self._judge.restore(expect_mapping(doc.get("judge"), "judge"), self._verdicts)
             except (KeyError, TypeError, ValueError) as exc:
