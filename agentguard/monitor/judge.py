@@ -17,14 +17,19 @@ what it reaches later.
 This judge keeps the calls of a monitor whose spec has such constraints and settles
 them by the evaluator itself, where the nodes cannot:
 
-* ``finish`` judges each of them offline on the kept calls (the same function
-  ``verify_trace`` applies), so final verdicts and errors are the offline ones;
+* ``finish`` judges offline on the kept calls (the same function ``verify_trace``
+  applies) each that a node or probe saw raise, or that reads metrics (a predicate of a
+  metric is known only then), so final verdicts and errors are the offline ones;
 * once a node of one has raised, at a step or at the start, it is *judged*: each peek
   and step asks the evaluator about the trace with the call, reporting its error (the
   firewall's ``on_predicate_error`` then applies) or, without one, PENDING (the nodes,
   having raised, no longer know the verdict); a step whose trace raises leaves it
   VIOLATED for the rest of the run;
-* a peek whose node raises asks the evaluator before reporting the error.
+* a peek whose node raises asks the evaluator before reporting the error;
+* applications the nodes never ask (simplified away by the compiler, dropped by a
+  residual, a value a call brings to a parametric quantifier) are *probed*: evaluated
+  with their known arguments at the start and for each new value, and an error judges
+  the constraint (a parametric quantifier inside another is judged from the start).
 
 Constraints without a user predicate never reach this module: their per-call path is
 unchanged.
@@ -163,6 +168,7 @@ class ErrorJudge:
             elif probes:
                 self.probes[name] = probes
         self.seen: dict[int, set[Any]] = {}
+        self.metric = {n for n in names if reads_metrics(self.constraints[n].formula)}
 
     def start(self, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Judge the constraints whose node raised when it was built (PENDING: the empty
@@ -291,10 +297,16 @@ class ErrorJudge:
         return False if error is not None else self._final(name, (), passed)
 
     # ------------------------------------------------------------------ end
-    def finish(self, metrics: Mapping[str, Any]) -> dict[str, bool]:
-        """Every such constraint judged offline on the kept calls (errors kept)."""
+    def finish(self, metrics: Mapping[str, Any], nodes: Mapping[str, Any]) -> dict[str, bool]:
+        """The judged constraints, those whose node raised at the end and those reading
+        metrics (a predicate may take one, known only now), judged offline on the kept
+        calls with ``metrics`` (errors kept). The others raise nothing offline either: no
+        application their arguments can reach raised (the nodes', the probes'), so the
+        nodes' verdicts are the evaluator's."""
         out: dict[str, bool] = {}
         for name in self.names:
+            if name not in self.held and name not in self.metric and not node_raised(nodes[name]):
+                continue
             passed, error = self.result(name, self.calls, metrics)
             out[name] = passed
             if error is None:

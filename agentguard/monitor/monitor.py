@@ -312,17 +312,16 @@ class Monitor:
         not end the monitor: stepping on afterwards is allowed.
         """
         out = {}
-        judged = self._judge.finish(metrics or {}) if self._judge is not None else {}
         for name, node in self._nodes.items():
-            if name in judged:
-                out[name] = Verdict.SATISFIED if judged[name] else Verdict.VIOLATED
-                continue
             v = self._verdicts[name]
             if v is Verdict.PENDING or node.error or name in self._counting:
                 ok = node.finish(metrics or {})
             else:
                 ok = v is Verdict.SATISFIED
             out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
+        if self._judge is not None:  # what raised is judged by the evaluator (judge.py)
+            for name, ok in self._judge.finish(metrics or {}, self._nodes).items():
+                out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
         return out
 
     def errors(self) -> dict[str, str]:

@@ -56,13 +56,16 @@ def call_of(name: str, a: int = 1) -> Call:
     return Call(name, {"a": a} if name == "add" else {}, "ok")
 
 
-def offline(formula: str, calls: Sequence[Call], reg: Registry) -> tuple[bool, str | None]:
-    (c,) = verify_trace(Trace(tuple(calls)), spec_of(formula, reg), registry=reg).constraints
+def offline(
+    formula: str, calls: Sequence[Call], reg: Registry, metrics: dict[str, int] | None = None
+) -> tuple[bool, str | None]:
+    trace = Trace(tuple(calls), metrics or {})
+    (c,) = verify_trace(trace, spec_of(formula, reg), registry=reg).constraints
     return c.passed, c.error
 
 
 # ---------------------------------------------------------------------- formulas
-CLOSED = ["add", "other", "boom(1)", "fine(1)", "fine(2)", "true"]
+CLOSED = ["add", "other", "boom(1)", "fine(1)", "fine(2)", "true", "bad(metrics.n)"]
 OF_X = ["boom(x)", "bad(x)", "fine(x)", "add(a = x)", "Called(other)"]
 UNARY = ["G", "F", "X", "O", "H", "!"]
 BINARY = ["&", "|", "->", "U", "S"]
@@ -102,7 +105,7 @@ traces = st.lists(
 ).map(lambda xs: [call_of(n, a) for n, a in xs])
 
 
-def _check(formula: str, calls: list[Call], save_at: int) -> None:
+def _check(formula: str, calls: list[Call], save_at: int, n: int = 1) -> None:
     reg = _registry()
     try:
         spec = spec_of(formula, reg)
@@ -123,19 +126,20 @@ def _check(formula: str, calls: list[Call], save_at: int) -> None:
             assert ending.final["b"] == (passed and error is None), (formula, calls[: i + 1])
     if save_at == len(calls):
         m = Monitor.restore(spec, m.save(), registry=reg)
-    passed, error = offline(formula, calls, reg)
-    assert m.finish() == {"b": S if passed else V}, (formula, calls)
+    passed, error = offline(formula, calls, reg, {"n": n})
+    assert m.finish({"n": n}) == {"b": S if passed else V}, (formula, calls)
     assert ("b" in m.errors()) == (error is not None), (formula, calls)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(formulas(), traces, st.integers(0, 4))
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(formulas(), traces, st.integers(0, 4), st.sampled_from([1, 2]))
 def test_monitor_equals_verify_trace_when_a_predicate_raises(
-    formula: str, calls: list[Call], save_at: int
+    formula: str, calls: list[Call], save_at: int, n: int
 ) -> None:
-    """Random formulas with raising predicates, random traces of length 0-4, a save and
-    restore at a random point: verdict and error presence equal verify_trace's."""
-    _check(formula, calls, save_at)
+    """Random formulas with raising predicates (of constants, of a quantified variable,
+    of a metric), random traces of length 0-4, a save and restore at a random point:
+    verdict and error presence equal verify_trace's."""
+    _check(formula, calls, save_at, n)
 
 
 SHAPES = [
