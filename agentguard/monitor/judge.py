@@ -323,6 +323,12 @@ class ErrorJudge:
             "errors": dict(self.errors),
         }
 
+    def part(self, name: str) -> dict[str, Any]:
+        """What a monitor of ``name`` alone restores to go on from here (a fork)."""
+        held = {name: self.held[name].name} if name in self.held else {}
+        errors = {name: self.errors[name]} if name in self.errors else {}
+        return {"calls": [call_doc(c) for c in self.calls], "held": held, "errors": errors}
+
     def restore(self, doc: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Put a saved judge back; ``verdicts`` (the nodes' own) get the judged ones."""
         doc = expect_mapping(doc, "the kept calls")

@@ -344,9 +344,11 @@ class Monitor:
         (:meth:`fork`) without keeping the calls that led here. Cheap for an automaton or a
         counter (their state is immutable values); other nodes are saved as a document."""
         node = self._nodes[name]
+        judge = self._judge
+        kept = judge.part(name) if judge is not None and name in judge.constraints else None
         if type(node) in COPYABLE:
-            return Snapshot(name, self.position, copy.copy(node), None)
-        return Snapshot(name, self.position, None, node.save())
+            return Snapshot(name, self.position, copy.copy(node), None, kept)
+        return Snapshot(name, self.position, None, node.save(), kept)
 
     def fork(self, snap: Snapshot) -> Monitor:
         """A monitor of the one constraint of ``snap``, continuing from that state."""
@@ -361,6 +363,8 @@ class Monitor:
         m.position = snap.position
         node = m._nodes[snap.name]
         m._verdicts[snap.name] = node.verdict()
+        if m._judge is not None and snap.judge is not None:
+            m._judge.restore(snap.judge, m._verdicts)
         m._still = None
         m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
         m._router = m._build_router()

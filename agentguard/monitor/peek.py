@@ -44,12 +44,14 @@ class Peek:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """One constraint's monitor state at ``position`` (see :meth:`Monitor.snapshot`):
-    a copy of its node, or, for a node whose state is mutable, its saved document."""
+    a copy of its node, or, for a node whose state is mutable, its saved document; for a
+    constraint with a user predicate, the error judge's part too (monitor/judge.py)."""
 
     name: str
     position: int
     node: Node | None
     doc: Mapping[str, Any] | None
+    judge: Mapping[str, Any] | None = None
 
 
 COPYABLE: Final = (AutomatonNode, CountNode)

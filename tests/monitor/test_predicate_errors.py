@@ -194,3 +194,23 @@ def test_a_decided_constraint_still_sees_a_later_error() -> None:
     m.step(call_of("add", 2))
     assert m.finish() == {"b": V}
     assert offline(formula, [call_of("other"), call_of("add", 2)], reg)[1] is not None
+
+
+@pytest.mark.parametrize("formula", SHAPES)
+@pytest.mark.parametrize("names", NAMES)
+def test_a_fork_goes_on_as_the_monitor_does(formula: str, names: list[str]) -> None:
+    """A fork of a snapshot taken after the first call (the firewall's shadow monitors)
+    keeps the calls the judge needs: its finish equals the original's and verify_trace."""
+    reg = _registry()
+    spec = spec_of(formula, reg)
+    calls = [call_of(n) for n in names]
+    m = Monitor(spec, registry=reg)
+    for call in calls[:1]:
+        m.step(call)
+    fork = m.fork(m.snapshot("b"))
+    for call in calls[1:]:
+        m.step(call)
+        fork.step(call)
+    passed, error = offline(formula, calls, reg)
+    assert fork.finish() == m.finish() == {"b": S if passed else V}
+    assert ("b" in fork.errors()) == ("b" in m.errors()) == (error is not None)
