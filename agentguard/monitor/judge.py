@@ -50,10 +50,9 @@ from agentguard.monitor.fallback import reads_metrics
 from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
 from agentguard.monitor.state_sets import call_doc, call_from_doc
 from agentguard.monitor.verdict import Verdict
-from agentguard.semantics.domains import active_domain
+from agentguard.semantics.domains import values_at_site
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
-from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import freeze
 from agentguard.semantics.variables import collect_sites
 from agentguard.trace.model import Call, Trace
@@ -189,10 +188,16 @@ class ErrorJudge:
         probes = self.probes.get(name)
         if not probes:
             return False
-        idx = TraceIndex(Trace(tuple(calls)))
         for q, sites in probes:
             seen = self.seen.setdefault(id(q), set())
-            for v in active_domain(idx, sites):
+            values = [
+                v
+                for c in calls
+                for tool, path, elements in sites
+                if tool is None or tool == c.name
+                for v in values_at_site(c, path, elements)
+            ]
+            for v in values:
                 key = freeze(v)
                 if key in seen:
                     continue
