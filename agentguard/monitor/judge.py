@@ -38,6 +38,7 @@ unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentguard.errors import AgentGuardError
@@ -132,6 +133,16 @@ def node_raised(node: Any) -> bool:
     if getattr(node, "error", None):
         return True
     return any(node_raised(c) for c in getattr(node, "children", ()))
+
+
+@dataclass(frozen=True, slots=True)
+class JudgePart:
+    """One constraint's share of a judge at a point of the run (see :meth:`ErrorJudge.part`)."""
+
+    calls: list[Call]  # the judge's kept calls: only the first ``count`` are this point's
+    count: int
+    held: Verdict | None
+    error: str | None
 
 
 class ErrorJudge:
@@ -328,11 +339,21 @@ class ErrorJudge:
             "errors": dict(self.errors),
         }
 
-    def part(self, name: str) -> dict[str, Any]:
-        """What a monitor of ``name`` alone restores to go on from here (a fork)."""
-        held = {name: self.held[name].name} if name in self.held else {}
-        errors = {name: self.errors[name]} if name in self.errors else {}
-        return {"calls": [call_doc(c) for c in self.calls], "held": held, "errors": errors}
+    def part(self, name: str) -> JudgePart:
+        """What a monitor of ``name`` alone needs to go on from here (a fork): the kept
+        calls are append-only, so the list and its length now are the prefix (no copy)."""
+        return JudgePart(self.calls, len(self.calls), self.held.get(name), self.errors.get(name))
+
+    def go_on(self, name: str, part: JudgePart, verdicts: dict[str, Verdict]) -> None:
+        """Continue ``name`` from ``part`` (taken by :meth:`part` of another judge)."""
+        self.calls = part.calls[: part.count]
+        if part.held is not None:
+            self.held[name] = part.held
+        if part.error is not None:
+            self.errors[name] = part.error
+        if name in self.held:
+            verdicts[name] = self._shown(name, part.error)
+        self.last[name] = verdicts[name]
 
     def restore(self, doc: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Put a saved judge back; ``verdicts`` (the nodes' own) get the judged ones."""

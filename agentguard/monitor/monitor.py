@@ -364,7 +364,7 @@ class Monitor:
         node = m._nodes[snap.name]
         m._verdicts[snap.name] = node.verdict()
         if m._judge is not None and snap.judge is not None:
-            m._judge.restore(snap.judge, m._verdicts)
+            m._judge.go_on(snap.name, snap.judge, m._verdicts)
         m._still = None
         m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
         m._router = m._build_router()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.monitor.counting import CountNode
+from agentguard.monitor.judge import JudgePart
 from agentguard.monitor.nodes import AutomatonNode, Node
 from agentguard.monitor.verdict import Verdict
 
@@ -51,7 +52,7 @@ class Snapshot:
     position: int
     node: Node | None
     doc: Mapping[str, Any] | None
-    judge: Mapping[str, Any] | None = None
+    judge: JudgePart | None = None
 
 
 COPYABLE: Final = (AutomatonNode, CountNode)
