@@ -179,6 +179,10 @@ class ErrorJudge:
                 self.probes[name] = probes
         self.seen: dict[int, set[Any]] = {}
         self.metric = {n for n in names if reads_metrics(self.constraints[n].formula)}
+        # what a call may make raise: the judged, and those a new value reaches (the
+        # others' applications all had their arguments at the start, and none raised)
+        self.active: list[str] = []
+        self.settled: set[str] = set()  # judged at the end: the evaluator's error stands
 
     def start(self, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Judge the constraints whose node raised when it was built (PENDING: the empty
@@ -192,6 +196,14 @@ class ErrorJudge:
             ):
                 self.held[name] = verdicts[name] = Verdict.PENDING
             self.last[name] = verdicts[name]
+        self._activate()
+
+    def judges(self, name: str) -> bool:
+        """Is the error of ``name`` the evaluator's (not its node's)?"""
+        return name in self.held or name in self.settled
+
+    def _activate(self) -> None:
+        self.active = [n for n in self.names if n in self.held or n in self.probes]
 
     def _probe(self, name: str, calls: Sequence[Call], commit: bool) -> bool:
         """Does a value ``calls`` bring to a parametric quantifier of ``name`` make one of
@@ -244,12 +256,14 @@ class ErrorJudge:
         (the nodes' changes) corrected for these constraints."""
         self.calls.append(call.at(len(self.calls)))
         held, last = self.held, self.last
-        for name in self.names:
+        if not self.active:
+            return changed
+        for name in self.active:
             if name not in held:
                 if not node_raised(nodes[name]) and not self._probe(name, (call,), True):
                     continue
                 before = last[name]  # decided before the node raised: it stays so
-                held[name] = Verdict.PENDING if before is Verdict.PENDING else before
+                held[name] = before
             _, error = self.result(name, self.calls, {})
             if error is None:
                 self.errors.pop(name, None)
@@ -258,7 +272,7 @@ class ErrorJudge:
                 held[name] = Verdict.VIOLATED  # a call that ran raised: violated from now on
             verdicts[name] = self._shown(name, error)
         out = [n for n in changed if n not in last]
-        for name in self.names:
+        for name in self.active:
             if verdicts[name] is not last[name]:
                 out.append(name)
                 last[name] = verdicts[name]
@@ -269,36 +283,39 @@ class ErrorJudge:
         self,
         batch: Sequence[Call],
         ending: bool,
-        nodes: Mapping[str, Any],
         current: Mapping[str, Verdict],
-        verdicts: dict[str, Verdict],
-        errors: dict[str, tuple[str, ...]],
+        verdicts: dict[str, Verdict] | None,
+        errors: dict[str, tuple[str, ...]] | None,
         final: dict[str, bool | None],
-    ) -> None:
-        """Settle the peek of ``batch`` for the constraints the nodes cannot: the judged
-        ones, those whose node raised in this peek, those decided whose node would raise."""
-        for name in self.names:
-            if name not in self.held and name not in errors and not self._probe(name, batch, False):
-                if current[name] is Verdict.PENDING:
-                    continue  # the node answered without raising: its answer stands
-                errs: list[str] = []
-                nodes[name].peek(batch, False, errs)  # decided: would it raise?
-                if not errs:
-                    continue
+    ) -> tuple[dict[str, Verdict] | None, dict[str, tuple[str, ...]] | None]:
+        """Settle the peek of ``batch`` where the nodes cannot: the judged constraints,
+        and those whose node raised or a new value of which raises in this peek. Returns
+        the peek's verdicts and errors (made here where they were None)."""
+        for name in self.active:
+            if (
+                name not in self.held
+                and (errors is None or name not in errors)
+                and not self._probe(name, batch, False)
+            ):
+                continue  # nothing raises: the nodes' answer stands
             at = len(self.calls)
             calls = [*self.calls, *(c.at(at + i) for i, c in enumerate(batch))]
             passed, error = self.result(name, calls, {})
+            if verdicts is None:
+                verdicts = dict(current)
             if name in self.held:
                 verdicts[name] = self._shown(name, error)
             else:  # the node raised in this peek: a step would judge it from now on
-                before = current[name]
-                verdicts[name] = Verdict.VIOLATED if error is not None else before
+                verdicts[name] = Verdict.VIOLATED if error is not None else current[name]
             if error is None:
-                errors.pop(name, None)
+                if errors is not None:
+                    errors.pop(name, None)
             else:
+                errors = {} if errors is None else errors
                 errors[name] = (error,)
             if ending:
                 final[name] = False if error is not None else self._final(name, batch, passed)
+        return verdicts, errors
 
     def _final(self, name: str, batch: Sequence[Call], passed: bool) -> bool | None:
         """The truth at the end, unless it may hang on metrics or a result to come."""
@@ -325,6 +342,7 @@ class ErrorJudge:
                 continue
             passed, error = self.result(name, self.calls, metrics)
             out[name] = passed
+            self.settled.add(name)
             if error is None:
                 self.errors.pop(name, None)
             else:
@@ -354,6 +372,7 @@ class ErrorJudge:
         if name in self.held:
             verdicts[name] = self._shown(name, part.error)
         self.last[name] = verdicts[name]
+        self._activate()
 
     def restore(self, doc: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Put a saved judge back; ``verdicts`` (the nodes' own) get the judged ones."""
@@ -371,3 +390,4 @@ class ErrorJudge:
             if name in self.held:
                 verdicts[name] = self._shown(name, self.errors.get(name))
             self.last[name] = verdicts[name]
+        self._activate()

@@ -85,8 +85,6 @@ class Monitor:
         start = proto.start or MonitorStart.of(self._nodes)
         # budget constraints keep stepping once decided: finish(metrics) re-reads them
         self._counting = start.counting
-        # so do constraints with a user predicate: a later call may make it raise
-        self._stepped_on = start.counting | proto.raisable
         self._by_name: dict[str, tuple[str, ...]] = (
             start.by_name.copy()
         )  # a proxy's copy: a C dict copy
@@ -200,8 +198,8 @@ class Monitor:
             before = verdicts[name]
             node = self._nodes[name]
             if before is not Verdict.PENDING:
-                if name in self._stepped_on:
-                    node.step(call)  # the verdict stays; the state is for finish (or judge)
+                if name in self._counting:
+                    node.step(call)  # the verdict stays; the symbolic state is for finish
                 continue  # decided verdicts never change
             node.step(call)
             after = verdicts[name] = node.verdict()
@@ -267,15 +265,14 @@ class Monitor:
                     errors = {}
                 errors[name] = tuple(errs)
         judge = self._judge
-        if judge is not None:  # what the evaluator says where a node raises
-            verdicts = dict(current) if verdicts is None else verdicts
-            errors = {} if errors is None else errors
-            judge.on_peek(batch, ending, nodes, current, verdicts, errors, final)
-            changed = [n for n in verdicts if verdicts[n] is not current[n]]
+        if judge is not None and judge.active:  # the evaluator's word where one raises
+            verdicts, errors = judge.on_peek(batch, ending, current, verdicts, errors, final)
+            if verdicts is not None:
+                changed = [n for n in verdicts if verdicts[n] is not current[n]]
+                if not changed:
+                    verdicts = None
             if not errors:
                 errors = None
-            if not changed:
-                verdicts = None
         if ending:
             for name, node in nodes.items():
                 if name not in final:
@@ -332,7 +329,7 @@ class Monitor:
         out = {
             n: node.error
             for n, node in self._nodes.items()
-            if node.error and (judge is None or n not in judge.constraints)
+            if node.error and (judge is None or not judge.judges(n))
         }
         if judge is not None:
             out.update(judge.errors)
