@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.dialogue import judged as judged_trace
@@ -51,6 +52,7 @@ from agentguard.monitor.fallback import reads_metrics
 from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
 from agentguard.monitor.state_sets import call_doc, call_from_doc
 from agentguard.monitor.verdict import Verdict
+from agentguard.scoring.explain import explain
 from agentguard.semantics.domains import values_at_site
 from agentguard.semantics.evaluator import Evaluator
 from agentguard.semantics.registry import Matcher, Registry
@@ -230,16 +232,23 @@ class ErrorJudge:
                     return True
         return False
 
+    @allow_deep
     def result(
         self, name: str, calls: Sequence[Call], metrics: Mapping[str, Any]
     ) -> tuple[bool, str | None]:
-        """``verify_trace``'s outcome of ``name`` on ``calls``: (passed, error)."""
-        from agentguard.scoring.verify import constraint_result
-
+        """``verify_trace``'s outcome of ``name`` on ``calls``: (passed, error), as its
+        ``constraint_result`` finds it (whose module this one cannot import: a cycle)."""
         trace = judged_trace(Trace(tuple(calls), dict(metrics)), self.dialogue)
         ev = Evaluator(trace, registry=self.registry, match=self.match)
-        out = constraint_result(self.constraints[name], ev)
-        return out.passed, out.error
+        formula = self.constraints[name].formula
+        try:
+            passed = ev.holds(formula)
+            explain(formula, ev, passed)  # the report's details evaluate too: may raise
+        except AgentGuardError as exc:
+            return False, str(exc)
+        except RecursionError:
+            return False, "formula nested too deeply to evaluate"
+        return passed, None
 
     def _shown(self, name: str, error: str | None) -> Verdict:
         return Verdict.VIOLATED if error is not None else self.held[name]
