@@ -131,7 +131,7 @@ def _check(formula: str, calls: list[Call], save_at: int, n: int = 1) -> None:
     assert ("b" in m.errors()) == (error is not None), (formula, calls)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(formulas(), traces, st.integers(0, 4), st.sampled_from([1, 2]))
 def test_monitor_equals_verify_trace_when_a_predicate_raises(
     formula: str, calls: list[Call], save_at: int, n: int
