@@ -215,9 +215,8 @@ class Monitor:
                     self._unstable.add(name)
         if plan is not None:
             plan.commit()
-        judge = self._judge
-        if judge is not None:
-            changed = judge.after_step(call, self._nodes, verdicts, changed)
+        if self._judge:  # as cheap as a flag: the spec has a user predicate
+            changed = self._judge.after_step(call, self._nodes, verdicts, changed)
             if changed:
                 self._still = None
         return changed
@@ -264,9 +263,8 @@ class Monitor:
                 if errors is None:
                     errors = {}
                 errors[name] = tuple(errs)
-        judge = self._judge
-        if judge is not None and judge.active:  # the evaluator's word where one raises
-            verdicts, errors = judge.on_peek(batch, ending, current, verdicts, errors, final)
+        if self._judge and self._judge.active:  # the evaluator's word where one raises
+            verdicts, errors = self._judge.on_peek(batch, ending, current, verdicts, errors, final)
             if verdicts is not None:
                 changed = [n for n in verdicts if verdicts[n] is not current[n]]
                 if not changed:
