@@ -31,6 +31,15 @@ them by the evaluator itself, where the nodes cannot:
   with their known arguments at the start and for each new value, and an error judges
   the constraint (a parametric quantifier inside another is judged from the start).
 
+Keeping calls is bounded (the firewall's memory is O(1) in run length by default): the
+judge keeps at most :data:`KEPT_CALLS` calls *while no raise has been seen*, when the
+nodes are exact. A run that reaches the bound with no raise drops its kept calls and the
+judge goes *blind*: from then on a raise is the nodes' answer (the constraint violated
+with the error, the behaviour before this judge), the one approximation. A run that
+raised before the bound is being judged and keeps its calls to the end. A state saved
+before the judge existed (no ``judge`` section) restores blind, unless it has no call
+yet (its kept calls, none, are then known).
+
 Constraints without a user predicate never reach this module: their per-call path is
 unchanged.
 """
@@ -39,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
@@ -61,6 +70,11 @@ from agentguard.semantics.variables import collect_sites
 from agentguard.trace.model import Call, Trace
 
 Site = tuple["str | None", "tuple[str | int, ...]", bool]
+
+KEPT_CALLS: Final = 10_000
+"""The calls a judge keeps while nothing has raised: 3.5 MB at this bound for calls of two
+arguments and a short text result (350 bytes a call, tracemalloc); past it with no raise
+seen the judge goes blind (see the module)."""
 
 
 def may_raise(f: A.Formula) -> bool:
@@ -108,6 +122,23 @@ def raises_at_start(
 
 
 Probe = tuple[A.Quantified, tuple[Site, ...]]
+ProbeSite = tuple[A.Quantified, "tuple[str | int, ...]", bool]
+# a constraint's probe sites by tool (each list with the sites of any tool), and the
+# sites of any tool alone (for a tool no site names)
+ProbeIndex = tuple[dict[str, list[ProbeSite]], list[ProbeSite]]
+
+
+def probe_index(probes: Sequence[Probe]) -> ProbeIndex:
+    """The sites of ``probes`` by tool, so a call reads only its own tool's sites."""
+    anywhere = [
+        (q, path, elements) for q, sites in probes for tool, path, elements in sites if tool is None
+    ]
+    by_tool: dict[str, list[ProbeSite]] = {}
+    for q, sites in probes:
+        for tool, path, elements in sites:
+            if tool is not None:
+                by_tool.setdefault(tool, list(anywhere)).append((q, path, elements))
+    return by_tool, anywhere
 
 
 def parametric(f: A.Formula) -> tuple[list[Probe], bool]:
@@ -145,6 +176,8 @@ class JudgePart:
     count: int
     held: Verdict | None
     error: str | None
+    raised: bool
+    blind: bool
 
 
 class ErrorJudge:
@@ -171,32 +204,34 @@ class ErrorJudge:
         self.errors: dict[str, str] = {}  # the evaluator's error on the kept calls
         # each constraint's parametric quantifiers, whose new values are probed per call,
         # with the values probed so far (an optimisation only: not saved)
-        self.probes: dict[str, list[Probe]] = {}
+        self.probes: dict[str, ProbeIndex] = {}
         self.nested: set[str] = set()  # a parametric quantifier inside another: judged
         for name in names:
             probes, nested = parametric(self.constraints[name].formula)
             if nested:
                 self.nested.add(name)
             elif probes:
-                self.probes[name] = probes
+                self.probes[name] = probe_index(probes)
         self.seen: dict[int, set[Any]] = {}
         self.metric = {n for n in names if reads_metrics(self.constraints[n].formula)}
         # what a call may make raise: the judged, and those a new value reaches (the
         # others' applications all had their arguments at the start, and none raised)
         self.active: list[str] = []
         self.settled: set[str] = set()  # judged at the end: the evaluator's error stands
+        # a node, probe or the evaluator raised on this run: the calls are kept to the end
+        self.raised = False
+        # past KEPT_CALLS calls with no raise: no calls kept, the nodes' answer stands
+        self.blind = False
 
     def start(self, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Judge the constraints whose node raised when it was built (PENDING: the empty
         trace may never evaluate the predicate, a call may or may not reach it)."""
         for name in self.names:
             formula = self.constraints[name].formula
-            if (
-                name in self.nested
-                or node_raised(nodes[name])
-                or raises_at_start(formula, self.registry, self.match)
-            ):
+            raised = node_raised(nodes[name]) or raises_at_start(formula, self.registry, self.match)
+            if raised or name in self.nested:
                 self.held[name] = verdicts[name] = Verdict.PENDING
+            self.raised = self.raised or bool(raised)
             self.last[name] = verdicts[name]
         self._activate()
 
@@ -206,30 +241,52 @@ class ErrorJudge:
 
     def _activate(self) -> None:
         self.active = [n for n in self.names if n in self.held or n in self.probes]
+        self.active_set = frozenset(self.active)
+
+    def go_blind(self, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]) -> list[str]:
+        """Drop the kept calls and leave every constraint to its node (see the module);
+        the constraints whose verdict this changes."""
+        changed = []
+        for name in self.held:
+            verdict = nodes[name].verdict()
+            if verdict is not verdicts[name]:
+                verdicts[name] = verdict
+                changed.append(name)
+        self._drop()
+        return changed
+
+    def _drop(self) -> None:
+        """Blind: nothing kept, nothing judged (the verdicts are the nodes' own)."""
+        self.blind = True
+        self.calls = []
+        self.seen = {}
+        self.probes = {}
+        self.nested = set()
+        self.metric = set()
+        self.errors = {}
+        self.settled = set()
+        self.held = {}
+        self.last = {}
+        self._activate()
 
     def _probe(self, name: str, calls: Sequence[Call], commit: bool) -> bool:
         """Does a value ``calls`` bring to a parametric quantifier of ``name`` make one of
         its predicate applications raise?"""
         probes = self.probes.get(name)
-        if not probes:
+        if probes is None:
             return False
-        for q, sites in probes:
-            seen = self.seen.setdefault(id(q), set())
-            values = [
-                v
-                for c in calls
-                for tool, path, elements in sites
-                if tool is None or tool == c.name
-                for v in values_at_site(c, path, elements)
-            ]
-            for v in values:
-                key = freeze(v)
-                if key in seen:
-                    continue
-                if commit:
-                    seen.add(key)
-                if raises_at_start(q.body, self.registry, self.match, {q.var: v}):
-                    return True
+        by_tool, anywhere = probes
+        for c in calls:
+            for q, path, elements in by_tool.get(c.name, anywhere):
+                seen = self.seen.setdefault(id(q), set())
+                for v in values_at_site(c, path, elements):
+                    key = freeze(v)
+                    if key in seen:
+                        continue
+                    if commit:
+                        seen.add(key)
+                    if raises_at_start(q.body, self.registry, self.match, {q.var: v}):
+                        return True
         return False
 
     @allow_deep
@@ -238,7 +295,8 @@ class ErrorJudge:
     ) -> tuple[bool, str | None]:
         """``verify_trace``'s outcome of ``name`` on ``calls``: (passed, error), as its
         ``constraint_result`` finds it (whose module this one cannot import: a cycle)."""
-        trace = judged_trace(Trace(tuple(calls), dict(metrics)), self.dialogue)
+        placed = tuple(c if c.position == i else c.at(i) for i, c in enumerate(calls))
+        trace = judged_trace(Trace(placed, dict(metrics)), self.dialogue)
         ev = Evaluator(trace, registry=self.registry, match=self.match)
         formula = self.constraints[name].formula
         try:
@@ -263,24 +321,49 @@ class ErrorJudge:
     ) -> list[str]:
         """Keep ``call`` (the nodes have stepped it) and judge what raised; ``changed``
         (the nodes' changes) corrected for these constraints."""
-        self.calls.append(call.at(len(self.calls)))
-        held, last = self.held, self.last
-        if not self.active:
+        if self.blind:
             return changed
+        calls = self.calls
+        calls.append(call)  # placed at its position only when judged (result)
+        if self.active:
+            held = self.held
+            fresh = [
+                n
+                for n in self.active
+                if n not in held and (node_raised(nodes[n]) or self._probe(n, (call,), True))
+            ]
+            if fresh or held:
+                changed = self._judge_step(fresh, verdicts, changed)
+            else:  # the nodes' answers stand: the verdicts a constraint raising later keeps
+                last = self.last
+                for n in changed:
+                    if n in last:
+                        last[n] = verdicts[n]
+        if len(calls) >= KEPT_CALLS and not self.raised:
+            changed = changed + [n for n in self.go_blind(nodes, verdicts) if n not in changed]
+        return changed
+
+    def _judge_step(
+        self, fresh: list[str], verdicts: dict[str, Verdict], changed: list[str]
+    ) -> list[str]:
+        """The active constraints after the call just kept: judged where one raised."""
+        held, last = self.held, self.last
+        for name in fresh:  # raised now: decided before, it stays so (else PENDING)
+            self.raised = True
+            held[name] = last[name]
         for name in self.active:
             if name not in held:
-                if not node_raised(nodes[name]) and not self._probe(name, (call,), True):
-                    continue
-                before = last[name]  # decided before the node raised: it stays so
-                held[name] = before
+                continue
             _, error = self.result(name, self.calls, {})
             if error is None:
                 self.errors.pop(name, None)
             else:
+                self.raised = True
                 self.errors[name] = error
                 held[name] = Verdict.VIOLATED  # a call that ran raised: violated from now on
             verdicts[name] = self._shown(name, error)
-        out = [n for n in changed if n not in last]
+        active = self.active_set
+        out = [n for n in changed if n not in active]  # the others' change is the nodes'
         for name in self.active:
             if verdicts[name] is not last[name]:
                 out.append(name)
@@ -307,9 +390,7 @@ class ErrorJudge:
                 and not self._probe(name, batch, False)
             ):
                 continue  # nothing raises: the nodes' answer stands
-            at = len(self.calls)
-            calls = [*self.calls, *(c.at(at + i) for i, c in enumerate(batch))]
-            passed, error = self.result(name, calls, {})
+            passed, error = self.result(name, [*self.calls, *batch], {})
             if verdicts is None:
                 verdicts = dict(current)
             if name in self.held:
@@ -346,6 +427,8 @@ class ErrorJudge:
         application their arguments can reach raised (the nodes', the probes'), so the
         nodes' verdicts are the evaluator's."""
         out: dict[str, bool] = {}
+        if self.blind:  # nothing kept: the nodes' verdicts and errors stand
+            return out
         for name in self.names:
             if name not in self.held and name not in self.metric and not node_raised(nodes[name]):
                 continue
@@ -364,15 +447,29 @@ class ErrorJudge:
             "calls": [call_doc(c) for c in self.calls],
             "held": {n: v.name for n, v in self.held.items()},
             "errors": dict(self.errors),
+            "raised": self.raised,
+            "blind": self.blind,
         }
 
     def part(self, name: str) -> JudgePart:
         """What a monitor of ``name`` alone needs to go on from here (a fork): the kept
         calls are append-only, so the list and its length now are the prefix (no copy)."""
-        return JudgePart(self.calls, len(self.calls), self.held.get(name), self.errors.get(name))
+        return JudgePart(
+            self.calls,
+            len(self.calls),
+            self.held.get(name),
+            self.errors.get(name),
+            self.raised,
+            self.blind,
+        )
 
     def go_on(self, name: str, part: JudgePart, verdicts: dict[str, Verdict]) -> None:
-        """Continue ``name`` from ``part`` (taken by :meth:`part` of another judge)."""
+        """Continue ``name`` from ``part`` (taken by :meth:`part` of another judge);
+        ``verdicts`` are the nodes' own."""
+        if part.blind:
+            self._drop()
+            return
+        self.raised = part.raised
         self.calls = part.calls[: part.count]
         if part.held is not None:
             self.held[name] = part.held
@@ -383,9 +480,22 @@ class ErrorJudge:
         self.last[name] = verdicts[name]
         self._activate()
 
+    def restore_old(
+        self, position: int, nodes: Mapping[str, Any], verdicts: dict[str, Verdict]
+    ) -> None:
+        """Go on from a state saved before this judge existed (no ``judge`` section):
+        with no call yet the kept calls are known (none), else blind (see the module)."""
+        if position == 0:
+            self.start(nodes, verdicts)
+        else:
+            self._drop()
+
     def restore(self, doc: Mapping[str, Any], verdicts: dict[str, Verdict]) -> None:
         """Put a saved judge back; ``verdicts`` (the nodes' own) get the judged ones."""
         doc = expect_mapping(doc, "the kept calls")
+        if doc.get("blind", False) is True:
+            self._drop()
+            return
         calls = expect_list(doc.get("calls"), "kept calls")
         self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
         held = expect_mapping(doc.get("held"), "judged constraints")
@@ -395,6 +505,10 @@ class ErrorJudge:
             raise ValueError("the kept calls name constraints that are not this spec's")
         self.held = {str(n): Verdict[expect_str(v, "a verdict") or ""] for n, v in held.items()}
         self.errors = {str(n): expect_str(e, "an error") or "" for n, e in errors.items()}
+        raised = doc.get("raised", bool(self.errors) or bool(set(self.held) - self.nested))
+        if not isinstance(raised, bool):
+            raise ValueError("the judge's 'raised' is not a boolean")
+        self.raised = raised
         for name in self.names:
             if name in self.held:
                 verdicts[name] = self._shown(name, self.errors.get(name))

@@ -410,7 +410,10 @@ class Monitor:
         if self._judge is not None:
             self._judge = ErrorJudge(self.constraints, self._judge.names, self.registry, self.match)
             try:
-                self._judge.restore(expect_mapping(doc.get("judge"), "judge"), self._verdicts)
+                if "judge" in doc:
+                    self._judge.restore(expect_mapping(doc["judge"], "judge"), self._verdicts)
+                else:  # saved before the judge existed (a LangGraph checkpoint, say)
+                    self._judge.restore_old(self.position, self._nodes, self._verdicts)
             except (KeyError, TypeError, ValueError) as exc:
                 raise MonitorStateError(f"malformed monitor state: {exc}") from None
         self._still = None
