@@ -122,7 +122,9 @@ def raises_at_start(
 
 
 Probe = tuple[A.Quantified, tuple[Site, ...]]
-ProbeSite = tuple[A.Quantified, "tuple[str | int, ...]", bool]
+# a probed site: its quantifier, field path, element-wise flag, and the values the
+# quantifier has had probed (one set per quantifier, shared by its sites)
+ProbeSite = tuple[A.Quantified, "tuple[str | int, ...]", bool, set[Any]]
 # a constraint's probe sites by tool (each list with the sites of any tool), and the
 # sites of any tool alone (for a tool no site names)
 ProbeIndex = tuple[dict[str, list[ProbeSite]], list[ProbeSite]]
@@ -130,14 +132,43 @@ ProbeIndex = tuple[dict[str, list[ProbeSite]], list[ProbeSite]]
 
 def probe_index(probes: Sequence[Probe]) -> ProbeIndex:
     """The sites of ``probes`` by tool, so a call reads only its own tool's sites."""
+    seen: dict[int, set[Any]] = {id(q): set() for q, _ in probes}
     anywhere = [
-        (q, path, elements) for q, sites in probes for tool, path, elements in sites if tool is None
+        (q, path, elements, seen[id(q)])
+        for q, sites in probes
+        for tool, path, elements in sites
+        if tool is None
     ]
     by_tool: dict[str, list[ProbeSite]] = {}
     for q, sites in probes:
         for tool, path, elements in sites:
             if tool is not None:
-                by_tool.setdefault(tool, list(anywhere)).append((q, path, elements))
+                by_tool.setdefault(tool, list(anywhere)).append((q, path, elements, seen[id(q)]))
+    return by_tool, anywhere
+
+
+# a site any probed constraint reads on a tool: its path, element-wise flag, probed
+# values, and its key when the site is one plain argument (read without a call)
+ToolSite = tuple["tuple[str | int, ...]", bool, set[Any], "str | None"]
+
+
+def tool_sites(
+    probes: Mapping[str, ProbeIndex],
+) -> tuple[dict[str, list[ToolSite]], list[ToolSite]]:
+    """Every probed constraint's sites by tool (with those of any tool), and those of any
+    tool alone: a step looks at its tool's list only, and only for a new value."""
+
+    def site(s: ProbeSite) -> ToolSite:
+        _, path, elements, seen = s
+        key = path[0] if len(path) == 1 and not elements else None
+        return path, elements, seen, key if isinstance(key, str) and key != "result" else None
+
+    tools = {t for by_tool, _ in probes.values() for t in by_tool}
+    anywhere = [site(s) for _, any_tool in probes.values() for s in any_tool]
+    by_tool = {
+        t: [site(s) for index, any_tool in probes.values() for s in index.get(t, any_tool)]
+        for t in tools
+    }
     return by_tool, anywhere
 
 
@@ -165,7 +196,8 @@ def node_raised(node: Any) -> bool:
     """Has ``node`` or a part of it (a boolean combination's children) raised?"""
     if getattr(node, "error", None):
         return True
-    return any(node_raised(c) for c in getattr(node, "children", ()))
+    children: Sequence[Any] = getattr(node, "children", None) or ()
+    return any(node_raised(c) for c in children)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +244,7 @@ class ErrorJudge:
                 self.nested.add(name)
             elif probes:
                 self.probes[name] = probe_index(probes)
-        self.seen: dict[int, set[Any]] = {}
+        self.tool_sites, self.any_sites = tool_sites(self.probes)
         self.metric = {n for n in names if reads_metrics(self.constraints[n].formula)}
         # what a call may make raise: the judged, and those a new value reaches (the
         # others' applications all had their arguments at the start, and none raised)
@@ -259,8 +291,8 @@ class ErrorJudge:
         """Blind: nothing kept, nothing judged (the verdicts are the nodes' own)."""
         self.blind = True
         self.calls = []
-        self.seen = {}
         self.probes = {}
+        self.tool_sites, self.any_sites = {}, []
         self.nested = set()
         self.metric = set()
         self.errors = {}
@@ -269,16 +301,16 @@ class ErrorJudge:
         self.last = {}
         self._activate()
 
-    def _probe(self, name: str, calls: Sequence[Call], commit: bool) -> bool:
+    def _probe(self, name: str, calls: Sequence[Call], commit: bool) -> bool | None:
         """Does a value ``calls`` bring to a parametric quantifier of ``name`` make one of
-        its predicate applications raise?"""
+        its predicate applications raise? None: no value is new."""
         probes = self.probes.get(name)
         if probes is None:
-            return False
+            return None
         by_tool, anywhere = probes
+        new: bool | None = None
         for c in calls:
-            for q, path, elements in by_tool.get(c.name, anywhere):
-                seen = self.seen.setdefault(id(q), set())
+            for q, path, elements, seen in by_tool.get(c.name, anywhere):
                 for v in values_at_site(c, path, elements):
                     key = freeze(v)
                     if key in seen:
@@ -287,7 +319,8 @@ class ErrorJudge:
                         seen.add(key)
                     if raises_at_start(q.body, self.registry, self.match, {q.var: v}):
                         return True
-        return False
+                    new = False
+        return new
 
     @allow_deep
     def result(
@@ -325,23 +358,43 @@ class ErrorJudge:
             return changed
         calls = self.calls
         calls.append(call)  # placed at its position only when judged (result)
-        if self.active:
+        if self.held or self._new_value(call):
             held = self.held
-            fresh = [
-                n
-                for n in self.active
-                if n not in held and (node_raised(nodes[n]) or self._probe(n, (call,), True))
-            ]
+            fresh = [n for n in self.active if n not in held and self._raises(n, call, nodes)]
             if fresh or held:
                 changed = self._judge_step(fresh, verdicts, changed)
-            else:  # the nodes' answers stand: the verdicts a constraint raising later keeps
-                last = self.last
-                for n in changed:
-                    if n in last:
-                        last[n] = verdicts[n]
+        if changed and not self.held:  # the nodes' answers: what one raising later keeps
+            last = self.last
+            for n in changed:
+                if n in last:
+                    last[n] = verdicts[n]
         if len(calls) >= KEPT_CALLS and not self.raised:
             changed = changed + [n for n in self.go_blind(nodes, verdicts) if n not in changed]
         return changed
+
+    def _new_value(self, call: Call) -> bool:
+        """Does ``call`` bring a value a probed quantifier has not had (the common step
+        has none: one lookup per site of its tool)?"""
+        for path, elements, seen, plain in self.tool_sites.get(call.name, self.any_sites):
+            args = call.args
+            if plain is not None and type(args) is dict and plain in args:
+                v = args[plain]
+                if (v if type(v) is str or type(v) is int else freeze(v)) not in seen:
+                    return True
+                continue
+            if any(freeze(v) not in seen for v in values_at_site(call, path, elements)):
+                return True
+        return False
+
+    def _raises(self, name: str, call: Call, nodes: Mapping[str, Any]) -> bool:
+        """Did ``call`` make ``name`` raise: a new value its probe or its node saw? The
+        node resolves a predicate as an instance is made, for a new value; with none, a
+        raise can only come from a predicate that raised nowhere before on the same
+        arguments (impure), and is the node's answer."""
+        probed = self._probe(name, (call,), True)
+        if probed is None:
+            return False  # no new value: no new instance either
+        return probed or node_raised(nodes[name])
 
     def _judge_step(
         self, fresh: list[str], verdicts: dict[str, Verdict], changed: list[str]
@@ -387,7 +440,7 @@ class ErrorJudge:
             if (
                 name not in self.held
                 and (errors is None or name not in errors)
-                and not self._probe(name, batch, False)
+                and self._probe(name, batch, False) is not True
             ):
                 continue  # nothing raises: the nodes' answer stands
             passed, error = self.result(name, [*self.calls, *batch], {})
