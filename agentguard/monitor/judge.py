@@ -92,14 +92,18 @@ def raisable(constraints: Sequence[A.Constraint]) -> tuple[str, ...]:
 
 
 def raises_at_start(
-    f: A.Formula, registry: Registry, match: Matcher, env: Mapping[str, Any] | None = None
+    f: A.Formula,
+    registry: Registry,
+    match: Matcher,
+    env: Mapping[str, Any] | None = None,
+    ev: Evaluator | None = None,
 ) -> str | None:
     """The error of a user predicate application of ``f`` whose arguments are known under
     ``env`` (constants, values of fixed domains), else None. The nodes may never ask one
     (the compiler simplifies ``boom(1) -> boom(1)`` away, a residual drops what it no
     longer needs) where the evaluator still does: such an error makes the node's answer
     unreliable, and the constraint is judged."""
-    ev = Evaluator(Trace(()), registry=registry, match=match)
+    ev = ev or Evaluator(Trace(()), registry=registry, match=match)
     stack: list[tuple[A.Formula, dict[str, Any]]] = [(f, dict(env or {}))]
     while stack:
         g, env = stack.pop()
@@ -170,6 +174,24 @@ def tool_sites(
         for t in tools
     }
     return by_tool, anywhere
+
+
+def applications(q: A.Quantified, ev: Evaluator) -> tuple[A.UserPredicate, ...] | None:
+    """The user predicate applications :func:`raises_at_start` evaluates in ``q``'s body
+    under ``q``'s variable alone, if the body has no quantifier (None: walk it per value)."""
+    out: list[A.UserPredicate] = []
+    stack: list[A.Formula] = [q.body]
+    known = {q.var}
+    while stack:
+        g = stack.pop()
+        if isinstance(g, A.Quantified):
+            return None
+        if isinstance(g, A.UserPredicate):
+            if ev.free_vars(g) <= known:
+                out.append(g)
+            continue
+        stack.extend(children(g))
+    return tuple(out)
 
 
 def parametric(f: A.Formula) -> tuple[list[Probe], bool]:
@@ -245,6 +267,8 @@ class ErrorJudge:
             elif probes:
                 self.probes[name] = probe_index(probes)
         self.tool_sites, self.any_sites = tool_sites(self.probes)
+        self._empty: Evaluator | None = None  # for the probes, made at the first one
+        self._apps: dict[int, tuple[A.UserPredicate, ...] | None] = {}
         self.metric = {n for n in names if reads_metrics(self.constraints[n].formula)}
         # what a call may make raise: the judged, and those a new value reaches (the
         # others' applications all had their arguments at the start, and none raised)
@@ -293,6 +317,7 @@ class ErrorJudge:
         self.calls = []
         self.probes = {}
         self.tool_sites, self.any_sites = {}, []
+        self._empty, self._apps = None, {}
         self.nested = set()
         self.metric = set()
         self.errors = {}
@@ -317,10 +342,30 @@ class ErrorJudge:
                         continue
                     if commit:
                         seen.add(key)
-                    if raises_at_start(q.body, self.registry, self.match, {q.var: v}):
+                    if self._raises_for(q, v):
                         return True
                     new = False
         return new
+
+    def _raises_for(self, q: A.Quantified, value: Any) -> bool:
+        """Does an application of ``q``'s body raise with ``value`` for its variable? A
+        body with no quantifier inside has its applications listed once (those of the
+        variable and constants alone); one evaluator of the empty trace serves them all."""
+        ev = self._empty
+        if ev is None:
+            ev = self._empty = Evaluator(Trace(()), registry=self.registry, match=self.match)
+        if id(q) not in self._apps:
+            self._apps[id(q)] = applications(q, ev)
+        apps = self._apps[id(q)]
+        if isinstance(apps, tuple):
+            env = {q.var: value}
+            try:
+                for g in apps:
+                    ev.empty_value(g, env)
+            except AgentGuardError:
+                return True
+            return False
+        return raises_at_start(q.body, self.registry, self.match, {q.var: value}, ev) is not None
 
     @allow_deep
     def result(
