@@ -72,8 +72,8 @@ from agentguard.trace.model import Call, Trace
 Site = tuple["str | None", "tuple[str | int, ...]", bool]
 
 KEPT_CALLS: Final = 10_000
-"""The calls a judge keeps while nothing has raised: 3.5 MB at this bound for calls of two
-arguments and a short text result (350 bytes a call, tracemalloc); past it with no raise
+"""The calls a judge keeps while nothing has raised: 3.2 MB at this bound for calls of two
+arguments and a short text result (322 bytes a call, tracemalloc); past it with no raise
 seen the judge goes blind (see the module)."""
 
 
