@@ -75,7 +75,7 @@ class FallbackNode:
     ) -> tuple[Verdict, bool | None]:
         if not ending:
             return Verdict.PENDING, None
-        if _reads_metrics(self.formula):
+        if reads_metrics(self.formula):
             return Verdict.PENDING, None
         if any(not c.has_result for c in calls) and reads_results(self.formula):
             return Verdict.PENDING, None  # the truth may hang on the result still to come
@@ -108,11 +108,11 @@ class FallbackNode:
         return new
 
 
-def _reads_metrics(f: Any) -> bool:
+def reads_metrics(f: Any) -> bool:
     if isinstance(f, A.MetricRef):
         return True
     if isinstance(f, tuple):
-        return any(_reads_metrics(x) for x in f)
+        return any(reads_metrics(x) for x in f)
     if hasattr(f, "__dataclass_fields__"):
-        return any(_reads_metrics(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
+        return any(reads_metrics(getattr(f, n)) for n in f.__dataclass_fields__ if n != "span")
     return False

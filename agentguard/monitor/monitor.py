@@ -21,8 +21,9 @@ from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.hints import hint
+from agentguard.monitor.judge import ErrorJudge
 from agentguard.monitor.machine import BUDGET_HITS
-from agentguard.monitor.nodes import AutomatonNode, Node
+from agentguard.monitor.nodes import Node
 from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
 from agentguard.monitor.persistence import expect_int, expect_mapping
 from agentguard.monitor.prototype import MonitorPrototype, MonitorStart, prototype
@@ -98,8 +99,14 @@ class Monitor:
         self._budget_seen = -1
         self._over: tuple[str, ...] = ()
         self._router = Router.wire(start.routes, self._nodes)
-        self._start_errors = _start_errors(self._nodes)
-        self._empty_errors: dict[str, str] = {}
+        # constraints with a user predicate are settled by the evaluator where their
+        # nodes raise, and at the end (monitor/judge.py); None: the spec has none
+        self._judge: ErrorJudge | None = None
+        if proto.raisable:
+            self._judge = ErrorJudge(
+                self.constraints, proto.raisable_names, self.registry, self.match
+            )
+            self._judge.start(self._nodes, self._verdicts)
 
     @classmethod
     def for_formula(
@@ -178,16 +185,6 @@ class Monitor:
         self.position += 1
         verdicts = self._verdicts
         changed: list[str] = []
-        if self._start_errors:  # the trace has a call now: errors from the start count
-            changed.extend(self._start_errors)
-            for name in self._start_errors:
-                node = self._nodes[name]
-                if isinstance(node, AutomatonNode):
-                    node.error_at_start = False
-                verdicts[name] = Verdict.VIOLATED
-            self._start_errors = ()
-            self._still = None
-            self._router = self._build_router()
         router = self._router
         plan = router.plan(call) if router is not None else None
         names: Iterable[str]
@@ -218,6 +215,10 @@ class Monitor:
                     self._unstable.add(name)
         if plan is not None:
             plan.commit()
+        if self._judge:  # as cheap as a flag: the spec has a user predicate
+            changed = self._judge.after_step(call, self._nodes, verdicts, changed)
+            if changed:
+                self._still = None
         return changed
 
     def peek(self, calls: Call | Sequence[Call], *, ending: bool = False) -> Peek:
@@ -262,16 +263,14 @@ class Monitor:
                 if errors is None:
                     errors = {}
                 errors[name] = tuple(errs)
-        if self._start_errors:  # with a call the trace is not empty: they count
-            verdicts = dict(current) if verdicts is None else verdicts
-            errors = {} if errors is None else errors
-            for name in self._start_errors:
-                if name not in changed:
-                    changed.append(name)
-                verdicts[name] = Verdict.VIOLATED
-                errors[name] = (str(nodes[name].error),)
-                if ending:
-                    final[name] = False
+        if self._judge and self._judge.active:  # the evaluator's word where one raises
+            verdicts, errors = self._judge.on_peek(batch, ending, current, verdicts, errors, final)
+            if verdicts is not None:
+                changed = [n for n in verdicts if verdicts[n] is not current[n]]
+                if not changed:
+                    verdicts = None
+            if not errors:
+                errors = None
         if ending:
             for name, node in nodes.items():
                 if name not in final:
@@ -286,6 +285,9 @@ class Monitor:
         return Peek(verdicts, final, errors, tuple(changed))
 
     def _final_of(self, name: str, node: Node) -> bool | None:
+        judge = self._judge
+        if judge is not None and name in judge.held:
+            return judge.final(name)
         v = self._verdicts[name]
         if v is Verdict.SATISFIED:
             return True
@@ -305,52 +307,30 @@ class Monitor:
         not end the monitor: stepping on afterwards is allowed.
         """
         out = {}
-        empty = self._on_empty_trace(metrics or {}) if self._start_errors else {}
         for name, node in self._nodes.items():
-            if name in empty:
-                out[name] = empty[name]
-                continue
             v = self._verdicts[name]
             if v is Verdict.PENDING or node.error or name in self._counting:
                 ok = node.finish(metrics or {})
             else:
                 ok = v is Verdict.SATISFIED
             out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
-        return out
-
-    def _on_empty_trace(self, metrics: Mapping[str, Any]) -> dict[str, Verdict]:
-        """The verdicts of the constraints an error at the start left undecided, the run
-        having no call: what the evaluator says of the empty trace (it may never evaluate
-        the failing predicate, or raise as it did), its error kept for :meth:`errors`."""
-        from agentguard.semantics.evaluator import holds
-        from agentguard.trace.model import Trace
-
-        by_name = {c.name: c for c in self.constraints}
-        out: dict[str, Verdict] = {}
-        self._empty_errors = {}
-        for name in self._start_errors:
-            try:
-                ok = holds(
-                    by_name[name].formula,
-                    Trace((), metrics),
-                    registry=self.registry,
-                    match=self.match,
-                )
-            except AgentGuardError as exc:
-                ok, self._empty_errors[name] = False, str(exc)
-            out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
+        if self._judge is not None:  # what raised is judged by the evaluator (judge.py)
+            for name, ok in self._judge.finish(metrics or {}, self._nodes).items():
+                out[name] = Verdict.SATISFIED if ok else Verdict.VIOLATED
         return out
 
     def errors(self) -> dict[str, str]:
         """Constraints whose evaluation raised (a user predicate): violated, as offline.
-        (An error at the start counts once the trace has a call, or if the evaluator
-        raises it on the empty trace at :meth:`finish`.)"""
+        A constraint with a user predicate has the evaluator's error on the calls so far
+        (after :meth:`finish`, on the whole run; monitor/judge.py)."""
+        judge = self._judge
         out = {
             n: node.error
             for n, node in self._nodes.items()
-            if node.error and n not in self._start_errors
+            if node.error and (judge is None or not judge.judges(n))
         }
-        out.update(self._empty_errors)
+        if judge is not None:
+            out.update(judge.errors)
         return out
 
     # ------------------------------------------------------------------ forks
@@ -359,9 +339,11 @@ class Monitor:
         (:meth:`fork`) without keeping the calls that led here. Cheap for an automaton or a
         counter (their state is immutable values); other nodes are saved as a document."""
         node = self._nodes[name]
+        judge = self._judge
+        kept = judge.part(name) if judge is not None and name in judge.constraints else None
         if type(node) in COPYABLE:
-            return Snapshot(name, self.position, copy.copy(node), None)
-        return Snapshot(name, self.position, None, node.save())
+            return Snapshot(name, self.position, copy.copy(node), None, kept)
+        return Snapshot(name, self.position, None, node.save(), kept)
 
     def fork(self, snap: Snapshot) -> Monitor:
         """A monitor of the one constraint of ``snap``, continuing from that state."""
@@ -376,6 +358,8 @@ class Monitor:
         m.position = snap.position
         node = m._nodes[snap.name]
         m._verdicts[snap.name] = node.verdict()
+        if m._judge is not None and snap.judge is not None:
+            m._judge.go_on(snap.name, snap.judge, m._verdicts)
         m._still = None
         m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
         m._router = m._build_router()
@@ -396,6 +380,7 @@ class Monitor:
                 "spec": self._fingerprint,
                 "position": self.position,
                 "constraints": {n: node.save() for n, node in self._nodes.items()},
+                **({"judge": self._judge.save()} if self._judge is not None else {}),
             },
             key,
         )
@@ -422,8 +407,15 @@ class Monitor:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():
             self._verdicts[name] = node.verdict()
-        self._start_errors = _start_errors(self._nodes)
-        self._empty_errors = {}
+        if self._judge is not None:
+            self._judge = ErrorJudge(self.constraints, self._judge.names, self.registry, self.match)
+            try:
+                if "judge" in doc:
+                    self._judge.restore(expect_mapping(doc["judge"], "judge"), self._verdicts)
+                else:  # saved before the judge existed (a LangGraph checkpoint, say)
+                    self._judge.restore_old(self.position, self._nodes, self._verdicts)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise MonitorStateError(f"malformed monitor state: {exc}") from None
         self._still = None
         self._unstable = {
             n for n, node in self._nodes.items() if node.names is not None and not node.stable()
@@ -511,11 +503,6 @@ def classify(
 ) -> Classification:
     """Safety / mixed / liveness of one formula over finite traces (for ``agentguard lint``)."""
     return FormulaMonitor(formula, registry=registry, match=match).classification()
-
-
-def _start_errors(nodes: Mapping[str, Node]) -> tuple[str, ...]:
-    """The constraints whose node raised at the start and has seen no call since."""
-    return tuple(n for n, node in nodes.items() if getattr(node, "error_at_start", False))
 
 
 __all__ = [

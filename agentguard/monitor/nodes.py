@@ -82,11 +82,7 @@ class AutomatonNode:
     ) -> None:
         self.machine = machine
         self.registry = registry
-        self.error: str | None = None
-        # the error was raised at the start (a user predicate of constants): it decides the
-        # verdict only once the trace has a call (the Monitor applies it at the first one:
-        # on the empty trace the evaluator may never evaluate it, `G boom(1)` holds there)
-        self.error_at_start = False
+        self.error: str | None = None  # a user predicate raised (monitor/judge.py decides)
         self._names = frozenset(machine.names)
         self.budget = machine.budget_tests()
         self.uncounted = uncounted
@@ -97,7 +93,7 @@ class AutomatonNode:
         try:
             self.state = resolve_frozen(machine, machine.init, {}, registry, None)
         except AgentGuardError as exc:
-            self.error, self.state, self.error_at_start = str(exc), machine.init, True
+            self.error, self.state = str(exc), machine.init
 
     @property
     def names(self) -> frozenset[str] | None:
@@ -143,7 +139,7 @@ class AutomatonNode:
 
     def verdict(self) -> Verdict:
         if self.error:
-            return Verdict.PENDING if self.error_at_start else Verdict.VIOLATED
+            return Verdict.VIOLATED
         return self.machine.verdict(self.view(self.state, self.count))
 
     def final(self) -> bool | None:
@@ -209,8 +205,6 @@ class AutomatonNode:
         doc: dict[str, Any] = {"state": save_cstate(self.machine, self.state), "error": self.error}
         if self.budget:
             doc["count"] = self.count
-        if self.error_at_start:
-            doc["error_at_start"] = True
         return doc
 
     def restore(self, doc: Mapping[str, Any]) -> None:
@@ -218,7 +212,6 @@ class AutomatonNode:
         self.state = restore_cstate(self.machine, doc.get("state"))
         self.error = expect_str(doc.get("error"), "error", optional=True)
         self.count = expect_int(doc.get("count", 0), "the call count")
-        self.error_at_start = doc.get("error_at_start") is True and self.error is not None
 
     def clone(self) -> AutomatonNode:
         """This node in its current state: a new run starts from a clone of a template
@@ -229,7 +222,6 @@ class AutomatonNode:
         new.machine = self.machine
         new.registry = self.registry
         new.error = self.error
-        new.error_at_start = self.error_at_start
         new._names = self._names
         new.budget = self.budget
         new.uncounted = self.uncounted

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.monitor.counting import CountNode
+from agentguard.monitor.judge import JudgePart
 from agentguard.monitor.nodes import AutomatonNode, Node
 from agentguard.monitor.verdict import Verdict
 
@@ -44,12 +45,14 @@ class Peek:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """One constraint's monitor state at ``position`` (see :meth:`Monitor.snapshot`):
-    a copy of its node, or, for a node whose state is mutable, its saved document."""
+    a copy of its node, or, for a node whose state is mutable, its saved document; for a
+    constraint with a user predicate, the error judge's part too (monitor/judge.py)."""
 
     name: str
     position: int
     node: Node | None
     doc: Mapping[str, Any] | None
+    judge: JudgePart | None = None
 
 
 COPYABLE: Final = (AutomatonNode, CountNode)

@@ -39,6 +39,7 @@ from agentguard.language import ast as A
 from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.compiled import CompiledSpec
 from agentguard.monitor.counting import count_node
+from agentguard.monitor.judge import raisable
 from agentguard.monitor.machine import Machine
 from agentguard.monitor.nodes import Node, build_node
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
@@ -103,6 +104,8 @@ class MonitorPrototype:
     uncounted: frozenset[str]
     templates: Mapping[str, Node | None]  # in spec order
     start: MonitorStart | None
+    raisable_names: tuple[str, ...] = ()  # constraints with a user predicate (judge.py)
+    raisable: frozenset[str] = frozenset()
 
     def nodes(self) -> dict[str, Node]:
         """A new run's nodes, in spec order: clones of the templates, and the nodes that
@@ -132,7 +135,10 @@ def _make(
         )
     trusted = {n: node for n, node in templates.items() if node is not None}
     start = MonitorStart.of(trusted) if len(trusted) == len(templates) else None
-    return MonitorPrototype(compiled, registry, uncounted, MappingProxyType(templates), start)
+    names = raisable(compiled.constraints)
+    return MonitorPrototype(
+        compiled, registry, uncounted, MappingProxyType(templates), start, names, frozenset(names)
+    )
 
 
 def _runs_user_code(plan: Plan) -> bool:

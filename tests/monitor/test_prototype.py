@@ -202,7 +202,9 @@ def test_restored_and_forked_monitors_do_not_touch_the_original() -> None:
 
 def test_a_start_that_runs_user_code_is_built_for_every_monitor() -> None:
     """A fixed domain's instances evaluate a user predicate at the start: evaluated again for
-    every monitor (an impure predicate sees each), not taken from a template."""
+    every monitor (an impure predicate sees each), not taken from a template. (Each
+    application is asked twice per start: by the node, then by the error judge's probe,
+    monitor/judge.py, which must see applications the compiler may simplify away.)"""
     seen: list[int] = []
     allowed = {1, 2}
     reg = Registry()
@@ -219,10 +221,11 @@ def test_a_start_that_runs_user_code_is_built_for_every_monitor() -> None:
     first = Monitor(spec, registry=reg)
     p = prototype(first.compiled, reg, first.uncounted)
     assert p.templates["c"] is None and p.templates["d"] is not None and p.start is None
-    assert seen == [1, 2] and first.verdicts["c"] is Verdict.SATISFIED
+    assert seen[:2] == [1, 2] and sorted(seen) == [1, 1, 2, 2]
+    assert first.verdicts["c"] is Verdict.SATISFIED
     allowed.clear()
     second = Monitor(spec, registry=reg)
-    assert seen == [1, 2, 1, 2] and second.verdicts["c"] is Verdict.VIOLATED
+    assert len(seen) == 8 and second.verdicts["c"] is Verdict.VIOLATED
     assert first.verdicts["c"] is Verdict.SATISFIED
 
 
