@@ -8,8 +8,13 @@ line per call each gets its line, otherwise each gets the whole text. Results ar
 ``str(output)``, so Python reprs (``{'a': 1}``) are decoded back to values.
 
 A step whose tool raised keeps ``tool_calls`` empty and an ``error``; the call is
-recovered from ``model_output_message.tool_calls`` with the error message as its result,
-marked as a tool error. Parsing/generation errors (no call made) add nothing.
+recovered from ``model_output_message.tool_calls`` with the error as its result (worded
+``Error: <type>: <message>``, as the guard records it, when smolagents' wording matches the
+call), marked as a tool error. A call smolagents rejected before running it (arguments
+that fail its check, an unknown tool) never ran and is left out (:func:`_never_ran`,
+docs/traces.md "Calls smolagents rejected"); in a parallel step only what the error names
+can be told (docs/traces.md, "What cannot be recovered"). Parsing/generation errors (no
+call made) add nothing.
 
 Calls agentguard refused never ran and are left out (:mod:`agentguard.trace.refusal`): the
 guarded ToolCallingAgent gets the refusal text as the call's observation, its marker line
@@ -99,17 +104,8 @@ def _action_step(log: CallLog, step: Mapping[str, Any], index: int, final_answer
     if not calls and failed:
         calls = _requested_calls(step)
     slots = [_add(log, c, where) for c in calls]
-    if failed and slots:
-        message = error.get("message") if isinstance(error, Mapping) else None
-        text = message if isinstance(message, str) else str(error)
-        unrun = _never_ran(error, [_function(c).get("name") for c in calls])
-        one_tool_error = len(calls) == 1 and error.get("type") == "AgentToolExecutionError"
-        raised = _raised(text, calls[0]) if one_tool_error else None
-        for slot, call in zip(slots, calls, strict=True):
-            if _function(call).get("name") in unrun or raised == "":
-                log.refused(slot)  # smolagents rejected it before running it
-            else:
-                log.set_result(slot, raised or text, error=True)
+    if failed and slots and isinstance(error, Mapping):
+        _failed(log, slots, calls, error)
     elif slots and step.get("observations") is not None:
         for slot, part in zip(slots, _outputs(str(step["observations"]), len(slots)), strict=True):
             if part is None:
@@ -122,6 +118,23 @@ def _action_step(log: CallLog, step: Mapping[str, Any], index: int, final_answer
                 log.refused(slot)
     if final_answer and step.get("is_final_answer") is True:
         log.final_answer(step.get("action_output"))
+
+
+def _failed(
+    log: CallLog, slots: list[int], calls: list[Mapping[str, Any]], error: Mapping[str, Any]
+) -> None:
+    """The calls of a step smolagents raised for: those it rejected before running them
+    are left out, the others get the error."""
+    message = error.get("message")
+    text = message if isinstance(message, str) else str(error)
+    unrun = _never_ran(error, [_function(c).get("name") for c in calls])
+    one_tool_error = len(calls) == 1 and error.get("type") == "AgentToolExecutionError"
+    raised = _raised(text, calls[0]) if one_tool_error else None
+    for slot, call in zip(slots, calls, strict=True):
+        if _function(call).get("name") in unrun or raised == "":
+            log.refused(slot)  # smolagents rejected it before running it
+        else:
+            log.set_result(slot, raised or text, error=True)
 
 
 def _outputs(text: str, n: int) -> list[str | None]:

@@ -217,7 +217,9 @@ def test_an_argument_check_that_raised_otherwise_never_ran() -> None:
 def test_a_tool_error_whose_head_does_not_match_is_kept_whole() -> None:
     """Arguments smolagents printed otherwise (taken from the agent's state): the
     message is not this call's wording, so it is kept whole, as a tool error."""
-    message = "Error executing tool 'lookup' with arguments {'order_id': 42}: E: x\nPlease try again"
+    message = (
+        "Error executing tool 'lookup' with arguments {'order_id': 42}: E: x\nPlease try again"
+    )
     step = _failed_step("AgentToolExecutionError", message, "lookup", {"order_id": "key"})
     [only] = trace_from_json([step])
     assert (only.name, only.result, only.error) == ("lookup", message, True)
