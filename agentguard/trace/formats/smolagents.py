@@ -8,8 +8,13 @@ line per call each gets its line, otherwise each gets the whole text. Results ar
 ``str(output)``, so Python reprs (``{'a': 1}``) are decoded back to values.
 
 A step whose tool raised keeps ``tool_calls`` empty and an ``error``; the call is
-recovered from ``model_output_message.tool_calls`` with the error message as its result,
-marked as a tool error. Parsing/generation errors (no call made) add nothing.
+recovered from ``model_output_message.tool_calls`` with the error as its result (worded
+``Error: <type>: <message>``, as the guard records it, when smolagents' wording matches the
+call), marked as a tool error. A call smolagents rejected before running it (arguments
+that fail its check, an unknown tool) never ran and is left out (:func:`_never_ran`,
+docs/traces.md "Calls smolagents rejected"); in a parallel step only what the error names
+can be told (docs/traces.md, "What cannot be recovered"). Parsing/generation errors (no
+call made) add nothing.
 
 Calls agentguard refused never ran and are left out (:mod:`agentguard.trace.refusal`): the
 guarded ToolCallingAgent gets the refusal text as the call's observation, its marker line
@@ -99,10 +104,8 @@ def _action_step(log: CallLog, step: Mapping[str, Any], index: int, final_answer
     if not calls and failed:
         calls = _requested_calls(step)
     slots = [_add(log, c, where) for c in calls]
-    if failed and slots:
-        message = error.get("message") if isinstance(error, Mapping) else None
-        for slot in slots:
-            log.set_result(slot, message if message is not None else str(error), error=True)
+    if failed and slots and isinstance(error, Mapping):
+        _failed(log, slots, calls, error)
     elif slots and step.get("observations") is not None:
         for slot, part in zip(slots, _outputs(str(step["observations"]), len(slots)), strict=True):
             if part is None:
@@ -115,6 +118,23 @@ def _action_step(log: CallLog, step: Mapping[str, Any], index: int, final_answer
                 log.refused(slot)
     if final_answer and step.get("is_final_answer") is True:
         log.final_answer(step.get("action_output"))
+
+
+def _failed(
+    log: CallLog, slots: list[int], calls: list[Mapping[str, Any]], error: Mapping[str, Any]
+) -> None:
+    """The calls of a step smolagents raised for: those it rejected before running them
+    are left out, the others get the error."""
+    message = error.get("message")
+    text = message if isinstance(message, str) else str(error)
+    unrun = _never_ran(error, [_function(c).get("name") for c in calls])
+    one_tool_error = len(calls) == 1 and error.get("type") == "AgentToolExecutionError"
+    raised = _raised(text, calls[0]) if one_tool_error else None
+    for slot, call in zip(slots, calls, strict=True):
+        if _function(call).get("name") in unrun or raised == "":
+            log.refused(slot)  # smolagents rejected it before running it
+        else:
+            log.set_result(slot, raised or text, error=True)
 
 
 def _outputs(text: str, n: int) -> list[str | None]:
@@ -153,6 +173,71 @@ def _split(lines: list[str | None], heads: list[int], n: int) -> list[str | None
         out.append(None)
         out.extend(lines[end - single : end])
     return out
+
+
+UNKNOWN_TOOL = "Unknown tool {name}, should be one of: "
+"""How smolagents words a call to a tool the agent lacks (smolagents 1.26, agents.py
+1465-1467, ``execute_tool_call``): ``AgentToolExecutionError(f"Unknown tool {tool_name},
+should be one of: {', '.join(available_tools)}.")``, raised before anything runs."""
+
+
+def _never_ran(error: Mapping[str, Any], names: list[Any]) -> set[Any]:
+    """The names of the step's calls that smolagents rejected before running them, as far
+    as the record tells it exactly; empty when none or when it cannot be told which.
+
+    The record (smolagents 1.26): ``AgentError.dict()`` is ``{"type":
+    type(self).__name__, "message": str(self.message)}`` (utils.py 100-101), which
+    ``ActionStep.dict()`` stores as the step's ``error`` (memory.py 77), set when the step
+    raised (agents.py 597-599); the step's ``tool_calls`` stay empty, since
+    ``process_tool_calls`` sets them only after every call returned (agents.py 1436). In
+    ``execute_tool_call`` (agents.py 1453-1502): an unknown tool raises
+    ``AgentToolExecutionError`` with :data:`UNKNOWN_TOOL`'s wording (1466); arguments that
+    fail ``validate_tool_arguments`` raise ``AgentToolCallError(str(e))`` (1478), whose
+    message (``Argument order_id is required``) names no tool; only then does the tool
+    run, and a tool that raised gives ``AgentToolExecutionError("Error executing tool
+    '<name>' with arguments ...\nPlease try again or use another tool")`` (1491-1502).
+
+    So ``AgentToolCallError`` in a one-call step is that call's; in a parallel step it
+    could be any call's (docs/traces.md, "What cannot be recovered"). An unknown-tool
+    error names the tool, and every call of the step with that name was unknown alike;
+    if two of the step's names fit the wording, which one is not known."""
+    kind, message = error.get("type"), error.get("message")
+    if kind == "AgentToolCallError":
+        return set(names) if len(names) == 1 else set()
+    if kind == "AgentToolExecutionError" and isinstance(message, str):
+        unknown = {
+            n
+            for n in names
+            if isinstance(n, str) and message.startswith(UNKNOWN_TOOL.format(name=n))
+        }
+        return unknown if len(unknown) == 1 else set()
+    return set()
+
+
+RAISED_HEAD = "Error executing tool '{name}' with arguments {arguments}: "
+RAISED_TAIL = "\nPlease try again or use another tool"
+"""How smolagents words a tool that raised ``e`` (agents.py 1497-1502): ``RAISED_HEAD``,
+``f"{type(e).__name__}: {e}"``, ``RAISED_TAIL``; an exception other than ``ValueError``
+or ``TypeError`` out of ``validate_tool_arguments``, before the tool ran, is worded the
+same without the tail (1479-1481)."""
+
+
+def _raised(message: str, call: Mapping[str, Any]) -> str | None:
+    """The error of a one-call step as the firewall records a tool's exception
+    (``Error: <type>: <message>``, :mod:`agentguard.enforcement.flight`), so the reader's
+    trace equals the guard's; ``""`` when the wording says the argument check failed and
+    the tool never ran; None when the message is not this call's tool error (kept as it
+    is). The head is matched exactly, with the arguments as the record holds them (JSON
+    values print as smolagents printed them; a value smolagents took from ``agent.state``
+    does not, and its message is kept whole)."""
+    fn = _function(call)
+    head = RAISED_HEAD.format(name=fn.get("name"), arguments=str(fn.get("arguments")))
+    if not message.startswith(head):
+        return None
+    rest = message[len(head) :]
+    if not rest.endswith(RAISED_TAIL):
+        return ""
+    return "Error: " + rest[: -len(RAISED_TAIL)]
 
 
 def _answer_refused(error: Any) -> bool:
