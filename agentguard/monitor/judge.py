@@ -36,7 +36,8 @@ judge keeps at most :data:`KEPT_CALLS` calls *while no raise has been seen*, whe
 nodes are exact. A run that reaches the bound with no raise drops its kept calls and the
 judge goes *blind*: from then on a raise is the nodes' answer (the constraint violated
 with the error, the behaviour before this judge), the one approximation. A run that
-raised before the bound is being judged and keeps its calls to the end. A state saved
+raised before the bound is being judged and keeps its calls up to
+:data:`JUDGED_CALLS`, then goes blind as well (its cost per call stays bounded). A state saved
 before the judge existed (no ``judge`` section) restores blind, unless it has no call
 yet (its kept calls, none, are then known).
 
@@ -75,6 +76,11 @@ KEPT_CALLS: Final = 10_000
 """The calls a judge keeps while nothing has raised: 3.2 MB at this bound for calls of two
 arguments and a short text result (322 bytes a call, tracemalloc); past it with no raise
 seen the judge goes blind (see the module)."""
+JUDGED_CALLS: Final = 10_000
+"""The calls a judge keeps once a raise has been seen: a judged constraint asks the
+evaluator about the whole kept trace at each call, so past this bound the judge goes
+blind too (a decided verdict stays; a pending one is the node's answer) and each call
+costs what it costs without a judge: no run slows down with its length."""
 
 
 def may_raise(f: A.Formula) -> bool:
@@ -304,6 +310,8 @@ class ErrorJudge:
         the constraints whose verdict this changes."""
         changed = []
         for name in self.held:
+            if verdicts[name] is not Verdict.PENDING:
+                continue  # decided verdicts never change
             verdict = nodes[name].verdict()
             if verdict is not verdicts[name]:
                 verdicts[name] = verdict
@@ -413,7 +421,7 @@ class ErrorJudge:
             for n in changed:
                 if n in last:
                     last[n] = verdicts[n]
-        if len(calls) >= KEPT_CALLS and not self.raised:
+        if len(calls) >= (JUDGED_CALLS if self.raised else KEPT_CALLS):
             changed = changed + [n for n in self.go_blind(nodes, verdicts) if n not in changed]
         return changed
 

@@ -2,7 +2,7 @@
 
 A judge keeps calls only while nothing has raised and only up to ``KEPT_CALLS``; past it
 with no raise it goes blind (the nodes' answer), and a run that raised before the bound
-keeps its calls and stays exact (monitor/judge.py).
+keeps its calls and stays exact up to ``JUDGED_CALLS`` (monitor/judge.py).
 """
 
 from __future__ import annotations
@@ -198,3 +198,28 @@ def test_a_call_position_is_its_place_in_the_kept_calls() -> None:
     for call in calls:
         m.step(call)
     assert m.finish() == {"b": V} and "bad value" in m.errors()["b"]
+
+
+def test_a_run_that_raised_goes_blind_at_its_own_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A raise at the first call, JUDGED_CALLS 5: the judge keeps 4 calls, then drops them
+    (each call then costs what it costs without a judge: no run slows with its length), a
+    decided verdict stays decided, and finish gives the nodes' answer: violated, the error
+    kept."""
+    monkeypatch.setattr(judge_module, "JUDGED_CALLS", 5)
+    reg = _registry()
+    formula = "forall x: G(add(a=x) -> bad(x))"
+    m = Monitor(spec_of(formula, reg), registry=reg)
+    m.step(call_of("add", 2))  # bad(2) raises
+    assert judge_of(m).raised
+    before = m.verdicts["b"]
+    for k in range(3):
+        m.step(call_of("add", 3 + k))
+    assert not judge_of(m).blind and len(judge_of(m).calls) == 4
+    m.step(call_of("other"))
+    assert judge_of(m).blind and judge_of(m).calls == []
+    if before is not P:
+        assert m.verdicts["b"] is before
+    for k in range(20):
+        m.step(call_of("add", 10 + k))
+    assert judge_of(m).calls == []
+    assert m.finish() == {"b": V} and "b" in m.errors()
