@@ -9,7 +9,6 @@ import pytest
 
 from agentguard import Firewall, load_traces
 from agentguard.enforcement.decision import Action
-
 from agentguard.errors import SpecSemanticError
 from agentguard.language import parse_spec
 from agentguard.scoring import verify_trace
