@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentguard.errors import AgentGuardError
 from agentguard.monitor.atoms import Env, FrozenAtom, eval_frozen
 from agentguard.monitor.machine import Machine
 from agentguard.monitor.verdict import Verdict
@@ -68,4 +69,17 @@ def call_from_doc(d: Any, position: int) -> Call:
     arguments = d.get("arguments", {})
     if not isinstance(arguments, Mapping):
         raise ValueError(f"kept call {position}: arguments must be a mapping")
-    return Call(d["tool_name"], dict(arguments), d.get("tool_result", UNKNOWN), position)
+    kind = d.get("kind", "tool")
+    if kind not in ("tool", "user", "assistant"):
+        raise ValueError(f"kept call {position}: kind must be tool, user or assistant")
+    try:  # its error and kind as recorded: a spec may test `.ok` or a dialogue event
+        return Call(
+            d["tool_name"],
+            dict(arguments),
+            d.get("tool_result", UNKNOWN),
+            position,
+            d.get("is_error") is True,
+            kind,
+        )
+    except AgentGuardError as exc:  # a kind that does not fit the name
+        raise ValueError(f"kept call {position}: {exc}") from None

@@ -223,3 +223,18 @@ def test_a_run_that_raised_goes_blind_at_its_own_bound(monkeypatch: pytest.Monke
         m.step(call_of("add", 10 + k))
     assert judge_of(m).calls == []
     assert m.finish() == {"b": V} and "b" in m.errors()
+
+
+def test_kept_calls_restore_with_their_error_and_kind() -> None:
+    """A kept call saved and restored keeps its error flag and kind (a spec testing `.ok`
+    judges the restored run as it judged the live one)."""
+    from agentguard.monitor.state_sets import call_doc, call_from_doc
+
+    failed = Call("lookup", {"a": 1}, "boom", 3, True)
+    assert call_from_doc(call_doc(failed), 3) == failed
+    said = Call.message("user", "hi")
+    assert call_from_doc(call_doc(said), 0) == said
+    with pytest.raises(ValueError, match="kind"):
+        call_from_doc({"tool_name": "x", "kind": "robot"}, 0)
+    with pytest.raises(ValueError, match="kept call 1"):
+        call_from_doc({"tool_name": "lookup", "kind": "user"}, 1)
