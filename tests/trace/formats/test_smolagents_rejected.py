@@ -22,26 +22,7 @@ pytest.importorskip("smolagents")
 from smolagents import ToolCallingAgent, tool
 
 from agentguard.testing.smolagents_models import ScriptedModel, call, call_with_id
-
-
-@tool
-def lookup(order_id: str) -> str:
-    """Look an order up.
-
-    Args:
-        order_id: the order
-    """
-    return f"order {order_id} verified"
-
-
-@tool
-def refund(order_id: str) -> str:
-    """Refund an order.
-
-    Args:
-        order_id: the order
-    """
-    return f"refunded {order_id}"
+from tests.trace.formats.smolagents_tools import lookup, refund
 
 
 @tool
