@@ -15,9 +15,11 @@ over stdio (:func:`serve_stdio`) or streamable HTTP on a local port
   :mod:`agentguard.trace.mcp_content`) before the monitor sees them; the client gets
   the result unchanged;
 * a tool error (``isError``) is a call that ran, with its error on it; so is a call the
-  server answers with a JSON-RPC error (forwarded to the client as is: a call that was
-  started is completed, never withdrawn) and a call during which the server dies (its
-  effects may have happened); after that every call is refused and withdrawn;
+  server answers with a JSON-RPC error of a code other than those of a request refused as
+  it was read, and a call during which the server dies (its effects may have happened;
+  after that every call is refused and withdrawn). A call refused as it was read
+  (invalid params, method not found: :func:`~agentguard.trace.mcp_content.rejected_request`)
+  never ran and is withdrawn. JSON-RPC errors are forwarded to the client as they are;
 * one firewall session per client session (the stdio connection; an HTTP
   ``Mcp-Session-Id``; requests without one share a session); a HARD_STOP ends that
   session's calls (each later one is refused); its decision log and ``finish``
@@ -47,7 +49,11 @@ from agentguard.errors import AgentGuardError, MissingExtraError
 from agentguard.guard import blocked_text
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import coerce_spec
-from agentguard.trace.mcp_content import unwrap_call_tool_result
+from agentguard.trace.mcp_content import (
+    jsonrpc_error_text,
+    rejected_request,
+    unwrap_call_tool_result,
+)
 from agentguard.trace.refusal import refusal_text
 
 from ._json_schema import declarations, with_declarations
@@ -105,9 +111,9 @@ class _Session:
             return
         self.firewall.complete(decision, result, error=error)
 
-    def withdrawn(self, decision: Decision, reason: str) -> None:
+    def withdrawn(self, decision: Decision, reason: str, *, started: bool = False) -> None:
         if self.report is None:
-            self.firewall.withdraw(decision, reason)
+            self.firewall.withdraw(decision, reason, started=started)
 
     @property
     def stopped(self) -> bool:
@@ -279,11 +285,18 @@ class McpGateway:
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 return self._failed(session, decision, str(exc), down=True)
-            # a JSON-RPC error (unknown tool, invalid params): the server says it did not
-            # run the tool, but a started call can only be completed, so it enters the
-            # trace with the error on it (the schema checks catch most of these first)
-            session.ran(decision, None, error=f"the server answered with an error: {exc}")
-            log.warning("agentguard: %s: the server refused the request: %s", name, exc)
+            # a JSON-RPC error, forwarded to the client as is. A code saying the request
+            # was refused as it was read (invalid params...): the tool never ran, the
+            # call is withdrawn; any other may have come from a tool that had begun: it
+            # ran, with the error on it. The MCP trace reader reads the code the same way.
+            if rejected_request(exc.code):
+                reason = f"the server refused the request (JSON-RPC error {exc.code}: {exc})"
+                session.withdrawn(decision, reason, started=True)
+                log.warning("agentguard: %s: %s", name, reason)
+            else:
+                text = jsonrpc_error_text(exc.code, exc.message)
+                session.ran(decision, text, error=text)
+                log.warning("agentguard: %s: %s", name, text)
             raise
         except Exception as exc:  # noqa: BLE001 - the call was sent; whatever failed, it may have run
             return self._failed(session, decision, f"{type(exc).__name__}: {exc}", down=False)

@@ -10,6 +10,13 @@ A spec tests the value the model reads, so ``result.verified`` must find ``true`
 * no content at all is the ``structuredContent`` (None if there is none either);
 * ``isError: true`` marks the call as a tool error (the text stays the result).
 
+A request answered with a JSON-RPC ``error`` instead of a result is told apart by its code
+(:func:`rejected_request`): the codes JSON-RPC reserves for a request refused as it was
+read (parse error, invalid request, method not found, invalid params) mean no handler
+ran, so the call never ran; any other code (internal error, a server's own codes: the
+SDK answers with these when a handler raised them or failed) may have come from a tool
+that had begun, so the call ran, with :func:`jsonrpc_error_text` as its error.
+
 The text is preferred over ``structuredContent`` because it is what the model reads
 (servers built with the SDK wrap a scalar return value as ``{"result": ...}`` in the
 structured copy only). Used by the MCP proxy online and by the trace loaders offline,
@@ -20,7 +27,7 @@ so both see the same value. Depends only on the JSON decoding of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from agentguard.trace.call_fields import decode_result
 
@@ -64,4 +71,27 @@ def mcp_result(value: Any) -> tuple[Any, bool | None]:
     return value, None
 
 
-__all__ = ["is_call_tool_result", "mcp_result", "unwrap_call_tool_result"]
+REJECTED_REQUEST_CODES: Final = frozenset({-32700, -32600, -32601, -32602})
+"""JSON-RPC 2.0's parse error, invalid request, method not found and invalid params."""
+
+
+def rejected_request(code: Any) -> bool:
+    """A JSON-RPC error ``code`` saying the request was refused before any handler ran
+    (the tool never ran); an unknown or missing code is not one (it may have run)."""
+    return type(code) is int and code in REJECTED_REQUEST_CODES
+
+
+def jsonrpc_error_text(code: Any, message: Any) -> str:
+    """The error a call answered with a JSON-RPC error that may have run carries, the
+    same live (the MCP proxy) and from a message log (the MCP trace reader)."""
+    return f"the server answered with JSON-RPC error {code}: {message}"
+
+
+__all__ = [
+    "REJECTED_REQUEST_CODES",
+    "is_call_tool_result",
+    "jsonrpc_error_text",
+    "mcp_result",
+    "rejected_request",
+    "unwrap_call_tool_result",
+]

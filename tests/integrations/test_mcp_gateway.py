@@ -219,6 +219,61 @@ def test_tool_errors_enter_the_trace_with_their_error(tmp_path: Path) -> None:
     assert report["trace"][0]["tool_result"] == text(failed)
 
 
+def test_json_rpc_errors_are_told_apart_by_their_code(tmp_path: Path) -> None:
+    """A request the server refuses as it reads it (invalid params) never ran: withdrawn,
+    the log says so. An internal error may come from a tool that had begun (this one
+    charged): it ran, with its error. The client gets both errors as they are, and the
+    report equals verify_trace of the trace loaded back from the report, the decision
+    log and the JSON-RPC messages of the exchange (online = offline)."""
+    run = Run(tmp_path)
+
+    async def scenario() -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = []
+        calls = [
+            ("lookup_order", {"order_id": "A1"}),
+            ("reserve", {"slot": "9am"}),
+            ("charge", {"order_id": "A1"}),
+            ("lookup_order", {"order_id": "A1"}),
+        ]
+        async with through_proxy(run) as client:
+            for number, (name, args) in enumerate(calls, start=1):
+                params = {"name": name, "arguments": args}
+                messages.append(
+                    {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+                )
+                try:
+                    result = await client.call_tool(name, args)
+                except mcp.MCPError as exc:
+                    error = {"code": exc.code, "message": exc.message}
+                    messages.append({"jsonrpc": "2.0", "id": number, "error": error})
+                else:
+                    answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    messages.append({"jsonrpc": "2.0", "id": number, "result": answer})
+        return messages
+
+    messages = anyio.run(scenario)
+    assert [m["error"]["code"] for m in messages if "error" in m] == [-32602, -32603]
+    assert [c["tool"] for c in run.reached_server()] == ["lookup_order", "charge", "lookup_order"]
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["lookup_order", "charge", "lookup_order"]
+    charged = report["trace"][1]
+    assert charged["is_error"] is True
+    assert (
+        charged["tool_result"]
+        == "the server answered with JSON-RPC error -32603: ledger unavailable"
+    )
+    events = [json.loads(line) for line in run.log.read_text().splitlines()]
+    (withdrawn,) = [e for e in events if e["action"] == "withdrawn"]
+    assert withdrawn["tool"] == "reserve" and "-32602" in withdrawn["message"]
+    wire = tmp_path / "messages.jsonl"
+    wire.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    for path in (run.report, run.log, wire):
+        (loaded,) = list(iter_trace_file(path))
+        assert loaded.trace is not None
+        assert [c.name for c in loaded.trace.calls] == report["tool_sequence"], path
+        assert verify_trace(loaded.trace, str(SPEC)).to_dict() == report["compliance"], path
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -6,9 +6,12 @@ transport logger or the MCP Inspector writes them) holds requests
 and responses ``{"jsonrpc": "2.0", "id": 7, "result": {"content": [...], "isError": ...}}``.
 Each ``tools/call`` is a call, in request order; its result is the response's
 ``CallToolResult`` unwrapped as the proxy unwraps it (:mod:`agentguard.trace.mcp_content`),
-``isError`` marking a tool error. A request answered with a JSON-RPC ``error`` (unknown
-tool, invalid params) never ran the tool and is left out, and so is one answered with
-agentguard's refusal (``agentguard mcp-proxy``: an ``isError`` result whose one text block
+``isError`` marking a tool error. A request answered with a JSON-RPC ``error`` whose code
+says it was refused as it was read (invalid params, method not found...) never ran the
+tool and is left out; one with another code (internal error, a server's own) may have run
+and is kept, with the error the MCP proxy gives it live
+(:func:`~agentguard.trace.mcp_content.rejected_request`). A request answered with
+agentguard's refusal is left out too (``agentguard mcp-proxy``: an ``isError`` result whose one text block
 starts with the marker line of :mod:`agentguard.trace.refusal`); a request with no response
 yet keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications)
 are skipped. The final answer is not part of MCP, so there is none.
@@ -21,7 +24,7 @@ from typing import Any
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, mappings
-from agentguard.trace.mcp_content import mcp_result
+from agentguard.trace.mcp_content import jsonrpc_error_text, mcp_result, rejected_request
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
@@ -51,15 +54,30 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         if not isinstance(params, Mapping):
             raise TraceRecordError(f"message {index + 1}: tools/call has no params", source=source)
         response = responses.get(_key(message["id"]))
-        if response is not None and ("error" in response or _refusal(response.get("result"))):
-            continue  # refused by the server or by agentguard: the tool never ran
+        failure = _failure(response)
+        if failure is not None and rejected_request(failure[0]):
+            continue  # refused by the server as it read the request: the tool never ran
+        if failure is None and response is not None and _refusal(response.get("result")):
+            continue  # refused by agentguard: never sent to the server
         slot = log.add(
             params.get("name"), params.get("arguments"), where=f"message {index + 1} tools/call"
         )
-        if response is not None and "result" in response:
+        if failure is not None:
+            log.set_result(slot, jsonrpc_error_text(*failure), error=True)
+        elif response is not None and "result" in response:
             result, error = mcp_result(response["result"])
             log.set_result(slot, result, error=error is True)
     return log.trace()
+
+
+def _failure(response: Mapping[str, Any] | None) -> tuple[Any, Any] | None:
+    """``(code, message)`` of a JSON-RPC error response; None for any other."""
+    if response is None or "error" not in response:
+        return None
+    error = response["error"]
+    if isinstance(error, Mapping):
+        return error.get("code"), error.get("message")
+    return None, error
 
 
 def _refusal(result: Any) -> bool:

@@ -1,7 +1,9 @@
 """A small shop MCP server (official SDK, ``MCPServer``), run over stdio by the tests.
 
 Every tool body appends ``{"tool", "args"}`` to the file named by ``SHOP_RECORD``, so a
-test can prove which calls reached the server. ``crash`` kills the process mid-call.
+test can prove which calls reached the server. ``crash`` kills the process mid-call;
+``reserve`` refuses its request with JSON-RPC's invalid params (-32602) before doing
+anything, ``charge`` fails with an internal error (-32603) after it charged.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
 app = MCPServer("shop", instructions="A test shop.")
@@ -53,6 +56,19 @@ def crash() -> str:
     """Kill the server in the middle of the call."""
     _ran("crash")
     os._exit(3)
+
+
+@app.tool()
+def reserve(slot: str) -> str:
+    """Reserve a slot; this server refuses every reservation as an invalid request."""
+    raise MCPError(code=-32602, message=f"no slot {slot}")
+
+
+@app.tool()
+def charge(order_id: str) -> str:
+    """Charge an order; the charge goes through, then the server fails to answer."""
+    _ran("charge", order_id=order_id)
+    raise MCPError(code=-32603, message="ledger unavailable")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentguard.trace.formats import detect_format
 from agentguard.trace.loaders import iter_trace_file
+from agentguard.trace.mcp_content import jsonrpc_error_text
 
 MESSAGES = [
     {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "x"}},
@@ -63,3 +66,41 @@ def test_calls_joined_by_id_results_unwrapped_refused_ones_left_out(tmp_path: Pa
     assert trace[1].result == "declined" and trace[1].error
     assert not trace[2].has_result
     assert trace.tool_errors == frozenset({1})
+
+
+@pytest.mark.parametrize(
+    ("error", "ran"),
+    [
+        ({"code": -32700, "message": "Parse error"}, False),
+        ({"code": -32600, "message": "Invalid request"}, False),
+        ({"code": -32601, "message": "Method not found"}, False),
+        ({"code": -32602, "message": "no slot 9am"}, False),
+        ({"code": -32603, "message": "ledger unavailable"}, True),
+        ({"code": -32000, "message": "server busy"}, True),
+        ({"code": 7, "message": "custom"}, True),
+        ({"code": "-32602", "message": "a code that is not a number"}, True),
+        ({"message": "no code"}, True),
+        ("a bare string", True),
+    ],
+)
+def test_a_jsonrpc_error_is_read_by_its_code(error: object, ran: bool, tmp_path: Path) -> None:
+    """The codes of a request refused as it was read mean the tool never ran (left out);
+    any other error may come from a tool that had begun: kept, with the error the MCP
+    proxy gives it live (its text, the call marked as a tool error)."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "charge"}},
+        {"jsonrpc": "2.0", "id": 1, "error": error},
+    ]
+    path = tmp_path / "mcp.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in messages))
+    (loaded,) = list(iter_trace_file(path))
+    trace = loaded.trace
+    assert trace is not None
+    if not ran:
+        assert trace.names == ()
+        return
+    assert trace.names == ("charge",) and trace[0].error
+    code, message = (
+        (error.get("code"), error.get("message")) if isinstance(error, dict) else (None, error)
+    )
+    assert trace[0].result == jsonrpc_error_text(code, message)
