@@ -107,7 +107,7 @@ class ToolGate:
                 return started
             try:
                 outcome = handler(request)
-            except Exception as exc:
+            except BaseException as exc:  # Ctrl-C inside the tool too: it began, it may have acted
                 self._raised(session, request, started, exc)
                 raise
             _complete(session, started, outcome)
@@ -127,7 +127,7 @@ class ToolGate:
                 return started
             try:
                 outcome = await handler(request)
-            except Exception as exc:
+            except BaseException as exc:  # a cancelled tool too: it began, it may have acted
                 if _bubble_of(exc) is None:
                     await asyncio.to_thread(self._raised, session, request, started, exc)
                 else:  # a pause or a handoff: nothing waits
@@ -140,10 +140,13 @@ class ToolGate:
             raise
 
     def _raised(
-        self, session: GuardSession, request: Any, started: Decision, exc: Exception
+        self, session: GuardSession, request: Any, started: Decision, exc: BaseException
     ) -> None:
         """The tool raised out of the handler: record it with its error; the exception
         leaves the graph, so no ``after_agent`` will finish the session: finish it here.
+        So does a ``KeyboardInterrupt`` or a cancellation (``asyncio.CancelledError``)
+        that ends the tool midway: the call began and may have acted, so it ran, with
+        that error (as a tool's own exception would).
 
         LangGraph's own signals are not errors (docs/integrations.md, "A tool that asks a
         human"): an ``interrupt()`` pauses the run, and the call, started but unfinished,
@@ -159,7 +162,8 @@ class ToolGate:
             return
         with contextlib.suppress(RunStopped):  # the run ends either way, with exc
             session.complete(started, error=exc)
-        self._stopped(session)
+        if not isinstance(exc, RunStopped):  # a stop ends the session where it is caught
+            self._stopped(session)
 
     def _stopped(self, session: GuardSession) -> None:
         if self.on_stop is not None:

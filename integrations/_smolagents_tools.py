@@ -75,7 +75,7 @@ def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable
                 result = tool.forward(**arguments)
             else:
                 result = tool(**arguments)
-        except Exception as exc:
+        except BaseException as exc:  # Ctrl-C inside the tool too: it began, it may have acted
             session.complete(started, error=exc)
             raise
         session.complete(started, result)

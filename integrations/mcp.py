@@ -20,6 +20,10 @@ over stdio (:func:`serve_stdio`) or streamable HTTP on a local port
   after that every call is refused and withdrawn). A call refused as it was read
   (invalid params, method not found: :func:`~agentguard.trace.mcp_content.rejected_request`)
   never ran and is withdrawn. JSON-RPC errors are forwarded to the client as they are;
+* a call the client cancels (``notifications/cancelled``) while the server runs it was
+  sent, so it may have run: it enters the trace with the error
+  :data:`~agentguard.trace.mcp_content.CANCELLED_TEXT` (the SDK passes the cancellation
+  on to the server);
 * one firewall session per client session (the stdio connection; an HTTP
   ``Mcp-Session-Id``; requests without one share a session); a HARD_STOP ends that
   session's calls (each later one is refused); its decision log and ``finish``
@@ -50,6 +54,7 @@ from agentguard.guard import blocked_text
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import coerce_spec
 from agentguard.trace.mcp_content import (
+    CANCELLED_TEXT,
     jsonrpc_error_text,
     rejected_request,
     unwrap_call_tool_result,
@@ -300,6 +305,10 @@ class McpGateway:
             raise
         except Exception as exc:  # noqa: BLE001 - the call was sent; whatever failed, it may have run
             return self._failed(session, decision, f"{type(exc).__name__}: {exc}", down=False)
+        except BaseException:  # the client cancelled the request: it was sent, it may have run
+            session.ran(decision, CANCELLED_TEXT, error=CANCELLED_TEXT)
+            log.warning("agentguard: %s: %s", name, CANCELLED_TEXT)
+            raise
         value, error = unwrap_call_tool_result(
             result.model_dump(by_alias=True, mode="json", exclude_none=True)
         )

@@ -15,7 +15,9 @@ A request answered with a JSON-RPC ``error`` instead of a result is told apart b
 read (parse error, invalid request, method not found, invalid params) mean no handler
 ran, so the call never ran; any other code (internal error, a server's own codes: the
 SDK answers with these when a handler raised them or failed) may have come from a tool
-that had begun, so the call ran, with :func:`jsonrpc_error_text` as its error.
+that had begun, so the call ran, with :func:`jsonrpc_error_text` as its error. A request
+the client cancelled (``notifications/cancelled``) and that got no answer was sent, so it
+may have run: it ran, with :data:`CANCELLED_TEXT` as its error.
 
 The text is preferred over ``structuredContent`` because it is what the model reads
 (servers built with the SDK wrap a scalar return value as ``{"result": ...}`` in the
@@ -87,7 +89,12 @@ def jsonrpc_error_text(code: Any, message: Any) -> str:
     return f"the server answered with JSON-RPC error {code}: {message}"
 
 
+CANCELLED_TEXT: Final = "the client cancelled the request while the server ran it"
+"""The error of a ``tools/call`` the client cancelled before its answer came."""
+
+
 __all__ = [
+    "CANCELLED_TEXT",
     "REJECTED_REQUEST_CODES",
     "is_call_tool_result",
     "jsonrpc_error_text",

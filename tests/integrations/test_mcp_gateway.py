@@ -19,6 +19,7 @@ import pytest
 
 from agentguard.scoring import verify_trace
 from agentguard.trace.loaders import iter_trace_file
+from agentguard.trace.mcp_content import CANCELLED_TEXT
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
@@ -265,6 +266,58 @@ def test_json_rpc_errors_are_told_apart_by_their_code(tmp_path: Path) -> None:
     events = [json.loads(line) for line in run.log.read_text().splitlines()]
     (withdrawn,) = [e for e in events if e["action"] == "withdrawn"]
     assert withdrawn["tool"] == "reserve" and "-32602" in withdrawn["message"]
+    wire = tmp_path / "messages.jsonl"
+    wire.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    for path in (run.report, run.log, wire):
+        (loaded,) = list(iter_trace_file(path))
+        assert loaded.trace is not None
+        assert [c.name for c in loaded.trace.calls] == report["tool_sequence"], path
+        assert verify_trace(loaded.trace, str(SPEC)).to_dict() == report["compliance"], path
+
+
+def test_a_call_the_client_cancels_ran_with_its_error(tmp_path: Path) -> None:
+    """The client gives up on slow_charge (a read timeout: the SDK sends
+    notifications/cancelled): the request had reached the server, which charged, so the
+    call is in the trace with the cancellation as its error, the session goes on, and
+    the report equals verify_trace of the trace read back from the report, the log and
+    the JSON-RPC messages of the exchange (the request, the cancellation, no response)."""
+    run = Run(tmp_path)
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with through_proxy(run) as client:
+            first = await client.call_tool("lookup_order", {"order_id": "A1"})
+            with pytest.raises(mcp.MCPError, match="timed out"):
+                await client.call_tool("slow_charge", {"order_id": "A1"}, read_timeout_seconds=1.0)
+            again = await client.call_tool("lookup_order", {"order_id": "A1"})
+        assert first == again
+        lookup = {"name": "lookup_order", "arguments": {"order_id": "A1"}}
+        found = first.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return [
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": lookup},
+            {"jsonrpc": "2.0", "id": 1, "result": found},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "slow_charge", "arguments": {"order_id": "A1"}},
+            },
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": lookup},
+            {"jsonrpc": "2.0", "id": 3, "result": found},
+        ]
+
+    messages = anyio.run(scenario)
+    assert [c["tool"] for c in run.reached_server()] == [
+        "lookup_order",
+        "slow_charge",
+        "lookup_order",
+    ]
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["lookup_order", "slow_charge", "lookup_order"]
+    assert report["trace"][1]["is_error"] is True
+    assert report["trace"][1]["tool_result"] == CANCELLED_TEXT
+    events = [json.loads(line) for line in run.log.read_text().splitlines()]
+    assert not [e for e in events if e["action"] == "withdrawn"]
     wire = tmp_path / "messages.jsonl"
     wire.write_text("".join(json.dumps(m) + "\n" for m in messages))
     for path in (run.report, run.log, wire):

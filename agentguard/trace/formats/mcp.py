@@ -10,8 +10,9 @@ Each ``tools/call`` is a call, in request order; its result is the response's
 says it was refused as it was read (invalid params, method not found...) never ran the
 tool and is left out; one with another code (internal error, a server's own) may have run
 and is kept, with the error the MCP proxy gives it live
-(:func:`~agentguard.trace.mcp_content.rejected_request`). A request answered with
-agentguard's refusal is left out too (``agentguard mcp-proxy``: an ``isError`` result whose one text block
+(:func:`~agentguard.trace.mcp_content.rejected_request`). A request the client cancelled
+(``notifications/cancelled``) with no response is kept as a call that ran, with the
+proxy's cancellation error. A request answered with agentguard's refusal is left out too (``agentguard mcp-proxy``: an ``isError`` result whose one text block
 starts with the marker line of :mod:`agentguard.trace.refusal`); a request with no response
 yet keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications)
 are skipped. The final answer is not part of MCP, so there is none.
@@ -24,11 +25,17 @@ from typing import Any
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, mappings
-from agentguard.trace.mcp_content import jsonrpc_error_text, mcp_result, rejected_request
+from agentguard.trace.mcp_content import (
+    CANCELLED_TEXT,
+    jsonrpc_error_text,
+    mcp_result,
+    rejected_request,
+)
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
 _CALL = "tools/call"
+_CANCELLED = "notifications/cancelled"
 
 
 def detect(value: Any) -> bool:
@@ -43,9 +50,14 @@ def detect(value: Any) -> bool:
 
 def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
     responses: dict[str, Mapping[str, Any]] = {}
+    cancelled: set[str] = set()
     for message in value:
         if "method" not in message and "id" in message:
             responses.setdefault(_key(message["id"]), message)
+        elif message.get("method") == _CANCELLED:
+            params = message.get("params")
+            if isinstance(params, Mapping) and "requestId" in params:
+                cancelled.add(_key(params["requestId"]))
     log = CallLog(source)
     for index, message in enumerate(value):
         if message.get("method") != _CALL or "id" not in message:
@@ -53,7 +65,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         params = message.get("params")
         if not isinstance(params, Mapping):
             raise TraceRecordError(f"message {index + 1}: tools/call has no params", source=source)
-        response = responses.get(_key(message["id"]))
+        key = _key(message["id"])
+        response = responses.get(key)
         failure = _failure(response)
         if failure is not None and rejected_request(failure[0]):
             continue  # refused by the server as it read the request: the tool never ran
@@ -67,6 +80,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         elif response is not None and "result" in response:
             result, error = mcp_result(response["result"])
             log.set_result(slot, result, error=error is True)
+        elif response is None and key in cancelled:  # sent, then given up on: it may have run
+            log.set_result(slot, CANCELLED_TEXT, error=True)
     return log.trace()
 
 

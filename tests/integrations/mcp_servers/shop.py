@@ -3,7 +3,8 @@
 Every tool body appends ``{"tool", "args"}`` to the file named by ``SHOP_RECORD``, so a
 test can prove which calls reached the server. ``crash`` kills the process mid-call;
 ``reserve`` refuses its request with JSON-RPC's invalid params (-32602) before doing
-anything, ``charge`` fails with an internal error (-32603) after it charged.
+anything, ``charge`` fails with an internal error (-32603) after it charged, and
+``slow_charge`` charges, then takes a minute to answer (the tests cancel it).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 from typing import Annotated
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -69,6 +71,14 @@ def charge(order_id: str) -> str:
     """Charge an order; the charge goes through, then the server fails to answer."""
     _ran("charge", order_id=order_id)
     raise MCPError(code=-32603, message="ledger unavailable")
+
+
+@app.tool()
+async def slow_charge(order_id: str) -> str:
+    """Charge an order, then take a minute to confirm it."""
+    _ran("slow_charge", order_id=order_id)
+    await anyio.sleep(60)
+    return f"charged {order_id}"
 
 
 if __name__ == "__main__":

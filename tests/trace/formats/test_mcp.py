@@ -9,7 +9,7 @@ import pytest
 
 from agentguard.trace.formats import detect_format
 from agentguard.trace.loaders import iter_trace_file
-from agentguard.trace.mcp_content import jsonrpc_error_text
+from agentguard.trace.mcp_content import CANCELLED_TEXT, jsonrpc_error_text
 
 MESSAGES = [
     {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "x"}},
@@ -104,3 +104,25 @@ def test_a_jsonrpc_error_is_read_by_its_code(error: object, ran: bool, tmp_path:
         (error.get("code"), error.get("message")) if isinstance(error, dict) else (None, error)
     )
     assert trace[0].result == jsonrpc_error_text(code, message)
+
+
+def test_a_cancelled_request_ran_with_the_cancellation_as_its_error(tmp_path: Path) -> None:
+    """notifications/cancelled and no response: the request was sent, so it may have run
+    (kept, the proxy's cancellation error on it); a response that came anyway wins."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "charge"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        {"jsonrpc": "2.0", "id": "2", "method": "tools/call", "params": {"name": "charge"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "2"}},
+        {"jsonrpc": "2.0", "id": "2", "result": {"content": [{"type": "text", "text": "done"}]}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "charge"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "3"}},
+    ]
+    path = tmp_path / "mcp.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in messages))
+    (loaded,) = list(iter_trace_file(path))
+    trace = loaded.trace
+    assert trace is not None and trace.names == ("charge", "charge", "charge")
+    assert trace[0].result == CANCELLED_TEXT and trace[0].error
+    assert trace[1].result == "done" and not trace[1].error
+    assert not trace[2].has_result  # "3" is not 3: that cancellation names another request
