@@ -133,7 +133,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             "register them in a module and pass it with --load MODULE"
         )
         return EXIT_USAGE
-    items = check.score_batch(args, spec, Console(stderr=True))
+    items = check.score_batch(args, spec, Console(stderr=True, soft_wrap=True))
     for item in items:
         if item.error is not None:
             _err(item.error)

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         cli._err(f"{args.spec}: declared but not registered: {', '.join(missing)}")
         return cli.EXIT_USAGE
-    items = check.score_batch(args, spec, Console(stderr=True))
+    items = check.score_batch(args, spec, Console(stderr=True, soft_wrap=True))
     for item in items:
         if item.error is not None:
             cli._err(item.error)

@@ -144,7 +144,7 @@ def _positive(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Load, score (replaying if asked), report. Returns the exit code."""
     out = Console(highlight=False, soft_wrap=False, width=200)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         depths = _depths(args.depths)
         if args.bfcl_scores and not args.bfcl:

@@ -63,6 +63,30 @@ def test_bad_records_are_reported_and_others_scored(
     assert results[1]["report"] is None and "invalid JSON" in results[1]["error"]
 
 
+@pytest.mark.parametrize("command", ["check", "pec"])
+def test_errors_are_never_wrapped_inside_a_line(
+    command: str, tmp_path: Path, specs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error naming a deep path stays one line on stderr, whatever the width: rich
+    wrapped it at 80 columns when stderr was not a terminal, breaking the path and the
+    sentence apart for whoever greps the output."""
+    deep = tmp_path.joinpath(*["a-directory-with-a-long-name"] * 6)
+    deep.mkdir(parents=True)
+    runs = deep / "runs.jsonl"
+    runs.write_text('{"tool_calls": [{"tool_name": "lookup_order"}]}\n{broken\n')
+    if command == "check":
+        code = main(["check", str(specs_dir / "refund.ltl"), str(runs)])
+        expected = f"{runs}:2: invalid JSON"
+    else:
+        runs.write_text(json.dumps({"task_id": "t", "tool_calls": [{"tool_name": "x"}]}) + "\n")
+        code = main(["pec", str(runs)])
+        expected = f"{runs}:1: episode has no final success"
+    assert code in (EXIT_INPUT, EXIT_USAGE)
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert any(str(runs) in line for line in err.splitlines())
+
+
 def test_bad_spec_exits_two_with_location(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
