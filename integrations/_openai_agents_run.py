@@ -3,6 +3,7 @@ value conversions its calls need (arguments from JSON text, results as JSON-able
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -11,12 +12,6 @@ from typing import Any
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
 from agentguard.enforcement.report import FirewallReport
-from agentguard.errors import MissingExtraError
-
-try:
-    import anyio
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError("openai-agents", "openai-agents") from exc
 
 
 class AgentRun:
@@ -56,7 +51,7 @@ class AgentRun:
         """The decision to act on as the body is about to run (a refusal is withdrawn)."""
         if self.report is not None:
             return after_finish(decision.tool, dict(decision.args))
-        started: Decision = await anyio.to_thread.run_sync(self.firewall.start, decision)
+        started: Decision = await asyncio.to_thread(self.firewall.start, decision)
         if started.executes and started.tool_call_id is not None:
             with self._lock:
                 self._started[started.tool_call_id] = started

@@ -10,6 +10,10 @@ at the end of the run, or never settled at all.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +177,61 @@ def test_langchain_a_cancelled_async_tool_ran_with_its_error(
     assert [d.action for d in session.attempts] == [Action.ALLOW, Action.ALLOW]
     _interrupted(session.report, log, "CancelledError")
     assert_online_is_offline(spec_file, session.report, log, capsys)
+
+
+# ---------------------------------------------------------------- OpenAI Agents SDK
+OPENAI_RUN = """
+import asyncio, json, sys
+from agents import Agent, Runner, function_tool, set_tracing_disabled
+import agentguard
+from agentguard.testing.openai_agents_models import ScriptedAgentsModel, call
+
+set_tracing_disabled(True)
+
+@function_tool
+def lookup(order_id: str) -> str:
+    \"\"\"Look an order up.\"\"\"
+    return "found"
+
+@function_tool
+def charge(order_id: str) -> str:
+    \"\"\"Charge an order; the user presses Ctrl-C while it runs.\"\"\"
+    raise KeyboardInterrupt
+
+script = [call("lookup", order_id="A1"), call("charge", order_id="A1"), "charged"]
+agent = agentguard.guard(
+    Agent(name="shop", instructions="help", tools=[lookup, charge],
+          model=ScriptedAgentsModel(script)),
+    agentguard.load_spec(sys.argv[1]),
+    log_path=sys.argv[2],
+)
+try:
+    asyncio.run(Runner.run(agent, "charge A1"))
+except KeyboardInterrupt:
+    (report,) = agent.agentguard.finish_running()
+    print(json.dumps(list(report.trace.names)))
+"""
+
+
+def test_openai_agents_a_tool_stopped_by_ctrl_c_ran_and_the_process_exits(
+    spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The call ran, with its error; the process exits: the firewall's ``start`` ran in
+    an AnyIO worker thread, which the loop left pending by the interrupt never stopped,
+    so the interpreter waited for it forever at exit."""
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(OPENAI_RUN))
+    log = tmp_path / "run.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(script), str(spec_file), str(log)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == ["lookup", "charge"]
+    (result,) = [e for e in log_events(log, "agentguard.result") if e["tool"] == "charge"]
+    assert result["is_error"] is True and "KeyboardInterrupt" in result["result"]
+    (finished,) = log_events(log, "agentguard.finish")
+    assert finished["verdict"] == "FULL"
