@@ -485,11 +485,19 @@ class GuardSession:
         """Older name of :meth:`withdraw_unclaimed`."""
         self.withdraw_unclaimed("the framework never ran this call")
 
-    def record(self, name: str, args: Mapping[str, Any], result: Any) -> None:
-        """Record an executed call; raises RunStopped if its result makes the run stop."""
+    def record(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        result: Any,
+        *,
+        error: str | BaseException | None = None,
+    ) -> None:
+        """Record an executed call (with its ``error``, if it failed); raises RunStopped
+        if its result makes the run stop."""
         with self._lock:
             firewall = self.firewall
-            found = list(firewall.record(name, args, result))
+            found = list(firewall.record(name, args, result, error=error))
             self._after(firewall, name, args, found)
 
     def observe(self, kind: CallKind, text: str, *, key: str | None = None, **fields: Any) -> None:

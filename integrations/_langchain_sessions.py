@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Final
@@ -122,6 +123,7 @@ class Invocations:
         self._threads: OrderedDict[str, GuardSession] = OrderedDict()
         # token -> the ended session and the run control of the invocation that ended it
         self._ended: OrderedDict[str, tuple[GuardSession, object]] = OrderedDict()
+        self._midrun: weakref.WeakSet[GuardSession] = weakref.WeakSet()  # begun mid-run
         self.last = new_session()
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
@@ -187,7 +189,21 @@ class Invocations:
             # calls of that run find one session, not one each
             if token is None or ended is not None:
                 token = uuid.uuid4().hex if thread else ""
-            return self.begin(state, runtime, token)
+            session = self.begin(state, runtime, token)
+            self._midrun.add(session)
+            return session
+
+    def begun_midrun(self, session: GuardSession) -> bool:
+        """Once per session: did :meth:`find` begin it in the middle of a run (resumed
+        in another process)? Its first model turn then records the calls of the batch
+        it took over that ran before (:func:`~._langchain_turns.record_calls_run_elsewhere`)."""
+        if not self._midrun:  # the common case: one truth test, no lock
+            return False
+        with self._lock:
+            if session not in self._midrun:
+                return False
+            self._midrun.discard(session)
+            return True
 
     def end(self, session: GuardSession) -> None:
         """Finish the session for good: later tool calls of its invocation are refused."""

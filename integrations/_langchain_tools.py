@@ -188,7 +188,7 @@ def _others_in_flight(session: GuardSession) -> bool:
 
 
 def _complete(session: GuardSession, started: Decision, outcome: Any) -> None:
-    result = _result_of(outcome, started.tool_call_id)
+    result = result_of(outcome, started.tool_call_id)
     if isinstance(outcome, ToolMessage) and outcome.status == "error":
         session.complete(started, result, error=str(result))
     else:
@@ -213,7 +213,7 @@ def _bubble_of(exc: BaseException) -> Literal["pause", "handoff"] | None:
 
 def _handed_on(exc: BaseException, call: Mapping[str, Any]) -> Any:
     """The result a handoff's call is recorded with: the command it handed on."""
-    return _result_of(exc.args[0], call.get("id")) if exc.args else repr(exc)
+    return result_of(exc.args[0], call.get("id")) if exc.args else repr(exc)
 
 
 def _withdraw_started(session: GuardSession, started: Decision, reason: str) -> None:
@@ -330,7 +330,7 @@ def not_run(stop: Decision, call: Mapping[str, Any]) -> ToolMessage:
     )
 
 
-def _result_of(outcome: Any, tool_call_id: Any = None) -> Any:
+def result_of(outcome: Any, tool_call_id: Any = None) -> Any:
     """The result a spec sees: a ToolMessage's content (JSON text is decoded by Call); for
     a ``Command``, the content of the ToolMessage in its update answering the call (what
     the model reads), else the command's repr."""
@@ -339,7 +339,7 @@ def _result_of(outcome: Any, tool_call_id: Any = None) -> Any:
         messages = update.get("messages") if isinstance(update, Mapping) else None
         for message in messages if isinstance(messages, list) else ():
             if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
-                return _result_of(message)
+                return result_of(message)
     if isinstance(outcome, ToolMessage):
         content = outcome.content
         if isinstance(content, list):
@@ -391,4 +391,12 @@ def guard_tool_node(spec: SpecLike, **firewall_kwargs: Unpack[GuardOptions]) -> 
     return ToolNodeGuard(spec, **firewall_kwargs)
 
 
-__all__ = ["SessionOf", "ToolGate", "ToolNodeGuard", "guard_tool_node", "not_run", "refusal"]
+__all__ = [
+    "SessionOf",
+    "ToolGate",
+    "ToolNodeGuard",
+    "guard_tool_node",
+    "not_run",
+    "refusal",
+    "result_of",
+]

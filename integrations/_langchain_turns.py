@@ -15,13 +15,14 @@ from typing import Any
 from agentguard.enforcement.decision import Action, RunStopped
 from agentguard.errors import MissingExtraError
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
+from agentguard.trace.refusal import is_refusal
 
 from ._langchain_sessions import state_value
-from ._langchain_tools import not_run, refusal
+from ._langchain_tools import not_run, refusal, result_of
 
 try:
     from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain") from exc
@@ -75,6 +76,42 @@ class Dialogue:
 def _observe_user(session: GuardSession, msg: Any, index: int) -> None:
     if isinstance(msg, HumanMessage) and msg.name != "agentguard":
         session.observe("user", text_of(msg), key=msg.id or f"#{index}")
+
+
+def record_calls_run_elsewhere(session: GuardSession, history: Sequence[Any]) -> None:
+    """Record the calls of the batch this session took over that it never decided: a
+    session begun in the middle of a run (resumed in another process) decided some of
+    the last batch of tool calls (the one that called ``interrupt()``, run again), and
+    the batch's other answered calls ran in the process that paused the run (LangGraph
+    does not run them again), so the trace holds every call that ran. An answer that is
+    a refusal (its marker line) is not a call that ran; batches of earlier turns are in
+    the checkpoint the session was restored from. The calls enter the trace now, after
+    the ones this process ran, each with its answer as its result (an error answer as
+    its error), as the tool gate records an answer."""
+    answers = {m.tool_call_id: m for m in history if isinstance(m, ToolMessage)}
+    batch = next(
+        (
+            m
+            for m in reversed(history)
+            if isinstance(m, AIMessage) and any(c.get("id") in answers for c in m.tool_calls)
+        ),
+        None,
+    )
+    if batch is None:
+        return
+    known = {d.tool_call_id for d in session.attempts}
+    if not any(c.get("id") in known for c in batch.tool_calls):
+        return  # not a batch this session took part in
+    for tool_call in batch.tool_calls:
+        call_id = tool_call.get("id")
+        answer = answers.get(call_id) if call_id is not None else None
+        if answer is None or call_id in known:
+            continue
+        result = result_of(answer)
+        if is_refusal(result):
+            continue
+        error = str(result) if answer.status == "error" else None
+        session.record(str(tool_call["name"]), tool_call.get("args") or {}, result, error=error)
 
 
 def turn_verdict(
@@ -190,4 +227,4 @@ def _recursion_limit() -> int:
         return 25
 
 
-__all__ = ["Dialogue", "ModelTurn", "text_of", "turn_verdict"]
+__all__ = ["Dialogue", "ModelTurn", "record_calls_run_elsewhere", "text_of", "turn_verdict"]

@@ -94,7 +94,7 @@ from ._langchain_sessions import (
 )
 from ._langchain_spec_change import SpecChange, check_spec_change, start_thread_run
 from ._langchain_tools import ToolGate, ToolNodeGuard, guard_tool_node
-from ._langchain_turns import Dialogue, ModelTurn, turn_verdict
+from ._langchain_turns import Dialogue, ModelTurn, record_calls_run_elsewhere, turn_verdict
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -252,6 +252,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         runtime = request.runtime
         session = self._session(request.state, runtime)
         turn = ModelTurn(session, self._dialogue(session), request)
+        if self._invocations.begun_midrun(session):  # resumed from another process
+            record_calls_run_elsewhere(session, turn.history)
         if not self.resume or thread_of(runtime) is None:
             return turn, None
         return turn, self._checkpoint(session)
@@ -334,6 +336,8 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
         if not messages or not isinstance(messages[-1], AIMessage):
             return None
         session = self._session(state, runtime)
+        if self._invocations.begun_midrun(session):  # resumed from another process
+            record_calls_run_elsewhere(session, messages)
         return turn_verdict(session, self._dialogue(session), messages, ())
 
     @hook_config(can_jump_to=["end", "model"])

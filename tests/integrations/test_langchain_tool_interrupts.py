@@ -265,3 +265,64 @@ def test_a_handoff_through_a_parent_command_is_recorded_as_run(
     assert session.trace[0].result == "handed to billing"
     assert log_events(log, "agentguard.withdrawn") == []
     assert_online_is_offline(spec_file, session.report, log, capsys)
+
+
+def test_a_run_resumed_in_another_process_keeps_the_siblings_that_ran(
+    spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch [lookup, ask_human] pauses in one process; the thread is resumed by a new
+    middleware (another process: only the checkpointer is shared). lookup ran before the
+    pause and LangGraph does not run it again: the resumed run's trace still holds it,
+    once (it was missing: the checkpoint is saved before the batch runs), and the
+    report equals what the second process's log scores offline."""
+    saver = InMemorySaver()
+    first_log, second_log = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    RAN.clear()
+    batch = [call("lookup", order_id="A"), call("ask_human", question="refund?")]
+    first = AgentGuardMiddleware(load_spec(spec_file), log_path=first_log)
+    create_agent(ScriptedChatModel([batch]), TOOLS, middleware=[first], checkpointer=saver).invoke(
+        {"messages": [HumanMessage("refund A")]}, CONFIG
+    )
+    assert sorted(RAN) == ["ask_human", "lookup"]
+    second = AgentGuardMiddleware(load_spec(spec_file), log_path=second_log)
+    out = create_agent(
+        ScriptedChatModel([call("refund", order_id="A"), "done"]),
+        TOOLS,
+        middleware=[second],
+        checkpointer=saver,
+    ).invoke(Command(resume="yes"), CONFIG)
+    assert out["messages"][-1].content == "done"
+    assert sorted(RAN) == ["ask_human", "ask_human", "lookup", "refund"]
+    session = second.session_for("t")
+    assert session is not None
+    # lookup ran in the first process, before the pause; this one records it at its
+    # first model turn, after the call it ran itself
+    assert session.trace.names == ("ask_human", "lookup", "refund", "final_answer")
+    assert session.trace[1].result == "ok"
+    assert session.report is not None and session.report.compliance.passed
+    assert_online_is_offline(spec_file, session.report, second_log, capsys)
+
+
+def test_a_refused_sibling_is_not_taken_for_a_call_that_ran_elsewhere(
+    spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch [refund, ask_human]: refund is refused (nothing was asked yet), ask_human
+    pauses; resumed by another process, refund's answer is a refusal, not a call that
+    ran: the trace has ask_human and the answer only."""
+    saver = InMemorySaver()
+    RAN.clear()
+    batch = [call("refund", order_id="A"), call("ask_human", question="refund?")]
+    first = AgentGuardMiddleware(load_spec(spec_file), log_path=tmp_path / "first.jsonl")
+    create_agent(ScriptedChatModel([batch]), TOOLS, middleware=[first], checkpointer=saver).invoke(
+        {"messages": [HumanMessage("refund A")]}, CONFIG
+    )
+    log = tmp_path / "second.jsonl"
+    second = AgentGuardMiddleware(load_spec(spec_file), log_path=log)
+    create_agent(
+        ScriptedChatModel(["not refunded"]), TOOLS, middleware=[second], checkpointer=saver
+    ).invoke(Command(resume="yes"), CONFIG)
+    assert RAN == ["ask_human", "ask_human"]
+    session = second.session_for("t")
+    assert session is not None
+    assert session.trace.names == ("ask_human", "final_answer")
+    assert_online_is_offline(spec_file, session.report, log, capsys)
