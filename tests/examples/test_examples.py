@@ -192,6 +192,23 @@ def test_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
         assert hooks is (row["framework"] == "langchain")
 
 
+def test_online_length_benchmark_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/online_length.py measures each length and kind, each against the
+    first length (short runs here; no timing asserted)."""
+    import json
+
+    module = _benchmark("online_length", monkeypatch)
+    argv = ["--lengths", "300,600", "--window", "50", "--repeat", "1", "--json"]
+    assert module.main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["rows"]) == {"check_300", "check_600", "step_300", "step_600"}
+    assert all(row["p50_us"] > 0 for row in result["rows"].values())
+    assert result["rows"]["check_300"]["p50_over_first"] == 1.0
+    assert isinstance(result["check_p50_le_10us_at_longest"], bool)
+
+
 def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """benchmarks/NAME.py as a module (its folder on sys.path: it imports its siblings)."""
     benchmarks = EXAMPLES.parent / "benchmarks"
