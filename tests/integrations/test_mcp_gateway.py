@@ -266,13 +266,7 @@ def test_json_rpc_errors_are_told_apart_by_their_code(tmp_path: Path) -> None:
     events = [json.loads(line) for line in run.log.read_text().splitlines()]
     (withdrawn,) = [e for e in events if e["action"] == "withdrawn"]
     assert withdrawn["tool"] == "reserve" and "-32602" in withdrawn["message"]
-    wire = tmp_path / "messages.jsonl"
-    wire.write_text("".join(json.dumps(m) + "\n" for m in messages))
-    for path in (run.report, run.log, wire):
-        (loaded,) = list(iter_trace_file(path))
-        assert loaded.trace is not None
-        assert [c.name for c in loaded.trace.calls] == report["tool_sequence"], path
-        assert verify_trace(loaded.trace, str(SPEC)).to_dict() == report["compliance"], path
+    _assert_every_record_scores_alike(run, report, messages, tmp_path / "messages.jsonl")
 
 
 def test_a_call_the_client_cancels_ran_with_its_error(tmp_path: Path) -> None:
@@ -318,7 +312,15 @@ def test_a_call_the_client_cancels_ran_with_its_error(tmp_path: Path) -> None:
     assert report["trace"][1]["tool_result"] == CANCELLED_TEXT
     events = [json.loads(line) for line in run.log.read_text().splitlines()]
     assert not [e for e in events if e["action"] == "withdrawn"]
-    wire = tmp_path / "messages.jsonl"
+    _assert_every_record_scores_alike(run, report, messages, tmp_path / "messages.jsonl")
+
+
+def _assert_every_record_scores_alike(
+    run: Run, report: dict[str, Any], messages: list[dict[str, Any]], wire: Path
+) -> None:
+    """Online = offline: the session's report, its decision log and the JSON-RPC
+    ``messages`` of the exchange (written to ``wire``) each load back into the calls
+    the report names, and verify_trace of each equals the report's compliance."""
     wire.write_text("".join(json.dumps(m) + "\n" for m in messages))
     for path in (run.report, run.log, wire):
         (loaded,) = list(iter_trace_file(path))
