@@ -12,9 +12,10 @@ tool and is left out; one with another code (internal error, a server's own) may
 and is kept, with the error the MCP proxy gives it live
 (:func:`~agentguard.trace.mcp_content.rejected_request`). A request the client cancelled
 (``notifications/cancelled``) with no response is kept as a call that ran, with the
-proxy's cancellation error. A request answered with agentguard's refusal is left out too (``agentguard mcp-proxy``: an ``isError`` result whose one text block
-starts with the marker line of :mod:`agentguard.trace.refusal`); a request with no response
-yet keeps an unknown result. Other methods (``initialize``, ``tools/list``, notifications)
+proxy's cancellation error. A request answered with agentguard's refusal is left out too
+(``agentguard mcp-proxy``: an ``isError`` result whose one text block starts with the
+marker line of :mod:`agentguard.trace.refusal`); a request with no response yet keeps an
+unknown result. Other methods (``initialize``, ``tools/list``, notifications)
 are skipped. The final answer is not part of MCP, so there is none.
 """
 
