@@ -88,15 +88,7 @@ def record_calls_run_elsewhere(session: GuardSession, history: Sequence[Any]) ->
     the checkpoint the session was restored from. The calls enter the trace now, after
     the ones this process ran, each with its answer as its result (an error answer as
     its error), as the tool gate records an answer."""
-    answers = {m.tool_call_id: m for m in history if isinstance(m, ToolMessage)}
-    batch = next(
-        (
-            m
-            for m in reversed(history)
-            if isinstance(m, AIMessage) and any(c.get("id") in answers for c in m.tool_calls)
-        ),
-        None,
-    )
+    batch, answers = _last_answered_batch(history)
     if batch is None:
         return
     known = {d.tool_call_id for d in session.attempts}
@@ -112,6 +104,23 @@ def record_calls_run_elsewhere(session: GuardSession, history: Sequence[Any]) ->
             continue
         error = str(result) if answer.status == "error" else None
         session.record(str(tool_call["name"]), tool_call.get("args") or {}, result, error=error)
+
+
+def _last_answered_batch(history: Sequence[Any]) -> tuple[AIMessage | None, dict[str, Any]]:
+    """The last model message whose tool calls have answers after it, and those answers
+    by call id (ids are matched after their message only: a provider, or a scripted
+    model in a new process, may use an id again)."""
+    later: dict[str, Any] = {}
+    for message in reversed(history):
+        if isinstance(message, ToolMessage):
+            later.setdefault(message.tool_call_id, message)
+        elif isinstance(message, AIMessage) and message.tool_calls:
+            ids = {c.get("id") for c in message.tool_calls}
+            answers = {i: m for i, m in later.items() if i in ids}
+            if answers:
+                return message, answers
+            later.clear()  # answers further up belong to earlier messages
+    return None, {}
 
 
 def turn_verdict(

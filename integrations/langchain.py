@@ -323,9 +323,13 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
         return AgentGuardMiddleware.__name__  # the graph's node names, approver or not
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        session = self._session(state, runtime)
+        if self._invocations.begun_midrun(session):  # resumed from another process
+            # recorded before the checkpoint below, so a later resume finds them in it
+            record_calls_run_elsewhere(session, state_value(state, "messages") or [])
         if not self.resume or thread_of(runtime) is None:
             return None
-        return self._checkpoint(self._session(state, runtime))
+        return self._checkpoint(session)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
@@ -336,8 +340,8 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
         if not messages or not isinstance(messages[-1], AIMessage):
             return None
         session = self._session(state, runtime)
-        if self._invocations.begun_midrun(session):  # resumed from another process
-            record_calls_run_elsewhere(session, messages)
+        if self._invocations.begun_midrun(session):  # resumed without a model call first
+            record_calls_run_elsewhere(session, messages[:-1])
         return turn_verdict(session, self._dialogue(session), messages, ())
 
     @hook_config(can_jump_to=["end", "model"])

@@ -72,6 +72,7 @@ from ._mcp_serving import (
 
 try:
     import anyio
+    import anyio.lowlevel
     import mcp_types as types
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.server.lowlevel.server import Server
@@ -285,6 +286,13 @@ class McpGateway:
         self, session: _Session, decision: Decision, upstream: ClientSession
     ) -> types.CallToolResult:
         name = decision.tool
+        try:  # a cancellation that came while the call waited to start: never sent
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            session.withdrawn(
+                decision, "the client cancelled the request before it was sent", started=True
+            )
+            raise
         try:
             result = await upstream.call_tool(name, dict(decision.args))
         except MCPError as exc:

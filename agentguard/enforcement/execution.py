@@ -220,6 +220,9 @@ class Execution(Judging):
                 return self._complete(flight, result, error)
             if error is not None:
                 result = error_text(error) if result is None else result
+            # a step of the run though nothing decided it: the step count stays at least
+            # the number of calls (a restored state is checked for it) and ids stay unique
+            self._step += 1
             late: list[Violation] = self._guarded(
                 self._commit, Call(name, args), result, error is not None, None, False
             )

@@ -17,7 +17,8 @@ ran, so the call never ran; any other code (internal error, a server's own codes
 SDK answers with these when a handler raised them or failed) may have come from a tool
 that had begun, so the call ran, with :func:`jsonrpc_error_text` as its error. A request
 the client cancelled (``notifications/cancelled``) and that got no answer was sent, so it
-may have run: it ran, with :data:`CANCELLED_TEXT` as its error.
+may have run: it ran, with :data:`CANCELLED_TEXT` as its error (so does one answered
+with :data:`REQUEST_CANCELLED`, as the SDK's HTTP transport answers a cancellation).
 
 The text is preferred over ``structuredContent`` because it is what the model reads
 (servers built with the SDK wrap a scalar return value as ``{"result": ...}`` in the
@@ -83,19 +84,26 @@ def rejected_request(code: Any) -> bool:
     return type(code) is int and code in REJECTED_REQUEST_CODES
 
 
-def jsonrpc_error_text(code: Any, message: Any) -> str:
-    """The error a call answered with a JSON-RPC error that may have run carries, the
-    same live (the MCP proxy) and from a message log (the MCP trace reader)."""
-    return f"the server answered with JSON-RPC error {code}: {message}"
-
-
 CANCELLED_TEXT: Final = "the client cancelled the request while the server ran it"
 """The error of a ``tools/call`` the client cancelled before its answer came."""
+REQUEST_CANCELLED: Final = -32800
+"""The code the SDK's streamable HTTP transport answers a cancelled request with."""
+
+
+def jsonrpc_error_text(code: Any, message: Any) -> str:
+    """The error a call answered with a JSON-RPC error that may have run carries, the
+    same live (the MCP proxy) and from a message log (the MCP trace reader); a
+    cancelled request's (:data:`REQUEST_CANCELLED`) is :data:`CANCELLED_TEXT`, as when
+    the cancellation leaves the request unanswered."""
+    if code == REQUEST_CANCELLED and type(code) is int:
+        return CANCELLED_TEXT
+    return f"the server answered with JSON-RPC error {code}: {message}"
 
 
 __all__ = [
     "CANCELLED_TEXT",
     "REJECTED_REQUEST_CODES",
+    "REQUEST_CANCELLED",
     "is_call_tool_result",
     "jsonrpc_error_text",
     "mcp_result",

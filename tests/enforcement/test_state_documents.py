@@ -177,3 +177,22 @@ def test_a_monitor_state_can_be_authenticated() -> None:
     doc["position"] = 0
     with pytest.raises(MonitorStateError, match="modified"):
         FormulaMonitor.restore(f, doc, key=KEY)
+
+
+def test_a_call_recorded_without_a_proposal_saves_and_restores() -> None:
+    """``record`` of a call nothing proposed (a call that ran elsewhere, recorded after
+    the fact) is a step of the run: a state saved after it restores (the restore checks
+    that the step count is at least the calls'), the run goes on with identical
+    verdicts, and every later decision's id is new."""
+    fw = Firewall(spec(), keep_trace=True)
+    fw.record("lookup_order", {"order_id": "A1"}, {"ok": True})
+    first = fw.propose("verify_identity", {"customer_id": "C1"})
+    fw.complete(first, {"verified": True})
+    fw.record("search", {"q": "policy"}, {"count": 2})
+    restored = Firewall.restore(spec(), fw.save())
+    assert restored.trace.names == ("lookup_order", "verify_identity", "search")
+    for live in (fw, restored):
+        refund = live.propose("issue_refund", {"order_id": "A1", "amount": 10})
+        assert refund.action.value == "allow"
+        assert refund.call_id != first.call_id
+        assert live.propose("delete_account", {}).action.value == "stop"

@@ -15,6 +15,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 
+from agentguard.enforcement.decision import Action
 from agentguard.guard import GuardSession
 from agentguard.language import load_spec
 from agentguard.testing.langchain_models import ScriptedChatModel, call
@@ -326,3 +327,68 @@ def test_a_refused_sibling_is_not_taken_for_a_call_that_ran_elsewhere(
     assert session is not None
     assert session.trace.names == ("ask_human", "final_answer")
     assert_online_is_offline(spec_file, session.report, log, capsys)
+
+
+APPROVAL_SPEC = (
+    "constraint big_refund severity ASK := G !refund(amount > 500)\n"
+    "constraint looked := G(refund -> O lookup)\n"
+)
+
+
+@tool("refund")
+def refund_amount(order_id: str, amount: float) -> str:
+    """Refund an amount of an order."""
+    RAN.append("refund")
+    return "refunded"
+
+
+@pytest.mark.parametrize("ids", ["own", "repeated"])
+def test_a_sibling_recorded_after_a_resume_is_in_the_next_checkpoint(
+    ids: str, tmp_path: Path
+) -> None:
+    """Three processes, an approver: [lookup, ask_human] pauses in the first; the second
+    resumes it, records lookup, and its approver pauses at a big refund; the third
+    approves. The refund, which relies on lookup, is allowed: the second process had
+    checkpointed lookup before its pause. With ``repeated`` ids each process's scripted
+    model numbers its calls from call_1 again, so the refund's id is an id of the first
+    batch: the batch taken over is still the one answered after it."""
+    from agentguard.testing.script import call_with_id
+    from integrations.langchain import interrupt_approver
+
+    spec = tmp_path / "spec.ltl"
+    spec.write_text(APPROVAL_SPEC)
+    saver = InMemorySaver()
+    tools = [lookup, ask_human, refund_amount]
+    RAN.clear()
+
+    def process(script: list[Any]) -> tuple[AgentGuardMiddleware, Any]:
+        middleware = AgentGuardMiddleware(load_spec(spec), approver=interrupt_approver)
+        agent = create_agent(
+            ScriptedChatModel(script), tools, middleware=[middleware], checkpointer=saver
+        )
+        return middleware, agent
+
+    if ids == "own":
+        batch = [
+            call_with_id("c1", "lookup", order_id="A"),
+            call_with_id("c2", "ask_human", question="refund?"),
+        ]
+        big = call_with_id("c3", "refund", order_id="A", amount=900)
+    else:
+        batch = [call("lookup", order_id="A"), call("ask_human", question="refund?")]
+        big = call("refund", order_id="A", amount=900)
+    process([batch])[1].invoke({"messages": [HumanMessage("refund A")]}, CONFIG)
+    second, agent = process([big, "done"])
+    paused = agent.invoke(Command(resume="yes"), CONFIG)
+    assert paused["__interrupt__"][0].value["tool"] == "refund"
+    resumed = second.session_for("t")
+    assert resumed is not None and resumed.trace.names == ("ask_human", "lookup")
+    third, agent = process(["done"])
+    out = agent.invoke(Command(resume={"approved": True, "by": "alice"}), CONFIG)
+    assert out["messages"][-1].content == "done"
+    assert sorted(RAN) == ["ask_human", "ask_human", "lookup", "refund"]
+    session = third.session_for("t")
+    assert session is not None
+    assert session.trace.names == ("ask_human", "lookup", "refund", "final_answer")
+    first = session.attempts[0]
+    assert (first.tool, first.action) == ("refund", Action.OVERRIDE)

@@ -315,6 +315,33 @@ def test_a_call_the_client_cancels_ran_with_its_error(tmp_path: Path) -> None:
     _assert_every_record_scores_alike(run, report, messages, tmp_path / "messages.jsonl")
 
 
+def test_a_call_cancelled_before_it_was_sent_is_withdrawn(tmp_path: Path) -> None:
+    """The client's cancellation arrives while the call waits to start (its approval
+    relied on a call in flight): nothing was sent, so the server never ran it and the
+    call is withdrawn, the log saying why, not recorded as a call that ran."""
+    from agentguard.integrations.mcp import McpGateway
+
+    run = Run(tmp_path)
+
+    async def scenario() -> bool:
+        gateway = McpGateway(SPEC, SERVER, env=run.env(), firewall_kwargs={"log_path": run.log})
+        async with gateway.connected():
+            session = gateway.session("client")
+            decision = await session.start(session.propose("lookup_order", {"order_id": "A1"}, "1"))
+            assert gateway._upstream is not None
+            with anyio.CancelScope() as scope:
+                scope.cancel()  # the client's notifications/cancelled, meanwhile
+                await gateway._forward(session, decision, gateway._upstream)
+            return scope.cancelled_caught
+
+    assert anyio.run(scenario)
+    assert run.reached_server() == []
+    events = [json.loads(line) for line in run.log.read_text().splitlines()]
+    (withdrawn,) = [e for e in events if e["action"] == "withdrawn"]
+    assert withdrawn["tool"] == "lookup_order" and "before it was sent" in withdrawn["message"]
+    assert not [e for e in events if e["event"] == "agentguard.result"]
+
+
 def _assert_every_record_scores_alike(
     run: Run, report: dict[str, Any], messages: list[dict[str, Any]], wire: Path
 ) -> None:

@@ -76,6 +76,7 @@ def test_calls_joined_by_id_results_unwrapped_refused_ones_left_out(tmp_path: Pa
         ({"code": -32601, "message": "Method not found"}, False),
         ({"code": -32602, "message": "no slot 9am"}, False),
         ({"code": -32603, "message": "ledger unavailable"}, True),
+        ({"code": -32800, "message": "Request cancelled"}, True),
         ({"code": -32000, "message": "server busy"}, True),
         ({"code": 7, "message": "custom"}, True),
         ({"code": "-32602", "message": "a code that is not a number"}, True),
@@ -126,3 +127,18 @@ def test_a_cancelled_request_ran_with_the_cancellation_as_its_error(tmp_path: Pa
     assert trace[0].result == CANCELLED_TEXT and trace[0].error
     assert trace[1].result == "done" and not trace[1].error
     assert not trace[2].has_result  # "3" is not 3: that cancellation names another request
+
+
+def test_a_request_answered_as_cancelled_reads_as_the_proxy_records_it(tmp_path: Path) -> None:
+    """The SDK's streamable HTTP transport answers a cancelled request with -32800: the
+    call ran, with the proxy's cancellation error (not the error code's text)."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "charge"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
+        {"jsonrpc": "2.0", "id": 2, "error": {"code": -32800, "message": "Request cancelled"}},
+    ]
+    path = tmp_path / "mcp.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in messages))
+    (loaded,) = list(iter_trace_file(path))
+    assert loaded.trace is not None and loaded.trace.names == ("charge",)
+    assert loaded.trace[0].result == CANCELLED_TEXT and loaded.trace[0].error
