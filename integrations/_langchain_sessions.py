@@ -68,7 +68,11 @@ def run_document(
     return doc
 
 
-def saved_dialogue(value: Any) -> dict[str, Any] | None:
+Position = dict[str, Any]
+"""How far a run had read the conversation: ``{"read": n, "last_id": id}``."""
+
+
+def saved_dialogue(value: Any) -> Position | None:
     """The dialogue position in a :data:`STATE_KEY` value, when it holds a well-formed
     one (a malformed or absent one reads the conversation from the start, as before
     positions were saved)."""
@@ -123,7 +127,10 @@ class Invocations:
         self._threads: OrderedDict[str, GuardSession] = OrderedDict()
         # token -> the ended session and the run control of the invocation that ended it
         self._ended: OrderedDict[str, tuple[GuardSession, object]] = OrderedDict()
-        self._midrun: weakref.WeakSet[GuardSession] = weakref.WeakSet()  # begun mid-run
+        # sessions begun mid-run, with where their checkpoint had read the conversation to
+        self._midrun: weakref.WeakKeyDictionary[GuardSession, Position | None] = (
+            weakref.WeakKeyDictionary()
+        )
         self.last = new_session()
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
@@ -190,20 +197,21 @@ class Invocations:
             if token is None or ended is not None:
                 token = uuid.uuid4().hex if thread else ""
             session = self.begin(state, runtime, token)
-            self._midrun.add(session)
+            self._midrun[session] = saved_dialogue(value) if self.resume else None
             return session
 
-    def begun_midrun(self, session: GuardSession) -> bool:
+    def begun_midrun(self, session: GuardSession) -> tuple[bool, Position | None]:
         """Once per session: did :meth:`find` begin it in the middle of a run (resumed
-        in another process)? Its first model turn then records the calls of the batch
-        it took over that ran before (:func:`~._langchain_turns.record_calls_run_elsewhere`)."""
+        in another process, or after a crash), and how far had the checkpoint it was
+        restored from read the conversation (None: not known)? Its first model turn then
+        records the calls that ran before it took over
+        (:func:`~._langchain_turns.record_calls_run_elsewhere`)."""
         if not self._midrun:  # the common case: one truth test, no lock
-            return False
+            return False, None
         with self._lock:
             if session not in self._midrun:
-                return False
-            self._midrun.discard(session)
-            return True
+                return False, None
+            return True, self._midrun.pop(session)
 
     def end(self, session: GuardSession) -> None:
         """Finish the session for good: later tool calls of its invocation are refused."""

@@ -78,32 +78,72 @@ def _observe_user(session: GuardSession, msg: Any, index: int) -> None:
         session.observe("user", text_of(msg), key=msg.id or f"#{index}")
 
 
-def record_calls_run_elsewhere(session: GuardSession, history: Sequence[Any]) -> None:
-    """Record the calls of the batch this session took over that it never decided: a
-    session begun in the middle of a run (resumed in another process) decided some of
-    the last batch of tool calls (the one that called ``interrupt()``, run again), and
-    the batch's other answered calls ran in the process that paused the run (LangGraph
-    does not run them again), so the trace holds every call that ran. An answer that is
-    a refusal (its marker line) is not a call that ran; batches of earlier turns are in
-    the checkpoint the session was restored from. The calls enter the trace now, after
-    the ones this process ran, each with its answer as its result (an error answer as
-    its error), as the tool gate records an answer."""
-    batch, answers = _last_answered_batch(history)
-    if batch is None:
-        return
+def record_calls_run_elsewhere(
+    session: GuardSession, history: Sequence[Any], position: Mapping[str, Any] | None
+) -> None:
+    """Record the calls that ran before this session took over the run and that the
+    checkpoint it was restored from does not hold, so the trace holds every call that ran.
+
+    The checkpoint is saved at each model turn, before the model answers, so the calls of
+    the batches answered after the point it had read the conversation to (``position``)
+    ran after it: the siblings of a tool that called ``interrupt()`` (LangGraph does not
+    run them again when the thread is resumed in another process), or a whole batch
+    whose next model call crashed before ``invoke(None)`` resumed it elsewhere. Without
+    a position it can trust (an older checkpoint, a rewritten history), only the last
+    batch is looked at, and only if this session decided some of its calls (it took that
+    batch over). A call this session decided, or whose answer is a refusal (its marker
+    line), is not recorded. They enter the trace now, after the calls this process ran,
+    each with its answer as its result (an error answer as its error), as the tool gate
+    records an answer."""
     known = {d.tool_call_id for d in session.attempts}
-    if not any(c.get("id") in known for c in batch.tool_calls):
-        return  # not a batch this session took part in
-    for tool_call in batch.tool_calls:
-        call_id = tool_call.get("id")
-        answer = answers.get(call_id) if call_id is not None else None
-        if answer is None or call_id in known:
-            continue
-        result = result_of(answer)
-        if is_refusal(result):
-            continue
-        error = str(result) if answer.status == "error" else None
-        session.record(str(tool_call["name"]), tool_call.get("args") or {}, result, error=error)
+    read = _trusted_read(history, position)
+    if read is not None:
+        batches = _answered_batches(history, read)
+    else:
+        batch, answers = _last_answered_batch(history)
+        if batch is None or not any(c.get("id") in known for c in batch.tool_calls):
+            return  # not a batch this session took part in
+        batches = [(batch, answers)]
+    for batch, answers in batches:
+        for tool_call in batch.tool_calls:
+            call_id = tool_call.get("id")
+            answer = answers.get(call_id) if call_id is not None else None
+            if answer is None or call_id in known:
+                continue
+            result = result_of(answer)
+            if is_refusal(result):
+                continue
+            error = str(result) if answer.status == "error" else None
+            args = tool_call.get("args") or {}
+            session.record(str(tool_call["name"]), args, result, error=error)
+
+
+def _trusted_read(history: Sequence[Any], position: Mapping[str, Any] | None) -> int | None:
+    """``position``'s count of messages read, when ``history`` still starts as it did
+    (the last message read is where it was); else None."""
+    if position is None:
+        return None
+    read = position.get("read")
+    if type(read) is not int or not 0 <= read <= len(history):
+        return None
+    if read == 0:  # saved before anything was read or run (see ``_position``)
+        return 0
+    return read if history[read - 1].id == position.get("last_id") else None
+
+
+def _answered_batches(history: Sequence[Any], read: int) -> list[tuple[AIMessage, dict[str, Any]]]:
+    """The model messages from ``read`` on with tool calls, each with the answers that
+    follow it (before the next model message) by call id."""
+    out: list[tuple[AIMessage, dict[str, Any]]] = []
+    ids: set[Any] = set()  # the call ids of the model message the answers follow
+    for message in history[read:]:
+        if isinstance(message, AIMessage):
+            ids = {c.get("id") for c in message.tool_calls}
+            if ids:
+                out.append((message, {}))
+        elif isinstance(message, ToolMessage) and message.tool_call_id in ids:
+            out[-1][1].setdefault(message.tool_call_id, message)
+    return out
 
 
 def _last_answered_batch(history: Sequence[Any]) -> tuple[AIMessage | None, dict[str, Any]]:

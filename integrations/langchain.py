@@ -252,8 +252,9 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         runtime = request.runtime
         session = self._session(request.state, runtime)
         turn = ModelTurn(session, self._dialogue(session), request)
-        if self._invocations.begun_midrun(session):  # resumed from another process
-            record_calls_run_elsewhere(session, turn.history)
+        midrun, position = self._invocations.begun_midrun(session)
+        if midrun:  # resumed from another process
+            record_calls_run_elsewhere(session, turn.history, position)
         if not self.resume or thread_of(runtime) is None:
             return turn, None
         return turn, self._checkpoint(session)
@@ -271,7 +272,10 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         first turn, where the checkpoint it continues had got to (``state``'s)."""
         dialogue = self._dialogues.get(session)
         if dialogue is not None:
-            return dialogue.position()
+            found = dialogue.position()
+            if found is None and not session.trace.names:  # nothing read, nothing run yet:
+                return {"read": 0, "last_id": None}  # the start, a position to trust
+            return found
         return saved_dialogue(state_value(state, STATE_KEY)) if state is not None else None
 
     def _dialogue(self, session: GuardSession) -> Dialogue:
@@ -324,9 +328,10 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         session = self._session(state, runtime)
-        if self._invocations.begun_midrun(session):  # resumed from another process
+        midrun, position = self._invocations.begun_midrun(session)
+        if midrun:  # resumed from another process
             # recorded before the checkpoint below, so a later resume finds them in it
-            record_calls_run_elsewhere(session, state_value(state, "messages") or [])
+            record_calls_run_elsewhere(session, state_value(state, "messages") or [], position)
         if not self.resume or thread_of(runtime) is None:
             return None
         return self._checkpoint(session)
@@ -340,8 +345,9 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
         if not messages or not isinstance(messages[-1], AIMessage):
             return None
         session = self._session(state, runtime)
-        if self._invocations.begun_midrun(session):  # resumed without a model call first
-            record_calls_run_elsewhere(session, messages[:-1])
+        midrun, position = self._invocations.begun_midrun(session)
+        if midrun:  # resumed without a model call first
+            record_calls_run_elsewhere(session, messages[:-1], position)
         return turn_verdict(session, self._dialogue(session), messages, ())
 
     @hook_config(can_jump_to=["end", "model"])

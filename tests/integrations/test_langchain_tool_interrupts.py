@@ -392,3 +392,39 @@ def test_a_sibling_recorded_after_a_resume_is_in_the_next_checkpoint(
     assert session.trace.names == ("ask_human", "lookup", "refund", "final_answer")
     first = session.attempts[0]
     assert (first.tool, first.action) == ("refund", Action.OVERRIDE)
+
+
+def test_a_batch_whose_next_model_call_crashed_is_kept_when_resumed_elsewhere(
+    spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first process runs lookup, then its model call fails (the scripted model has
+    nothing left to say) before any checkpoint holds lookup. Another process resumes the
+    thread with ``invoke(None)``: LangGraph runs the model again, not lookup, and the
+    resumed run's trace still holds lookup (it was lost: none of that batch's calls
+    was this session's own, so the batch was not looked at)."""
+    from agentguard.testing.script import ScriptExhaustedError
+
+    saver = InMemorySaver()
+    RAN.clear()
+    first = AgentGuardMiddleware(load_spec(spec_file), log_path=tmp_path / "first.jsonl")
+    crashing = create_agent(
+        ScriptedChatModel([call("lookup", order_id="A")]),
+        TOOLS,
+        middleware=[first],
+        checkpointer=saver,
+    )
+    with pytest.raises(ScriptExhaustedError):
+        crashing.invoke({"messages": [HumanMessage("look A up")]}, CONFIG)
+    assert RAN == ["lookup"]
+    log = tmp_path / "second.jsonl"
+    second = AgentGuardMiddleware(load_spec(spec_file), log_path=log)
+    out = create_agent(
+        ScriptedChatModel(["found it"]), TOOLS, middleware=[second], checkpointer=saver
+    ).invoke(None, CONFIG)
+    assert out["messages"][-1].content == "found it"
+    assert RAN == ["lookup"]
+    session = second.session_for("t")
+    assert session is not None
+    assert session.trace.names == ("lookup", "final_answer")
+    assert session.trace[0].result == "ok"
+    assert_online_is_offline(spec_file, session.report, log, capsys)
