@@ -21,6 +21,9 @@ Hierarchy::
     ├── MissingExtraError (ImportError)       an optional extra is not installed
     ├── CallArgumentsError (TypeError)      a call's arguments handed to the firewall are
     │                                         no mapping (a list, JSON text)
+    ├── UncheckableArgumentsError (ValueError) trace.arguments: an argument value the
+    │                                         check cannot hold faithfully (an object,
+    │                                         bytes, too deep): the call is refused
     ├── MonitorStateError (ValueError)        monitor.monitor: a saved state does not fit
     ├── FirewallConfigError (ValueError)      enforcement.options: bad Firewall options
     ├── FirewallStateError (ValueError)       enforcement.firewall: a saved state does not fit
@@ -202,6 +205,19 @@ class CallArgumentsError(AgentGuardError, TypeError):
             f"the arguments of a {tool!r} call must be a mapping of argument names to "
             f"values, got {type(args).__name__}{hint}"
         )
+
+
+class UncheckableArgumentsError(AgentGuardError, ValueError):
+    """An argument value the firewall cannot check faithfully (a custom object, bytes, a
+    set, nesting past the limit): the call is refused, never judged on a summary.
+
+    ``where`` names the value (``argument 'items[2].name'``), ``reason`` says what it is.
+    """
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"{where} {reason}")
 
 
 class EvaluationError(AgentGuardError):

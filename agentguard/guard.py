@@ -179,6 +179,11 @@ class GuardSession:
         self.stop: Decision | None = None
         self.closed = False  # an adapter ended this session for good (no call may run)
         self._observed: set[str] = set()  # framework ids of the messages already observed
+        # may a call start a run of its own? Only the session's first (no run yet) and
+        # after a ``finish_run(next_run=True)``: a run that ended any other way (a STOP, a
+        # crash, the framework's end) is continued only explicitly (start_run), never
+        # silently replaced by a fresh firewall that forgot its counts and stops
+        self._fresh_allowed = True
 
     # run lifecycle ---------------------------------------------------------------
     def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:
@@ -196,6 +201,7 @@ class GuardSession:
             if self._firewall is not None:
                 self.finish_run()
             self._firewall = self._new_firewall(state)
+            self._fresh_allowed = False
             self._finished = None
             self._predecided.clear()
             self._predecided_ids.clear()
@@ -204,17 +210,25 @@ class GuardSession:
             self.report = None
             self.stop = None
 
-    def finish_run(self) -> FirewallReport | None:
+    def finish_run(self, *, next_run: bool = False) -> FirewallReport | None:
         """End the current run: deferred constraints are evaluated, the log is closed.
 
         Calls still running in other threads are waited for (up to the firewall's
-        ``start_timeout``), outside the session's lock so that they can complete.
+        ``start_timeout``), outside the session's lock so that they can complete. A call
+        that arrives after the end is refused by the finished run's firewall (and
+        logged there), unless ``next_run``: the caller marks a run boundary it alone can
+        see (a hand-built graph's :meth:`ToolNodeGuard.finish`), and the next call starts
+        a fresh run.
         """
         with self._lock:
+            if next_run:
+                self._fresh_allowed = True
             if self._firewall is None:
                 return self.report
             self.withdraw_unclaimed("the run ended before the framework ran it")
+            # the finishing firewall answers every later call (it refuses them) from now
             firewall, self._firewall = self._firewall, None
+            self._finished = firewall
         report = firewall.finish()
         with self._lock:
             self.report = report
@@ -240,10 +254,16 @@ class GuardSession:
 
     @property
     def firewall(self) -> Firewall:
-        """The current run's firewall (started on first use)."""
+        """The firewall calls go to now: the current run's; else, once a run ended, that
+        finished run's (which refuses every call and logs it: fail closed); else a new
+        run's, started on first use (the session's first call, or the first after
+        ``finish_run(next_run=True)``)."""
         with self._lock:
-            if self._firewall is None:
-                self.start_run()
+            if self._firewall is not None:
+                return self._firewall
+            if self._finished is not None and not self._fresh_allowed:
+                return self._finished
+            self.start_run()
             firewall = self._firewall
             if firewall is None:  # pragma: no cover - start_run always sets it
                 raise AgentGuardError("the firewall could not be started")
@@ -276,10 +296,11 @@ class GuardSession:
                 decision = self._collect(name, args, tool_call_id)
                 if decision is not None:
                     return decision
-            if self.closed:
+            if self.closed and (self._firewall is not None or self._finished is None):
+                # closing, or closed before any run: no firewall to refuse it in its log
                 message = f"agentguard did not run {name}: the run already ended."
                 return Decision(Action.BLOCK, name, dict(args), message=message)
-            firewall = self._firewall or self.firewall
+            firewall = self._firewall or self.firewall  # a finished run's refuses it
             decision = firewall.propose(name, args, tool_call_id=tool_call_id)
             self._note(decision, firewall)
         return decision

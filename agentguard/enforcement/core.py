@@ -40,6 +40,7 @@ class FirewallCore:
     registry: Registry | None
     run_id: str
     spec_hash: str
+    spec_hashes: frozenset[str]  # every hash a saved state of this spec may carry
     _content: object  # shared by equal specs' firewalls (enforcement/prototype.py)
     soft_block_limit: int
     final_tools: tuple[str, ...]
@@ -81,6 +82,7 @@ class FirewallCore:
     _budget_logged: set[str]
     _shadows: Shadows
     _report: FirewallReport | None
+    _ending: bool  # finish() began: no call may be approved any more
     _log: DecisionLog
     _spans: DecisionSpans | None
     _check_started: int  # when the check being decided began (ns), for its span

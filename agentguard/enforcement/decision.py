@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentguard.severity import Severity
+from agentguard.trace.arguments import copy_arguments
 from agentguard.trace.json_values import json_value
 
 
@@ -120,6 +121,12 @@ class Decision:
     @property
     def executes(self) -> bool:
         return self.action in _EXECUTING
+
+    def arguments(self) -> dict[str, Any]:
+        """A fresh copy of the arguments this decision checked: what an adapter hands the
+        tool, so the value checked is the value the tool receives (and a tool changing
+        its arguments in place cannot change the trace's record of them)."""
+        return copy_arguments(self.args)
 
     @property
     def allowed(self) -> bool:

@@ -19,11 +19,10 @@ from agentguard.enforcement import hooks
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import FirewallProtocolError, Flight, error_text, named, refusal
 from agentguard.enforcement.judging import Judging
-from agentguard.errors import CallArgumentsError
 from agentguard.monitor import Verdict
 from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
-from agentguard.trace.json_values import json_value, plain
+from agentguard.trace.arguments import freeze_call_arguments
 from agentguard.trace.model import MESSAGE_NAMES, UNKNOWN, Call, CallKind
 
 NO_NAMES: Final[AbstractSet[str]] = frozenset()
@@ -203,13 +202,13 @@ class Execution(Judging):
     ) -> list[Violation]:
         """Shorthand for :meth:`complete`: matched to the in-flight decision by ``call_id``
         when given, else by name and arguments (a call never proposed is recorded as is)."""
-        try:
-            args = dict(args) if args else {}
-        except (TypeError, ValueError):
-            raise CallArgumentsError(name, args) from None
-        if args and not plain(args):  # matched as proposed: as the JSON data it became
-            args = json_value(args)
-        with self._lock:  # the lock under _cond: Condition.__enter__ is a Python call
+        args, _ = freeze_call_arguments(name, args)  # matched as proposed was
+        with self._lock:
+            if self._report is not None:
+                raise FirewallProtocolError(
+                    f"{name} was recorded after its run {self.run_id} ended; a run continues "
+                    "only through Firewall.restore (or its adapter's continuation)"
+                )  # the lock under _cond: Condition.__enter__ is a Python call
             flight = self._inflight.get(call_id) if call_id is not None else None
             if flight is None:
                 for f in self._inflight.values():
@@ -234,6 +233,10 @@ class Execution(Judging):
         (``agentguard.message``) and, when the spec names a dialogue event, enters the
         trace and advances the monitor; returns the violations it caused, as
         :meth:`complete` does for a result (docs/firewall.md, "Dialogue events")."""
+        if self._report is not None:
+            raise FirewallProtocolError(
+                f"a {kind} message was observed after its run {self.run_id} ended"
+            )
         if not self._judges_dialogue:  # judged on tool calls only: the log alone keeps it
             if kind in MESSAGE_NAMES and not (self._log.active or hooks.SINKS):
                 return []  # and no log is kept (a bad kind still fails below)

@@ -134,6 +134,7 @@ class Firewall(Proposing):
         self._tools_observe = self.tools.observe if self.tools.observes else None
         self.monitor = Monitor.from_prototype(proto.monitor)
         self.spec_hash = proto.spec_hash
+        self.spec_hashes = proto.spec_hashes  # what a state of this spec may carry
         self._content = proto.content  # equal specs' firewalls share their reports by it
         self._constraints = proto.constraints.copy()
         self._order = proto.order.copy()
@@ -161,6 +162,7 @@ class Firewall(Proposing):
         self._step = 0
         self._shadows = Shadows(registry, self.final_tools)
         self._report: FirewallReport | None = None
+        self._ending = False
         self._log = DecisionLog(
             run_id=self.run_id,
             spec_name=spec.name,
@@ -234,7 +236,7 @@ class Firewall(Proposing):
         **kwargs: Unpack[FirewallOptions],
     ) -> Firewall:
         """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
-        from agentguard.enforcement.state import load
+        from agentguard.enforcement.state import load, log_chain
 
         if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
             raise FirewallStateError(
@@ -248,13 +250,20 @@ class Firewall(Proposing):
             raise FirewallStateError("malformed firewall state: run_id must be a string")
         kwargs.setdefault("run_id", run_id)
         kwargs.setdefault("keep_trace", True)  # the document carries the trace: keep it
+        # the log is attached once the state is read: the run's chain goes on from the
+        # line the state was saved after, never from a fresh genesis (docs/audit.md)
+        log_path = kwargs.pop("log_path", None)
         fw = cls(spec, **kwargs)
-        if state.get("spec_hash") != fw.spec_hash:
+        saved_hash = state.get("spec_hash")
+        if not isinstance(saved_hash, str) or saved_hash not in fw.spec_hashes:
             raise FirewallStateError("the saved state belongs to a different spec")
         try:
             load(fw, state)
+            after = log_chain(state)
         except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise FirewallStateError(f"malformed firewall state: {exc}") from None
+        if log_path is not None:
+            fw._log.attach(log_path, after=after)
         return fw
 
 

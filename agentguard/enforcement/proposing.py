@@ -19,6 +19,7 @@ from agentguard.enforcement.flight import Flight, ProposedCall, unpack
 from agentguard.enforcement.reporting import Reporting
 from agentguard.errors import CallArgumentsError
 from agentguard.trace._slots import slot_builder
+from agentguard.trace.arguments import freeze_call_arguments
 from agentguard.trace.model import Call
 
 NO_CALLS: Final[frozenset[str]] = frozenset()
@@ -42,13 +43,10 @@ class Proposing(Reporting):
             self._generation += 1
             if self._warned:
                 self._forget_warnings()
-            try:
-                args = dict(args) if args else {}
-            except (TypeError, ValueError):  # a list, a JSON string, ...: said plainly
-                raise CallArgumentsError(name, args) from None
+            args, uncheckable = freeze_call_arguments(name, args)
             try:  # one call alone: no other call of its turn can share its id (seen: None)
                 try:
-                    return self._check(name, args, tool_call_id, None)
+                    return self._check(name, args, tool_call_id, None, uncheckable)
                 except BaseException as exc:  # _guarded, inlined (one frame less per call)
                     self._failed(exc, (name, args))
                     raise
@@ -73,15 +71,15 @@ class Proposing(Reporting):
                 for entry in calls:
                     name, args, tool_call_id = unpack(entry)
                     try:
-                        args = dict(args)
-                    except (TypeError, ValueError):  # a list, a JSON string, ...
+                        args, uncheckable = freeze_call_arguments(name, args)
+                    except CallArgumentsError:  # a list, a JSON string, ...
                         for d in out:  # the turn is refused whole: none of it will run
                             if self._inflight.pop(d.call_id, None) is not None:
                                 reason = f"another call of its turn ({name}) had bad arguments"
                                 self._withdrawn_now(d, reason)
-                        raise CallArgumentsError(name, args) from None
+                        raise
                     try:  # _guarded, inlined (one frame less per call)
-                        out.append(self._check(name, args, tool_call_id, seen))
+                        out.append(self._check(name, args, tool_call_id, seen, uncheckable))
                     except BaseException as exc:
                         self._failed(exc, (name, args))
                         raise
@@ -113,7 +111,12 @@ class Proposing(Reporting):
             del self._warned[key]
 
     def _check(
-        self, name: str, args: dict[str, Any], tool_call_id: str | None, seen: set[str] | None
+        self,
+        name: str,
+        args: dict[str, Any],
+        tool_call_id: str | None,
+        seen: set[str] | None,
+        uncheckable: str | None = None,
     ) -> Decision:
         if self._spans is not None:
             self._check_started = time.time_ns()
@@ -125,6 +128,28 @@ class Proposing(Reporting):
             return self._decide(
                 Decision(
                     Action.STOP, name, args, step, (), message, (), False, call_id, tool_call_id
+                )
+            )
+        if self._ending:  # finished (or finishing): no call of this run may run any more
+            return self._decide(
+                Decision(
+                    Action.BLOCK,
+                    name,
+                    args,
+                    step,
+                    (),
+                    f"agentguard refused this call: its run {self.run_id} already ended.",
+                    (),
+                    False,
+                    call_id,
+                    tool_call_id,
+                )
+            )
+        if uncheckable is not None:  # what cannot be checked faithfully never runs
+            message = f"agentguard refused this call: {uncheckable}."
+            return self._decide(
+                Decision(
+                    Action.BLOCK, name, args, step, (), message, (), False, call_id, tool_call_id
                 )
             )
         if tool_call_id is not None and seen is not None:

@@ -63,6 +63,7 @@ class Reporting(Execution):
         with self._cond:
             if self._report is not None:
                 return self._report
+            self._ending = True  # calls proposed while it settles are refused
             self._settle()
             from agentguard.scoring.verify import verify_trace
 
