@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -55,11 +56,21 @@ class Chain:
     """Renders one run's log lines, each linked to the one before (not thread-safe: the
     firewall writes under its lock)."""
 
-    def __init__(self, run_id: str, key: bytes | None = None) -> None:
+    def __init__(
+        self, run_id: str, key: bytes | None = None, *, after: tuple[int, str] | None = None
+    ) -> None:
+        """A run's chain from its genesis, or continuing ``after`` = ``(seq, hash)`` of the
+        run's last line written so far (a run restored from a saved state)."""
         self.run_id = run_id
         self.key = key
-        self.seq = 0
-        self.head = genesis(run_id)
+        self.seq = 0 if after is None else after[0] + 1
+        self.head = genesis(run_id) if after is None else after[1]
+
+    @property
+    def last(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last line rendered, None before the first: what a run
+        saved now continues from."""
+        return None if self.seq == 0 else (self.seq - 1, self.head)
 
     def render(
         self,
@@ -190,8 +201,9 @@ def verify_lines(
     lines: Iterable[str], *, key: bytes | None = None, require_finish: bool = False
 ) -> AuditResult:
     """Check every run's chain in a log; stops at the first bad line (see the module
-    docstring). A run may restart its chain (``seq`` 0 from its genesis: a run restored
-    from a saved state writing to the same file)."""
+    docstring). A run never restarts its chain: one restored from a saved state goes on
+    from the line it was saved after (:func:`continuation`), so ``seq`` 0 twice for one
+    run id is a restart (a fresh firewall reusing the run id) or a removal."""
     runs: dict[str, _Run] = {}
     count = 0
 
@@ -217,7 +229,14 @@ def verify_lines(
             what = "has no HMAC" if "hmac" not in record else "HMAC does not match"
             return fail(n, f"{what} (edited, or written with another key)")
         state = runs.get(run_id)
-        if seq == 0 and prev == genesis(run_id):  # a run's chain starts (or restarts)
+        if seq == 0 and prev == genesis(run_id):  # a run's chain starts
+            if state is not None:
+                return fail(
+                    n,
+                    f"run {run_id} starts its chain again after seq {state.seq} (line "
+                    f"{state.line}): a run continues its chain, so the run was restarted "
+                    "without its state, or the lines of an earlier part were removed",
+                )
             state = runs[run_id] = _Run(0, line_hash(line), n)
         elif state is None:
             return fail(
@@ -257,11 +276,75 @@ def verify_lines(
     return AuditResult(count, heads, None, unfinished, key is not None)
 
 
+def continuation(path: Path, run_id: str, saved: tuple[int, str]) -> tuple[int, str]:
+    """Where a run restored from a state saved after line ``saved`` = ``(seq, hash)`` goes
+    on writing to the log at ``path``: after the run's last line in that file when the
+    file's chain of the run passes through ``saved`` (lines written after the save, e.g.
+    by the process that saved a checkpoint before its batch ran, stay on the chain);
+    else after ``saved`` itself (the file holds another part of the run, or none of it:
+    verified alone it is a fragment, and says so).
+
+    Reads the file backwards, only as far as the saved line: a long log costs what was
+    written since the save, not its whole length.
+    """
+    seq, head = saved
+    last: tuple[int, str] | None = None
+    # a quick test first: both renderings write an ASCII run id as json.dumps does
+    needle = json.dumps(run_id) if run_id.isascii() else None
+    for line in _lines_backwards(path):
+        if needle is not None and needle not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("run_id") != run_id:
+            continue
+        found = record.get("seq")
+        if not isinstance(found, int):
+            continue
+        if last is None:
+            last = (found, line_hash(line))
+        if found == seq:
+            return last if line_hash(line) == head else saved
+        if found < seq:
+            break
+    return saved
+
+
+_CHUNK: Final = 1 << 16
+
+
+def _lines_backwards(path: Path) -> Iterator[str]:
+    """The lines of a file, last first (decoded as UTF-8; a line that is not is skipped)."""
+    try:
+        file = path.open("rb")
+    except OSError:
+        return
+    with file:
+        end = file.seek(0, 2)
+        rest = b""
+        while end > 0:
+            start = max(0, end - _CHUNK)
+            file.seek(start)
+            block = file.read(end - start) + rest
+            end = start
+            parts = block.split(b"\n")
+            rest = parts[0] if start > 0 else b""
+            for raw in reversed(parts[1:] if start > 0 else parts):
+                if raw.strip():
+                    try:
+                        yield raw.decode("utf-8").rstrip("\r")
+                    except UnicodeDecodeError:
+                        continue
+
+
 __all__ = [
     "CHAIN_VERSION",
     "AuditResult",
     "Chain",
     "Problem",
+    "continuation",
     "genesis",
     "line_hash",
     "plain",

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agentguard.enforcement import hooks
-from agentguard.enforcement.audit import Chain
+from agentguard.enforcement.audit import Chain, continuation
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.log_lines import LineTemplates
 from agentguard.trace.formats.agentguard_logs import (
@@ -149,7 +149,23 @@ class DecisionLog:
         if self.path is not None:
             self._open()
 
-    def _open(self) -> None:
+    def attach(self, path: str | Path, *, after: tuple[int, str] | None) -> None:
+        """Write the run's lines to ``path`` from now on, continuing its chain ``after``
+        the line ``(seq, hash)`` it was saved after (a restored run; None: from the
+        genesis). Where the file holds later lines of the run, the chain goes on after
+        them (:func:`~agentguard.enforcement.audit.continuation`)."""
+        self.path = Path(path)
+        if after is not None:
+            after = continuation(self.path, self.run_id, after)
+        self._open(after)
+
+    @property
+    def chain_position(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the run's last line in the file, None before any (or with
+        no file): what a saved state records so that a restored run continues the chain."""
+        return None if self._chain is None else self._chain.last
+
+    def _open(self, after: tuple[int, str] | None = None) -> None:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,7 +173,7 @@ class DecisionLog:
         # when emit returns, with no buffer to flush
         self._file = io.FileIO(self.path, "a")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
-        self._chain = Chain(self.run_id, self._key)
+        self._chain = Chain(self.run_id, self._key, after=after)
         self.active = True
         if self._key is None and self._user is None:  # the byte templates' case
             self._lines = LineTemplates(self.run_id, self.spec_name, self.spec_hash)
@@ -403,26 +419,39 @@ class DecisionLog:
             hooks.publish_event(view)
 
     def _write(self, data: bytes) -> None:
-        """One line to the file: one write(2) of its bytes (a short write continues)."""
+        """One line to the file: one write(2) of its bytes (a short write continues).
+
+        After :meth:`close` (the run finished) a line still goes on the run's chain: the
+        file is opened for it and closed again (a call refused after the end is logged,
+        never lost)."""
         file = self._file
         if file is None:
+            if self.path is None or self._chain is None:
+                return
+            with io.FileIO(self.path, "a") as late:
+                _write_all(late, data)
             return
-        written = file.write(data) or 0
-        if written < len(data):  # a regular file takes it whole
-            rest = memoryview(data)[written:]
-            while rest:
-                rest = rest[file.write(rest) or 0 :]
+        _write_all(file, data)
 
     def flush(self) -> None:
         if self._file is not None and not self._file.closed:
             self._file.flush()
 
     def close(self) -> None:
+        """The run finished: the file is closed; its chain stays, so a line written after
+        the end (a refused late call) continues it."""
         if self._file is not None and not self._file.closed:
             self._file.close()
-        self._chain = None
+        self._file = None
         self._lines = None
-        self.active = self._user is not None
+
+
+def _write_all(file: io.FileIO, data: bytes) -> None:
+    written = file.write(data) or 0
+    if written < len(data):  # a regular file takes it whole
+        rest = memoryview(data)[written:]
+        while rest:
+            rest = rest[file.write(rest) or 0 :]
 
 
 def _leaves(value: Any) -> list[Any]:

@@ -42,6 +42,7 @@ from agentguard._recursion import allow_deep
 from agentguard.enforcement.agent_tools import spec_tool_names
 from agentguard.enforcement.sensitivity import has_user_predicate, result_sensitive
 from agentguard.language import ast as A
+from agentguard.language import printer
 from agentguard.language.dialogue import spec_mentions_dialogue
 from agentguard.monitor.compiled import cache_generation, compile_spec
 from agentguard.monitor.prototype import MonitorPrototype, prototype
@@ -54,9 +55,26 @@ CACHE_SIZE: Final = 64
 
 
 def spec_hash(spec: A.Spec) -> str:
-    """Content hash of the spec text (or of its constraints when built in Python)."""
+    """The hash of what the spec *means*: of its canonical text (the printer's, macros
+    expanded, imports inlined), so a comment, blank lines or layout do not change it
+    while any change to a constraint, a severity, a weight or a declaration does. A
+    saved state or a checkpoint is tied to a spec by it (restore, LangGraph's spec
+    change), and an edited comment must neither lift a stop nor refuse a state."""
+    text = printer.spec(spec)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def text_hash(spec: A.Spec) -> str:
+    """The hash states and logs carried before :func:`spec_hash` hashed the meaning (of
+    the spec's text, or its constraints when built in Python): still accepted on
+    restore, so an older saved state continues."""
     text = spec.text or "\n".join(f"{c.name}:{c.formula!r}:{c.severity}" for c in spec.constraints)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def spec_hashes(spec: A.Spec) -> frozenset[str]:
+    """Every hash a state of this spec may carry: its meaning's and its older text one."""
+    return frozenset((spec_hash(spec), text_hash(spec)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +86,7 @@ class FirewallPrototype:
     final_tools: tuple[str, ...]
     enforce_tools: bool
     spec_hash: str
+    spec_hashes: frozenset[str]  # spec_hash and the older text hash (restore accepts both)
     judges_dialogue: bool  # the spec names a dialogue event: messages enter the trace
     constraints: MappingProxyType[str, A.Constraint]
     order: MappingProxyType[str, int]  # constraint name -> its place in the spec
@@ -99,6 +118,7 @@ def _make(
         final_tools=final_tools,
         enforce_tools=enforce_tools,
         spec_hash=spec_hash(spec),
+        spec_hashes=spec_hashes(spec),
         judges_dialogue=spec_mentions_dialogue(spec),
         constraints=MappingProxyType(constraints),
         order=MappingProxyType({c.name: i for i, c in enumerate(spec.constraints)}),
@@ -201,4 +221,6 @@ __all__ = [
     "clear_cache",
     "firewall_prototype",
     "spec_hash",
+    "spec_hashes",
+    "text_hash",
 ]

@@ -11,6 +11,7 @@ from typing import Any, Final, Protocol, get_args
 
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import Flight
+from agentguard.enforcement.log import DecisionLog
 from agentguard.enforcement.shadows import Shadows
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor
@@ -48,6 +49,7 @@ class Firewall(Protocol):
     _sendbacks: int
     _stopped: bool
     _step: int
+    _log: DecisionLog
 
 
 STATE_FORMAT: Final = "agentguard.firewall/1"
@@ -81,7 +83,21 @@ def save(fw: Firewall) -> dict[str, Any]:
         "sendbacks": fw._sendbacks,
         "stopped": fw._stopped,
         "step": fw._step,
+        # the log's chain so far: a restored run continues it (docs/audit.md)
+        "log_chain": None if (last := fw._log.chain_position) is None else list(last),
     }
+
+
+def log_chain(state: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The ``(seq, hash)`` of the run's last log line when ``state`` was saved, or None
+    (no file log then, or a state from before the field)."""
+    value = state.get("log_chain")
+    if value is None:
+        return None
+    entries = expect_list(value, "log_chain")
+    if len(entries) != 2:
+        raise ValueError("log_chain must be [seq, hash]")
+    return expect_int(entries[0], "log_chain seq"), _text(entries[1], "log_chain hash")
 
 
 def load(fw: Firewall, state: Mapping[str, Any]) -> None:
@@ -203,4 +219,4 @@ def _decision(d: Any) -> Decision:
     return Decision.from_dict(d)
 
 
-__all__ = ["STATE_FORMAT", "load", "save"]
+__all__ = ["STATE_FORMAT", "load", "log_chain", "save"]
