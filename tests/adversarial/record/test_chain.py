@@ -1,0 +1,110 @@
+"""The decision log's chain: a continued run continues it, and a restart, a gap or a
+removed part fails verification (``agentguard audit verify``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import agentguard as ag
+from agentguard.enforcement.audit import verify_lines
+from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.prototype import spec_hash
+
+SPEC = """
+constraint cap severity SOFT_BLOCK := G !refund(amount > 500)
+"""
+
+
+def _turn(fw: Firewall, amount: int) -> None:
+    d = fw.propose("refund", {"amount": amount})
+    if d.executes:
+        fw.complete(fw.start(d), "ok")
+
+
+def _two_turns(log: Path) -> list[str]:
+    spec = ag.parse_spec(SPEC)
+    fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True)
+    _turn(fw, 10)
+    _turn(fw, 900)  # refused: the tail someone wants gone
+    fw.finish()
+    fw2 = Firewall.restore(spec, fw.save(), log_path=log)
+    _turn(fw2, 20)
+    fw2.finish()
+    return log.read_text().splitlines()
+
+
+def test_a_continued_run_continues_its_chain(tmp_path: Path) -> None:
+    lines = _two_turns(tmp_path / "d.jsonl")
+    seqs = [json.loads(line)["seq"] for line in lines]
+    assert seqs == list(range(len(lines)))
+    assert verify_lines(lines, require_finish=True).ok
+
+
+def test_removing_the_first_turn_fails(tmp_path: Path) -> None:
+    lines = _two_turns(tmp_path / "d.jsonl")
+    first_finish = next(i for i, line in enumerate(lines) if '"agentguard.finish"' in line)
+    result = verify_lines(lines[first_finish + 1 :], require_finish=True)
+    assert not result.ok
+
+
+def test_removing_the_violating_tail_of_the_first_turn_fails(tmp_path: Path) -> None:
+    lines = _two_turns(tmp_path / "d.jsonl")
+    blocked = next(i for i, line in enumerate(lines) if '"action":"block"' in line)
+    first_finish = next(i for i, line in enumerate(lines) if '"agentguard.finish"' in line)
+    tampered = lines[:blocked] + lines[first_finish + 1 :]
+    assert not verify_lines(tampered, require_finish=True).ok
+
+
+def test_a_fresh_firewall_reusing_the_run_id_is_a_restart(tmp_path: Path) -> None:
+    """A run restarted without its state (its counts and stops forgotten) shows."""
+    log = tmp_path / "d.jsonl"
+    spec = ag.parse_spec(SPEC)
+    for _ in range(2):
+        fw = Firewall(spec, log_path=log, run_id="r1")
+        _turn(fw, 10)
+        fw.finish()
+    result = verify_lines(log.read_text().splitlines())
+    assert not result.ok and "starts its chain again" in str(result.problem)
+
+
+def test_a_restore_from_an_older_state_continues_after_the_file_s_later_lines(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint saved before a batch ran, restored after the batch logged more lines
+    (LangGraph's resume): the chain goes on after those lines and verifies."""
+    log = tmp_path / "d.jsonl"
+    spec = ag.parse_spec(SPEC)
+    fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True)
+    _turn(fw, 10)
+    checkpoint = fw.save()
+    _turn(fw, 20)
+    _turn(fw, 30)
+    fw2 = Firewall.restore(spec, checkpoint, log_path=log)
+    _turn(fw2, 40)
+    fw2.finish()
+    assert verify_lines(log.read_text().splitlines()).ok
+
+
+def test_a_late_refusal_after_finish_stays_on_the_chain(tmp_path: Path) -> None:
+    log = tmp_path / "d.jsonl"
+    fw = Firewall(ag.parse_spec(SPEC), log_path=log)
+    _turn(fw, 10)
+    fw.finish()
+    fw.propose("refund", {"amount": 1})
+    lines = log.read_text().splitlines()
+    assert json.loads(lines[-1])["action"] == "block"
+    assert verify_lines(lines, require_finish=True).ok
+
+
+def test_a_comment_does_not_change_the_spec_s_identity() -> None:
+    """Specs are compared by meaning: an edited comment keeps the hash (a restore is not
+    refused, a HARD_STOP is not lifted); any change of meaning changes it."""
+    base = ag.parse_spec(SPEC)
+    commented = ag.parse_spec("# a note\n" + SPEC.replace(":=", ":=  ") + "\n# more\n")
+    changed = ag.parse_spec(SPEC.replace("500", "501"))
+    assert spec_hash(base) == spec_hash(commented)
+    assert spec_hash(base) != spec_hash(changed)
+    fw = Firewall(base, keep_trace=True)
+    _turn(fw, 10)
+    Firewall.restore(commented, fw.save())  # not refused
