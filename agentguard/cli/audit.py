@@ -9,11 +9,11 @@ check proves, and what it does not, is in docs/audit.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from agentguard.enforcement.audit import verify_lines
+from agentguard.report.terminal import json_text, printable
 
 EXIT_OK, EXIT_TAMPERED, EXIT_USAGE = 0, 1, 2
 
@@ -51,19 +51,21 @@ def run(args: argparse.Namespace) -> int:
         with path.open(encoding="utf-8", newline="") as handle:
             result = verify_lines(handle, key=key, require_finish=args.require_finish)
     except OSError as exc:
-        print(f"agentguard: {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        where = printable(exc.filename or path)
+        print(f"agentguard: {where}: {printable(exc.strerror or exc)}", file=sys.stderr)
         return EXIT_USAGE
     except UnicodeDecodeError as exc:
-        print(f"agentguard: {path}: not UTF-8 text ({exc.reason})", file=sys.stderr)
+        print(f"agentguard: {printable(path)}: not UTF-8 text ({exc.reason})", file=sys.stderr)
         return EXIT_TAMPERED
     if args.json:
-        print(json.dumps({"log": str(path), **result.to_dict()}, indent=2))
+        print(json_text({"log": str(path), **result.to_dict()}))
     elif result.problem is not None:
-        print(f"{path}:{result.problem.line}: {result.problem.reason}", file=sys.stderr)
+        where = printable(f"{path}:{result.problem.line}")
+        print(f"{where}: {printable(result.problem.reason)}", file=sys.stderr)
     else:
         macs = "chain and HMACs" if result.macs_checked else "chain (no --key: HMACs not checked)"
-        print(f"{path}: intact: {result.lines} lines, {len(result.runs)} run(s), {macs}")
+        print(f"{printable(path)}: intact: {result.lines} lines, {len(result.runs)} run(s), {macs}")
         for run_id, head in result.runs.items():
             note = "  (no finish line)" if run_id in result.unfinished else ""
-            print(f"  run {run_id}: head {head}{note}")
+            print(f"  run {printable(run_id)}: head {head}{note}")
     return EXIT_OK if result.ok else EXIT_TAMPERED

@@ -19,6 +19,7 @@ from rich.table import Table
 from agentguard.language.ast import Spec
 from agentguard.report import batch
 from agentguard.report.batch import CheckedTrace, Group, groups, stats
+from agentguard.report.terminal import markup
 from agentguard.scoring.report import FULL, NONE, PARTIAL, ComplianceReport
 
 PROGRESS_THRESHOLD: Final = 20
@@ -67,18 +68,20 @@ def _print_detail(console: Console, item: CheckedTrace) -> None:
         return
     colour = _COLOURS[rep.label]
     table = Table(
-        title=f"{item.label}  score [bold {colour}]{rep.score:.3f} {rep.label}[/]",
+        title=f"{markup(item.label)}  score [bold {colour}]{rep.score:.3f} {rep.label}[/]",
         title_justify="left",
     )
     for col in ("constraint", "layer", "weight", "result", "detail"):
         table.add_column(col, overflow="fold")
     for c in rep.constraints:
         mark = "[green]pass[/]" if c.passed else "[red]FAIL[/]"
-        table.add_row(c.name, c.layer or "-", f"{c.weight:g}", mark, c.detail)
+        table.add_row(
+            markup(c.name), markup(c.layer or "-"), f"{c.weight:g}", mark, markup(c.detail)
+        )
     console.print(table)
     for problem in rep.tool_problems:
-        console.print(f"[yellow]tool declaration[/] {problem}")
-    console.print(f"tool sequence: {elide(rep.tool_sequence)}\n")
+        console.print(f"[yellow]tool declaration[/] {markup(problem)}")
+    console.print(f"tool sequence: {markup(elide(rep.tool_sequence))}\n")
 
 
 def elide(names: tuple[str, ...], head: int = 30, tail: int = 10) -> str:
@@ -104,10 +107,10 @@ def _print_rows(console: Console, scored: Sequence[CheckedTrace]) -> None:
         if rep is None:  # pragma: no cover - filtered by the caller
             continue
         runs.add_row(
-            item.label,
+            markup(item.label),
             f"{rep.score:.3f}",
             f"[{_COLOURS[rep.label]}]{rep.label}[/]",
-            ", ".join([*(c.name for c in rep.violated), *_declarations(rep)]) or "-",
+            markup(", ".join([*(c.name for c in rep.violated), *_declarations(rep)]) or "-"),
         )
     console.print(runs)
 
@@ -135,7 +138,9 @@ def _print_aggregates(console: Console, items: Sequence[CheckedTrace], spec: Spe
     for col in ("constraint", "layer", "passed", "rate"):
         rates.add_column(col)
     for name, layer, _, ok in s.constraints:
-        rates.add_row(name, layer or "-", f"{ok}/{s.traces}", f"{ok / s.traces:.1%}")
+        rates.add_row(
+            markup(name), markup(layer or "-"), f"{ok}/{s.traces}", f"{ok / s.traces:.1%}"
+        )
     console.print(rates)
 
 
@@ -147,12 +152,12 @@ def _print_groups(console: Console, found: Sequence[Group], by: Sequence[str]) -
         s = g.stats
         worst = sorted((ok, name) for name, _, _, ok in s.constraints if ok < s.traces)
         table.add_row(
-            g.name,
+            markup(g.name),
             str(s.traces),
             str(s.passed),
             f"{s.pass_rate:.1%}" if s.pass_rate is not None else "-",
             f"{s.mean_score:.3f}" if s.mean_score is not None else "-",
-            ", ".join(name for _, name in worst[:3]) or "-",
+            markup(", ".join(name for _, name in worst[:3]) or "-"),
         )
     console.print(table)
 

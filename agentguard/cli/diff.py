@@ -20,6 +20,7 @@ from typing import Any
 
 from agentguard.enforcement.decision import Decision
 from agentguard.language.ast import Spec
+from agentguard.report.terminal import json_text, printable
 from agentguard.trace.model import Trace
 
 EXIT_SAME, EXIT_CHANGED, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -159,11 +160,11 @@ def run(args: argparse.Namespace) -> int:
     changed = [r for r in runs if r.get("calls") or r.get("constraints") or r.get("score")]
     if args.json:
         doc = {"old": args.old, "new": args.new, "changed": len(changed), "runs": runs}
-        print(json.dumps(doc, indent=2, default=str))
+        print(json_text(json.loads(json.dumps(doc, default=str))))
     else:
         lines = _render(runs)
         lines.append(f"{len(changed)} of {len(runs)} run(s) change")
-        print("\n".join(lines))
+        print(printable("\n".join(lines), one_line=False))
     if unreadable:
         return EXIT_INPUT
     return EXIT_CHANGED if changed else EXIT_SAME

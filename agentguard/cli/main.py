@@ -35,6 +35,7 @@ from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
 from agentguard.report import batch
+from agentguard.report.terminal import json_text, printable
 from agentguard.trace.formats import format_names
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -57,7 +58,8 @@ def _console() -> Console:
 
 
 def _err(message: str) -> None:
-    print(f"agentguard: {message}", file=sys.stderr)
+    """An error or a note on stderr; what it quotes of a file is shown, never interpreted."""
+    print(f"agentguard: {printable(message, one_line=False)}", file=sys.stderr)
 
 
 def _import_plugins(modules: Sequence[str]) -> bool:
@@ -147,7 +149,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         doc = batch.document(
             items, spec, by=args.by, fail_under=args.fail_under, extended=args.extended
         )
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json_text(doc))
         return worst
     check.render(
         _console(),
@@ -243,7 +245,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
                 "conflict": list(witness.conflict),
                 "message": witness.message,
             }
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json_text(doc))
         return status
     console = _console()
     table = Table(title=f"{args.spec}: spec {spec.name or '(unnamed)'} — OK", title_justify="left")

@@ -30,6 +30,7 @@ from typing import Any
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import AgentGuardError
 from agentguard.language.ast import Spec
+from agentguard.report.terminal import json_text, printable
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 ACTIONS = {a.value: a for a in Action} | {"override": Action.OVERRIDE}
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = run_files(spec, [Path(p) for p in args.cases])
     except CaseFileError as exc:
-        print(f"agentguard: {exc}", file=sys.stderr)
+        print(f"agentguard: {printable(exc, one_line=False)}", file=sys.stderr)
         return EXIT_INPUT
     code = EXIT_OK if all(r.passed for r in results) else EXIT_MISMATCH
     if args.json:
@@ -233,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
             "failed": sum(not r.passed for r in results),
             "cases": [r.to_dict() for r in results],
         }
-        print(json.dumps(doc, indent=2, default=str))
+        print(json_text(json.loads(json.dumps(doc, default=str))))
     else:
-        print(render(results))
+        print(printable(render(results), one_line=False))
     return code

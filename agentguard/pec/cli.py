@@ -33,6 +33,7 @@ from agentguard.pec.episode import Episode, Scored
 from agentguard.pec.export import write_episodes
 from agentguard.pec.loaders import LoadedEpisode
 from agentguard.pec.report import build_report, render, write_csv
+from agentguard.report.terminal import markup, printable
 
 EXIT_OK, EXIT_USAGE, EXIT_INPUT = 0, 2, 3
 
@@ -194,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         if args.episodes_out:
             write_episodes(scored, args.episodes_out)
     except AgentGuardError as exc:
-        err.print(Text("error: ", style="red") + Text(str(exc)))
+        err.print(Text("error: ", style="red") + Text(printable(exc, one_line=False)))
         return EXIT_USAGE
     broken = _known_broken(scored) if args.bfcl else None
     if args.json:
@@ -209,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
             out.print(
                 f"first failures on BFCL's documented broken entries: "
                 f"{broken['on_known_broken']} of {broken['first_failures']}"
-                + (f" ({', '.join(broken['task_ids'])})" if broken["task_ids"] else "")
+                + (f" ({markup(', '.join(broken['task_ids']))})" if broken["task_ids"] else "")
             )
         for path, what in (
             (args.csv, "CSV"),
@@ -253,7 +254,7 @@ def _report_errors(errors: Sequence[Exception], err: Console, as_json: bool) -> 
         return
     err.print(f"{len(errors)} record(s) not scored:")
     for e in errors:
-        err.print(f"  {e}", markup=False)
+        err.print(f"  {printable(e, one_line=False)}", markup=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

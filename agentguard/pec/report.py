@@ -28,6 +28,7 @@ from agentguard.pec.stats import (
     resampled_statistics,
     wilson,
 )
+from agentguard.report.terminal import markup
 
 GroupKey = tuple[str, ...]
 
@@ -241,7 +242,7 @@ def main_table(report: Report) -> Table:
         s, iv = g.summary, g.intervals
         rr = _cell(s.rr, g.rr_interval) + f" ({s.rr_successes}/{s.rr_eligible})"
         table.add_row(
-            *g.key,
+            *_shown(g.key),
             str(s.n),
             _cell(s.ter, iv.ter),
             _cell(s.mean_fed, iv.mean_fed),
@@ -265,7 +266,7 @@ def pec_table(report: Report) -> Table:
         for k in report.table_depths:
             n_k = g.summary.n_k[k - 1] if k <= len(g.summary.n_k) else 0
             cells.append(f"{_cell(g.summary.pec_at(k), g.pec_interval(k))} n={n_k}")
-        table.add_row(*g.key, *cells)
+        table.add_row(*_shown(g.key), *cells)
     return table
 
 
@@ -280,7 +281,9 @@ def label_table(report: Report) -> Table:
     table.add_column("RR-Eligible", justify="right")
     for g in report.groups:
         counts = [str(c) for _, c in g.summary.labels]
-        table.add_row(*g.key, *counts, str(g.summary.unlabelled), str(g.summary.rr_eligible))
+        table.add_row(
+            *_shown(g.key), *counts, str(g.summary.unlabelled), str(g.summary.rr_eligible)
+        )
     return table
 
 
@@ -299,14 +302,19 @@ def delta_table(report: Report) -> Table | None:
     for g, base, d in pairs:
         s, ref = g.summary, base.summary
         table.add_row(
-            *g.key,
-            base.name(),
+            *_shown(g.key),
+            markup(base.name()),
             _signed(s.ter - ref.ter, d.ter),
             _signed(s.mean_fed - ref.mean_fed, d.mean_fed),
             _signed(s.auc_pec - ref.auc_pec, d.auc_pec),
             _signed(s.final_success - ref.final_success, d.final_success),
         )
     return table
+
+
+def _shown(key: Sequence[str]) -> list[str]:
+    """A group's key (labels from the user's files) as table cells: never interpreted."""
+    return [markup(part) for part in key]
 
 
 def _signed(value: float, interval: Interval) -> str:
