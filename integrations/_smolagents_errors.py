@@ -3,16 +3,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agentguard.enforcement.decision import Decision
 from agentguard.errors import AgentGuardError
 from agentguard.guard import blocked_text
 
 
 class ToolCallBlocked(AgentGuardError):
-    """Raised inside a CodeAgent's code when the firewall blocks a call; the model sees it."""
+    """Raised inside a CodeAgent's code when the firewall blocks a call; the model sees it.
+
+    Model code catches it, so it carries a copy of the decision: changing its arguments
+    in place leaves the run's own record of the refusal as it was."""
 
     def __init__(self, decision: Decision) -> None:
-        self.decision = decision
+        approval = None if decision.approval is None else dict(decision.approval)
+        self.decision = replace(decision, args=decision.arguments(), approval=approval)
         super().__init__(blocked_text(decision))
 
 

@@ -1,16 +1,25 @@
 """The smolagents tool gate: a guarded copy of each tool, whose every call (however model
-code reaches it) goes through the session's execution protocol (docs/firewall.md)."""
+code reaches it) goes through the session's execution protocol (docs/firewall.md).
+
+What is checked is what runs: the gate names positional arguments after the tool's
+``forward``, fills in the defaults its signature declares (``force: bool = True``
+omitted by the model is judged as ``True``, since that is what the tool acts on), checks
+that, and calls the original with the firewall's frozen snapshot
+(:meth:`Decision.arguments`), never the objects model code passed.
+"""
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped
-from agentguard.errors import MissingExtraError
+from agentguard.errors import MissingExtraError, UncheckableArgumentsError
 from agentguard.guard import GuardSession, blocked_text
 from agentguard.guard_shared import EXECUTING
+from agentguard.trace.arguments import copy_arguments, snapshot_arguments
 
 from ._smolagents_errors import ToolArgumentsError, ToolCallBlocked
 
@@ -48,9 +57,9 @@ def guarded_tool(tool: Any, session: GuardSession, *, raise_on_block: bool) -> A
 
 def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable[..., Any]:
     """The guarded copy's ``forward``: the call proposed and started (one session step,
-    :meth:`GuardSession.propose_and_start`), run, completed."""
+    :meth:`GuardSession.propose_and_start`), run with the checked snapshot, completed."""
     name: str = tool.name
-    order = list(tool.inputs)
+    order, defaults = call_shape(tool)
     # ``Tool.__call__`` with keywords only and no sanitizing (as here) sets the tool up on
     # first use and calls ``forward``: done here directly when the class keeps that call
     plain_call = type(tool).__call__ is smolagents_module().Tool.__call__
@@ -66,19 +75,22 @@ def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable
     def gate(_self: Any, /, *args: Any, **kwargs: Any) -> Any:
         # a ToolCallingAgent's call passes keywords only: ``forward``'s own new dict of them
         arguments = kwargs if not args else bind_arguments(name, order, args, kwargs)
+        if defaults:
+            arguments = with_defaults(arguments, defaults)
         REACHED.reached = True  # the framework got as far as the tool: not withdrawn
         started = propose_and_start(name, arguments)
         if started.action not in EXECUTING:
             return refused(started)
+        given = started.arguments()  # the checked snapshot, never the caller's objects
         try:
-            if plain_call and tool.is_initialized and _OWN_KEYWORD not in arguments:
-                result = tool.forward(**arguments)
+            if plain_call and tool.is_initialized and _OWN_KEYWORD not in given:
+                result = tool.forward(**given)
             else:
-                result = tool(**arguments)
+                result = tool(**given)
         except BaseException as exc:  # Ctrl-C inside the tool too: it began, it may have acted
             session.complete(started, error=exc)
             raise
-        session.complete(started, result)
+        session.complete(started, detached(result))
         return result
 
     return gate
@@ -86,6 +98,56 @@ def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable
 
 _OWN_KEYWORD = "sanitize_inputs_outputs"
 """``Tool.__call__``'s own keyword: an argument of that name is the call's to take."""
+
+
+def call_shape(tool: Any) -> tuple[list[str], dict[str, Any]]:
+    """How a call of ``tool`` binds: the names positional arguments take (``forward``'s
+    own order, as ``Tool.__call__`` passes them on; the declared ``inputs`` when
+    ``forward`` takes ``*args``), and the defaults its signature gives declared inputs.
+
+    A default that is not plain data (a sentinel object) is left out: the check could
+    not hold it, and left out the tool still receives its own default."""
+    declared = list(getattr(tool, "inputs", None) or {})
+    try:
+        parameters = list(inspect.signature(tool.forward).parameters.values())
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return declared, {}
+    if parameters and parameters[0].name == "self" and "self" not in declared:
+        parameters = parameters[1:]  # ``@tool``'s forward claims a ``self`` it never takes
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_POSITIONAL for p in parameters):
+        order = declared
+    else:
+        positional = (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+        order = [p.name for p in parameters if p.kind in positional] or declared
+    defaults: dict[str, Any] = {}
+    for p in parameters:
+        if p.name in declared and p.default is not p.empty:
+            try:
+                defaults[p.name] = snapshot_arguments({p.name: p.default})[p.name]
+            except UncheckableArgumentsError:
+                continue
+    return order, defaults
+
+
+def with_defaults(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` with each default the call omits filled in (a new dict)."""
+    out = dict(arguments)
+    for key, value in defaults.items():
+        if key not in out:
+            out[key] = value
+    return out
+
+
+def detached(result: Any) -> Any:
+    """What the trace records of a tool's result: a copy of plain containers, so neither
+    model code nor the tool changing the returned list afterwards rewrites the trace."""
+    if isinstance(result, (dict, list)):
+        try:
+            return copy_arguments({"result": result})["result"]
+        except RecursionError:  # deeper than a copy can walk: the firewall renders it
+            return result
+    return result
 
 
 class _Reached(threading.local):
@@ -100,7 +162,7 @@ REACHED = _Reached()
 def bind_arguments(
     name: str, order: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Name positional arguments after the tool's declared ``inputs`` (CodeAgent passes them)."""
+    """Name positional arguments after the tool's parameters (CodeAgent passes them)."""
     if not args:  # a ToolCallingAgent's call: keywords only
         return dict(kwargs)
     if len(args) == 1 and not kwargs and isinstance(args[0], dict) and set(args[0]) <= set(order):
@@ -117,4 +179,12 @@ def bind_arguments(
     return bound
 
 
-__all__ = ["REACHED", "bind_arguments", "guarded_tool", "smolagents_module"]
+__all__ = [
+    "REACHED",
+    "bind_arguments",
+    "call_shape",
+    "detached",
+    "guarded_tool",
+    "smolagents_module",
+    "with_defaults",
+]

@@ -46,7 +46,6 @@ from typing_extensions import Unpack
 
 from agentguard.enforcement.decision import RunStopped
 from agentguard.guard import (
-    FINAL_TOOL,
     AlreadyGuardedError,
     GuardOptions,
     GuardSession,
@@ -61,6 +60,7 @@ from ._smolagents_errors import (
     ToolCallBlocked,
 )
 from ._smolagents_exposure import REACHING_MODULES, refuse_exposing_imports
+from ._smolagents_mediation import ADOPTED, ATTRIBUTE, Mediation, guarded_on_its_own
 from ._smolagents_tools import bind_arguments, guarded_tool, smolagents_module
 from ._smolagents_turns import (
     batch_checked,
@@ -69,9 +69,6 @@ from ._smolagents_turns import (
     unique_ids,
     withdraw_unrun,
 )
-
-ATTRIBUTE = "agentguard"
-"""The attribute of a guarded agent holding its :class:`GuardSession`."""
 
 
 def guard_smolagents(
@@ -88,10 +85,15 @@ def guard_smolagents(
             f"a CodeAgent with executor_type={agent.executor_type!r} runs its tools in another "
             "process, out of the guard's reach; agentguard supports executor_type='local'"
         )
-    if isinstance(getattr(agent, ATTRIBUTE, None), GuardSession):
-        raise AlreadyGuardedError(f"agent {agent.name or type(agent).__name__} is already guarded")
-    if isinstance(agent, smolagents.CodeAgent):
-        refuse_exposing_imports(agent)
+    named = agent.name or type(agent).__name__
+    if guarded_on_its_own(agent):
+        raise AlreadyGuardedError(f"agent {named} is already guarded")
+    if agent in ADOPTED:
+        raise AlreadyGuardedError(
+            f"agent {named} is managed by a guarded agent and shares its guard; to give it "
+            "a spec of its own, guard it before handing it to its manager"
+        )
+    refuse_exposing_imports(agent)
     firewall_kwargs.setdefault("agent_tools", agent_tool_schemas(agent))
     session = GuardSession(spec, **firewall_kwargs)
     _install(agent, session, smolagents)
@@ -102,13 +104,17 @@ _JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "obj
 
 
 def agent_tool_schemas(agent: Any) -> dict[str, dict[str, Any]]:
-    """The agent's tools as JSON Schemas (from smolagents' ``Tool.inputs``), for the
-    firewall's comparison with the spec's tools (``agent_tools``, docs/firewall.md).
+    """The tools of the agent and of the agents it manages (those sharing its guard) as
+    JSON Schemas (from smolagents' ``Tool.inputs``), for the firewall's comparison with
+    the spec's tools (``agent_tools``, docs/firewall.md).
 
     smolagents' own type names beyond JSON's (``any``, ``image``, ``audio``) say nothing
     a declaration could contradict, so they are left out of the property schema.
     """
     out: dict[str, dict[str, Any]] = {}
+    for managed in dict(getattr(agent, "managed_agents", {}) or {}).values():
+        if not guarded_on_its_own(managed):
+            out.update(agent_tool_schemas(managed))
     for name, tool in dict(getattr(agent, "tools", {}) or {}).items():
         inputs = getattr(tool, "inputs", None)
         inputs = inputs if isinstance(inputs, dict) else {}
@@ -127,38 +133,29 @@ def agent_tool_schemas(agent: Any) -> dict[str, dict[str, Any]]:
 
 
 def _install(agent: Any, session: GuardSession, smolagents: Any) -> None:
-    _guard_tools(agent, session, smolagents)
+    mediation = Mediation(session, smolagents)
+    mediation.adopt(agent)
     setattr(agent, ATTRIBUTE, session)
     agent.final_answer_checks = [*agent.final_answer_checks, final_answer_check(session)]
     if isinstance(agent, smolagents.ToolCallingAgent):
         agent.process_tool_calls = batch_checked(agent.process_tool_calls, agent, session)
         agent.execute_tool_call = withdraw_unrun(agent.execute_tool_call, agent, session)
     agent._handle_max_steps_reached = last_answer_checked(agent._handle_max_steps_reached, session)
-    agent.run = _run_with_session(agent, agent.run, session, smolagents)
-
-
-def _guard_tools(agent: Any, session: GuardSession, smolagents: Any) -> None:
-    """Replace every unguarded tool (managed agents' too); run again at each ``run()``
-    so tools added to ``agent.tools`` after ``guard()`` are guarded as well."""
-    raises = isinstance(agent, smolagents.CodeAgent)
-    for name, tool in list(agent.tools.items()):
-        if name != FINAL_TOOL and not getattr(tool, "agentguard_guarded", False):
-            agent.tools[name] = guarded_tool(tool, session, raise_on_block=raises)
-    for managed in agent.managed_agents.values():
-        _guard_tools(managed, session, smolagents)
-        setattr(managed, ATTRIBUTE, session)
+    agent.run = _run_with_session(agent, agent.run, session, mediation)
 
 
 def _run_with_session(
-    agent: Any, run: Callable[..., Any], session: GuardSession, smolagents: Any
+    agent: Any, run: Callable[..., Any], session: GuardSession, mediation: Mediation
 ) -> Callable[..., Any]:
     """Each ``run`` gets a fresh firewall and is finished after; ``reset=False`` (smolagents
-    keeps its memory, ``MultiStepAgent.run``) continues the previous run's trace instead."""
+    keeps its memory, ``MultiStepAgent.run``) continues the previous run: the same run
+    id, its firewall state restored, its decision log's chain continued."""
     options = _run_options(run)
 
     def guarded_run(task: str, *args: Any, **kwargs: Any) -> Any:
         given = options(task, args, kwargs)
-        _guard_tools(agent, session, smolagents)
+        mediation.adopt(agent)  # tools and managed agents added since guard()
+        refuse_exposing_imports(agent, mediation.originals())
         session.start_run(resume=not given.get("reset", True))
         try:  # the task is the user's message to the agent
             session.observe("user", str(task))

@@ -228,7 +228,8 @@ class TestToolCallingAgent:
         assert not agent.agentguard.active
 
     def test_managed_agent_calls_belong_to_the_managers_run(self) -> None:
-        """A managed agent's tool calls go through the manager's guard and trace."""
+        """A managed agent's tool calls go through the manager's guard and trace; the
+        managed agent does not carry the manager's session (model code can reach it)."""
         helper = ToolCallingAgent(
             tools=[lookup_order, issue_refund],
             model=ScriptedModel(
@@ -252,7 +253,7 @@ class TestToolCallingAgent:
         )
         guard(boss, rules(block={"issue_refund"}))
         assert boss.run("task") == "done"
-        assert helper.agentguard is boss.agentguard
+        assert not hasattr(helper, "agentguard")
         assert RAN == ["lookup:B2"]
         assert boss.agentguard.trace.names == ("lookup_order", "final_answer")
 
