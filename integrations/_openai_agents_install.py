@@ -1,12 +1,19 @@
-"""Installing the OpenAI Agents guard on an agent and every agent it hands off to: the
-guarded function tools (input guardrail first, wrapped invoker), the hooks that
-batch-propose each model turn, the output guardrail, and handoffs followed at run time."""
+"""Installing the OpenAI Agents guard on an agent and on every agent it can reach: the
+guarded function tools (agentguard's input guardrail first, the wrapped invoker), the
+hooks that batch-propose each model turn and keep the agent guarded as it changes, the
+output guardrail.
+
+An agent reaches another by a handoff (an ``Agent`` in ``handoffs``, a ``handoff(agent)``
+object, or a ``Handoff`` that builds its agent at run time, guarded when invoked) and by
+``Agent.as_tool`` (the tool's agent runs inside the call). Tools the guard cannot gate
+(hosted tools, computer, shell and patch tools, MCP servers) are refused, at ``guard()``
+and whenever they appear on a guarded agent later.
+"""
 
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
@@ -25,44 +32,57 @@ ATTRIBUTE: Final = "agentguard"
 
 
 class GuardedInvoker:
-    """``on_invoke_tool`` of a guarded copy; other attributes are the SDK invoker's."""
+    """``on_invoke_tool`` of a guarded tool; other attributes are the SDK invoker's."""
 
-    def __init__(self, inner: Callable[[Any, str], Awaitable[Any]], guard: OpenAIAgentsGuard):
-        self._inner = inner
-        self._guard = guard
+    def __init__(
+        self,
+        tool: FunctionTool,
+        inner: Callable[[Any, str], Awaitable[Any]],
+        guard: OpenAIAgentsGuard,
+    ) -> None:
+        self.tool = tool
+        self.guard = guard
+        self.agentguard_inner = inner
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        return getattr(self.agentguard_inner, name)
+
+    def __agents_bind_function_tool__(self, tool: FunctionTool) -> GuardedInvoker:
+        """A copy of a guarded tool (``copy.copy``, ``tool_namespace``) stays guarded: the
+        SDK rebinds the invoker to the copy, and this one rebinds itself too."""
+        bind = getattr(self.agentguard_inner, "__agents_bind_function_tool__", None)
+        inner = bind(tool) if callable(bind) else self.agentguard_inner
+        return GuardedInvoker(tool, inner, self.guard)
 
     async def __call__(self, context: Any, raw_args: str) -> Any:
-        return await self._guard.invoke(self._inner, context, raw_args)
+        return await self.guard.invoke(self.tool, self.agentguard_inner, context, raw_args)
 
 
 class GuardHooks(AgentHooks[Any]):
-    """Batch-proposes each model turn's calls; every event reaches the agent's own hooks."""
+    """Proposes each model turn's calls; keeps the agent guarded; every event reaches
+    the agent's own hooks."""
 
-    def __init__(self, guard: OpenAIAgentsGuard, agent: Any, inner: Any) -> None:
+    def __init__(self, guard: OpenAIAgentsGuard, inner: Any) -> None:
         self.guard = guard
-        self.agent = agent
         self.inner = inner
 
+    async def on_llm_start(self, context: Any, agent: Any, system: Any, items: Any) -> None:
+        install(agent, self.guard)  # tools, handoffs and servers may change between turns
+        if self.inner is not None:
+            await self.inner.on_llm_start(context, agent, system, items)
+
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-        names = {t.name for t in self.agent.tools if isinstance(t, FunctionTool)}
-        calls = []
-        for item in response.output:
-            if getattr(item, "type", None) == "function_call" and item.name in names:
-                try:
-                    args = json.loads(item.arguments or "{}")
-                except ValueError:
-                    continue  # the SDK refuses it; a call that never runs is not proposed
-                if isinstance(args, dict):
-                    calls.append((str(item.name), args, str(item.call_id)))
-        self.guard.run_of(context).propose_turn(calls)
+        await self.guard.propose_turn(context, agent, response)
         if self.inner is not None:
             await self.inner.on_llm_end(context, agent, response)
 
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if isinstance(tool, FunctionTool):
+            guard_in_place(tool, self.guard)  # a tool added to the agent this very turn
+        if self.inner is not None:
+            await self.inner.on_tool_start(context, agent, tool)
+
     async def on_start(self, context: Any, agent: Any) -> None:
-        self.guard.run_of(context)
         if self.inner is not None:
             await self.inner.on_start(context, agent)
 
@@ -71,27 +91,17 @@ class GuardHooks(AgentHooks[Any]):
             await self.inner.on_end(context, agent, output)
 
     async def on_handoff(self, context: Any, agent: Any, source: Any) -> None:
+        install(agent, self.guard)
         if self.inner is not None:
             await self.inner.on_handoff(context, agent, source)
-
-    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_tool_start(context, agent, tool)
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
         if self.inner is not None:
             await self.inner.on_tool_end(context, agent, tool, result)
 
-    async def on_llm_start(self, context: Any, agent: Any, system: Any, items: Any) -> None:
-        if self.inner is not None:
-            await self.inner.on_llm_start(context, agent, system, items)
 
-
-def agent_tool_schemas(agent: Any) -> dict[str, Any] | None:
-    """The function tools of ``agent`` and of every agent its handoffs reach (name -> JSON
-    Schema), for the firewall's comparison with the spec's tools; None when a handoff is
-    built at run time (its target's tools cannot be known before the run)."""
-    out: dict[str, Any] = {}
+def reachable(agent: Any) -> Iterator[Any]:
+    """``agent`` and every agent it reaches by handoffs and agent tools, once each."""
     seen: set[int] = set()
     todo = [agent]
     while todo:
@@ -99,37 +109,69 @@ def agent_tool_schemas(agent: Any) -> dict[str, Any] | None:
         if id(current) in seen:
             continue
         seen.add(id(current))
+        yield current
+        todo.extend(_targets(current))
+
+
+def _targets(agent: Any) -> Iterator[Any]:
+    for target in agent.handoffs:
+        if isinstance(target, Handoff):
+            ref = getattr(target, "_agent_ref", None)  # handoff(agent) keeps its agent
+            target = ref() if callable(ref) else None
+        if isinstance(target, Agent):
+            yield target
+    for tool in agent.tools:
+        inner = getattr(tool, "_agent_instance", None)  # Agent.as_tool
+        if isinstance(tool, FunctionTool) and isinstance(inner, Agent):
+            yield inner
+
+
+def agent_tool_schemas(agent: Any) -> dict[str, Any] | None:
+    """The function tools of every agent ``agent`` reaches (name -> JSON Schema), for the
+    firewall's comparison with the spec's tools; None when a handoff builds its agent at
+    run time (its tools cannot be known before the run)."""
+    out: dict[str, Any] = {}
+    for current in reachable(agent):
+        for target in current.handoffs:
+            if isinstance(target, Handoff) and not callable(getattr(target, "_agent_ref", None)):
+                return None
         for tool in current.tools:
             if isinstance(tool, FunctionTool):
                 out[tool.name] = tool.params_json_schema
-        for target in current.handoffs:
-            if not isinstance(target, Agent):
-                return None
-            todo.append(target)
     return out
 
 
 def install(agent: Any, guard: OpenAIAgentsGuard) -> None:
-    """Guard one agent, then the agents its handoffs name (once each)."""
-    if getattr(agent, ATTRIBUTE, None) is guard:
-        return
-    _refuse_ungated(agent)
-    setattr(agent, ATTRIBUTE, guard)
-    agent.tools = [_guarded_tool(t, guard) for t in agent.tools]
-    agent.output_guardrails = [*agent.output_guardrails, guard.output_guardrail]
-    agent.hooks = GuardHooks(guard, agent, agent.hooks)
-    agent.handoffs = [_followed(h, guard) for h in agent.handoffs]
-    for target in agent.handoffs:
-        if isinstance(target, Agent):
-            install(target, guard)
+    """Guard every agent ``agent`` reaches; an agent already guarded is checked again
+    for tools, handoffs and servers added since (each guarded once)."""
+    for current in reachable(agent):
+        _refuse_ungated(current)
+        owner = getattr(current, ATTRIBUTE, None)
+        if owner is not None and owner is not guard:
+            raise UnsupportedAgentError(
+                f"agent {current.name!r} is guarded by another guard: one agent graph, one "
+                "guard (a run's calls must meet one firewall)"
+            )
+        if owner is None:
+            setattr(current, ATTRIBUTE, guard)
+            current.output_guardrails = [*current.output_guardrails, guard.output_guardrail]
+            current.hooks = GuardHooks(guard, current.hooks)
+            current.tools = [_guarded_copy(t, guard) for t in current.tools]
+        else:
+            for tool in current.tools:
+                if isinstance(tool, FunctionTool):
+                    guard_in_place(tool, guard)
+        current.handoffs = [_followed(h, guard) for h in current.handoffs]
 
 
 def _refuse_ungated(agent: Any) -> None:
-    others = [type(t).__name__ for t in agent.tools if not isinstance(t, FunctionTool)]
+    others = sorted({type(t).__name__ for t in agent.tools if not isinstance(t, FunctionTool)})
     if others:
         raise UnsupportedAgentError(
-            f"agent {agent.name!r} has tools agentguard cannot gate ({', '.join(others)}: they "
-            "run outside this process); give it function tools only"
+            f"agent {agent.name!r} has tools agentguard cannot gate ({', '.join(others)}: "
+            "hosted tools run on the model provider's servers, and computer, shell and "
+            "patch tools run outside the function-tool path the guard checks); give it "
+            "function tools only"
         )
     if agent.mcp_servers:
         raise UnsupportedAgentError(
@@ -138,29 +180,60 @@ def _refuse_ungated(agent: Any) -> None:
         )
 
 
-def _guarded_tool(tool: FunctionTool, guard: OpenAIAgentsGuard) -> FunctionTool:
-    guard.declare(tool)
+def _guarded_copy(tool: Any, guard: OpenAIAgentsGuard) -> Any:
+    if not isinstance(tool, FunctionTool) or _guarded_by(tool) is guard:
+        return tool
     copied = copy.copy(tool)  # the SDK's own copy: rebinds the invoker to the copy
-    copied.tool_input_guardrails = [guard.input_guardrail, *(tool.tool_input_guardrails or [])]
-    copied.on_invoke_tool = GuardedInvoker(copied.on_invoke_tool, guard)
+    guard_in_place(copied, guard)
     return copied
 
 
+def guard_in_place(tool: FunctionTool, guard: OpenAIAgentsGuard) -> None:
+    """Put ``tool`` behind ``guard``: its guardrail first, its invoker wrapped (a tool
+    that joined a guarded agent after ``guard()``: the turn already holds the object)."""
+    owner = _guarded_by(tool)
+    if owner is guard:
+        return
+    if owner is not None:
+        raise UnsupportedAgentError(f"tool {tool.name!r} is guarded by another guard")
+    guard.declare(tool)
+    tool.on_invoke_tool = GuardedInvoker(tool, tool.on_invoke_tool, guard)
+    tool.tool_input_guardrails = [guard.input_guardrail, *(tool.tool_input_guardrails or [])]
+
+
+def _guarded_by(tool: FunctionTool) -> OpenAIAgentsGuard | None:
+    invoker = tool.on_invoke_tool
+    return invoker.guard if isinstance(invoker, GuardedInvoker) else None
+
+
 def _followed(target: Any, guard: OpenAIAgentsGuard) -> Any:
-    """A ``Handoff`` whose target agent is guarded when the handoff happens."""
-    if not isinstance(target, Handoff):
+    """A ``Handoff`` whose agent is guarded when the handoff happens (a ``Handoff`` may
+    build its agent at run time)."""
+    if not isinstance(target, Handoff) or getattr(target, _FOLLOWED, None) is guard:
         return target
     inner = target.on_invoke_handoff
 
     async def invoke(context: Any, raw_args: str) -> Any:
         agent = await inner(context, raw_args)
-        if isinstance(agent, Agent) and getattr(agent, ATTRIBUTE, None) is not guard:
+        if isinstance(agent, Agent):
             install(agent, guard)
         return agent
 
     followed = copy.copy(target)
     followed.on_invoke_handoff = invoke
+    setattr(followed, _FOLLOWED, guard)
     return followed
 
 
-__all__ = ["ATTRIBUTE", "GuardHooks", "GuardedInvoker", "agent_tool_schemas", "install"]
+_FOLLOWED: Final = "_agentguard_followed"
+
+
+__all__ = [
+    "ATTRIBUTE",
+    "GuardHooks",
+    "GuardedInvoker",
+    "agent_tool_schemas",
+    "guard_in_place",
+    "install",
+    "reachable",
+]

@@ -1,101 +1,167 @@
 """One OpenAI Agents run's firewall, the only place the adapter talks to it, and the
-value conversions its calls need (arguments from JSON text, results as JSON-able data)."""
+value conversions its calls need (results as JSON-able data).
+
+A call goes through three SDK stages: the model turn (``on_llm_end``: the turn's calls
+proposed as one batch), agentguard's tool input guardrail (the call's decision: a
+refusal is rejected there, an allowed call is *held* for the invoker), and the wrapped
+invoker (``start`` right before the function, then ``complete``). The SDK may drop a
+call between two stages (another guardrail rejects it, a hook raises, the task is
+cancelled, it waits for a human's approval): the call never ran, so its decision is
+withdrawn, with the reason, as soon as the SDK is done with it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from agentguard.enforcement.decision import Action, Decision
+from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.flight import FirewallProtocolError
 from agentguard.enforcement.report import FirewallReport
+
+from ._openai_agents_args import Prepared, same_arguments
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A decision waiting for its call's next stage, with the arguments it judged."""
+
+    decision: Decision
+    prepared: Prepared
 
 
 class AgentRun:
-    """One run's firewall: batch proposals, start, then complete or withdraw; finish.
+    """One run's firewall: batches, decisions held for the invoker, start, complete or
+    withdraw; finish. ``call_ids`` are the ids of every call the model made in the run:
+    a run resumed after a pause is found again by them (:mod:`._openai_agents_runs`).
 
-    The only place the adapter talks to the firewall. ``start`` may wait for calls it
-    relied on, so it runs in a worker thread, off the event loop they finish on.
+    ``start`` may wait for calls it relied on, so it runs in asyncio's executor, off the
+    event loop they finish on.
     """
 
-    def __init__(self, firewall: Firewall) -> None:
+    def __init__(self, firewall: Firewall, declared: Sequence[str] = ()) -> None:
         self.firewall = firewall
+        self.declared = tuple(declared)
+        """The function tools whose declarations the firewall's spec carries, in order."""
         self.report: FirewallReport | None = None
-        self._proposed: dict[str, Decision] = {}  # call_id -> decision not started yet
-        self._started: dict[str, Decision] = {}  # call_id -> decision whose body may run
+        self.refusal: str | None = None
+        """Why every call of this run is refused, for the model (a run agentguard does
+        not hold: its firewall ended before it began)."""
+        self.call_ids: set[str] = set()
+        self._batch: dict[str, Pending] = {}  # call_id -> turn decision, no guardrail yet
+        self._held: dict[str, Pending] = {}  # call_id -> allowed by the guardrail
         self._lock = threading.Lock()
 
-    def propose_turn(self, calls: Sequence[tuple[str, dict[str, Any], str]]) -> None:
-        """A model turn's function calls, judged in order before any runs."""
-        with self._lock:
-            self._sweep("the SDK did not run it (another guardrail, or its arguments, refused it)")
-            if calls and self.report is None:
-                for decision in self.firewall.propose_batch(list(calls)):
-                    if decision.tool_call_id is not None:
-                        self._proposed[decision.tool_call_id] = decision
+    @property
+    def ended(self) -> bool:
+        return self.report is not None
 
-    def decision(self, name: str, args: dict[str, Any], call_id: str) -> Decision:
-        """The turn's decision for this call, or a fresh one if the turn did not list it."""
+    # the model turn ----------------------------------------------------------------
+    def propose_turn(
+        self, calls: Sequence[tuple[str, Prepared, str]], call_ids: Sequence[str]
+    ) -> None:
+        """A model turn: its call ids join the run's; ``calls`` (those that will run now,
+        their arguments as the tools will receive them) are judged in order first."""
         with self._lock:
-            found = self._proposed.pop(call_id, None)
+            self.call_ids.update(call_ids)
+            self._sweep(self._batch, "the SDK never ran it (its model turn ended without it)")
+            if not calls:
+                return
+            batch = [(name, prepared.args, call_id) for name, prepared, call_id in calls]
+            decisions = self.firewall.propose_batch(batch)
+            for (_, prepared, call_id), decision in zip(calls, decisions, strict=True):
+                self._batch[call_id] = Pending(decision, prepared)  # a refusal is the answer
+
+    # one call --------------------------------------------------------------------
+    def decide(self, name: str, prepared: Prepared, call_id: str) -> Decision:
+        """The decision for this call: its turn's, if it judged these arguments; else a
+        fresh one (a turn decision on other arguments is withdrawn)."""
+        with self._lock:
+            self.call_ids.add(call_id)
+            found = self._batch.pop(call_id, None)
             if found is not None:
-                return found
-            if self.report is not None:
-                return after_finish(name, args)
-            return self.firewall.propose(name, args, tool_call_id=call_id)
+                same = found.decision.tool == name and same_arguments(
+                    found.decision.args, prepared.args
+                )
+                if same:
+                    return found.decision
+                self._withdraw(found.decision, "the call that ran had other arguments")
+            return self.firewall.propose(name, prepared.args, tool_call_id=call_id)
+
+    def hold(self, decision: Decision, prepared: Prepared) -> None:
+        """An allowed call passed agentguard's guardrail: kept for the invoker."""
+        if decision.tool_call_id is not None:
+            with self._lock:
+                self._held[decision.tool_call_id] = Pending(decision, prepared)
+
+    def take(self, call_id: str) -> Pending | None:
+        """The held decision of a call whose invoker is running (None if none)."""
+        with self._lock:
+            return self._held.pop(call_id, None)
+
+    def drop(self, call_id: str, reason: str) -> None:
+        """The SDK is done with a call it never invoked: its held decision is withdrawn."""
+        with self._lock:
+            found = self._held.pop(call_id, None)
+            if found is not None:
+                self._withdraw(found.decision, reason)
+
+    def withdraw(self, decision: Decision, reason: str) -> None:
+        with self._lock:
+            self._withdraw(decision, reason)
 
     async def start(self, decision: Decision) -> Decision:
-        """The decision to act on as the body is about to run (a refusal is withdrawn)."""
-        if self.report is not None:
-            return after_finish(decision.tool, dict(decision.args))
-        started: Decision = await asyncio.to_thread(self.firewall.start, decision)
-        if started.executes and started.tool_call_id is not None:
-            with self._lock:
-                self._started[started.tool_call_id] = started
+        """The decision to act on as the function is about to run (a refusal counts as
+        withdrawn). Cancelled while it waits, a call that started meanwhile is withdrawn:
+        its function never runs."""
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, self.firewall.start, decision)
+        try:
+            started: Decision = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            future.add_done_callback(self._unstart)
+            raise
         return started
 
-    def take_started(self, call_id: str) -> Decision | None:
-        with self._lock:
-            return self._started.pop(call_id, None)
+    def _unstart(self, future: asyncio.Future[Decision]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        started = future.result()
+        if started.executes and self.firewall.is_in_flight(started):
+            self.firewall.withdraw(started, "cancelled before its function ran", started=True)
 
     def ran(self, decision: Decision, result: Any, *, error: str | BaseException | None) -> None:
-        with self._lock:
-            if self.report is None:
-                self.firewall.complete(decision, result, error=error)
+        """The function ran (and returned ``result`` or raised ``error``)."""
+        try:
+            self.firewall.complete(decision, result, error=error)
+        except FirewallProtocolError:
+            if self.firewall.is_in_flight(decision):
+                raise  # else the run ended first and logged the call as unfinished
 
     def finish(self) -> FirewallReport:
         with self._lock:
             if self.report is None:
-                self._sweep("the run ended before it ran")
+                self._sweep(self._batch, "the run ended before the SDK ran it")
+                self._sweep(self._held, "the run ended before the SDK ran it")
                 self.report = self.firewall.finish()
             return self.report
 
-    def _sweep(self, reason: str) -> None:
-        for decision in self._proposed.values():
-            if decision.executes and self.firewall.is_in_flight(decision):
+    def _sweep(self, pending: dict[str, Pending], reason: str) -> None:
+        for found in pending.values():
+            self._withdraw(found.decision, reason)
+        pending.clear()
+
+    def _withdraw(self, decision: Decision, reason: str) -> None:
+        if decision.executes and self.firewall.is_in_flight(decision):
+            try:
                 self.firewall.withdraw(decision, reason)
-        self._proposed.clear()
-
-    @property
-    def stopped(self) -> bool:
-        return self.firewall.stopped
-
-
-def after_finish(name: str, args: dict[str, Any]) -> Decision:
-    """The answer to a call that arrives after its run was stopped and finished."""
-    message = "agentguard stopped the run; this call was not executed."
-    return Decision(Action.STOP, name, args, message=message)
-
-
-def arguments_of(raw: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(raw or "{}")
-    except ValueError:
-        return {}
-    return dict(value) if isinstance(value, Mapping) else {}
+            except FirewallProtocolError:  # it started meanwhile: its invoker completes it
+                return
 
 
 def jsonable(value: Any) -> Any:
@@ -112,4 +178,4 @@ def text_of(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
-__all__ = ["AgentRun", "after_finish", "arguments_of", "jsonable", "text_of"]
+__all__ = ["AgentRun", "Pending", "jsonable", "text_of"]

@@ -1,42 +1,40 @@
 """Guard an OpenAI Agents SDK ``agents.Agent`` (openai-agents 0.24).
 
 ``agentguard.guard(agent, spec)`` (or :func:`guard_openai_agent`) returns the same agent
-with, on it and on every agent it can hand off to:
+with, on it and on every agent it can reach (handoffs, ``handoff(...)`` objects, agents
+used as tools; a ``Handoff`` that builds its agent at run time is guarded when invoked):
 
 * every ``FunctionTool`` replaced by a copy carrying agentguard's tool input guardrail
-  (first in ``tool_input_guardrails``) and a wrapped invoker. The SDK runs the guardrail
-  before the function: a refused call is rejected with ``reject_content``, so the
-  function never runs and the model receives the refusal text (the one every adapter
-  sends); a HARD_STOP uses ``raise_exception``, so ``Runner.run`` raises the SDK's
-  ``ToolInputGuardrailTripwireTriggered`` (its ``output.output_info`` is the Decision);
+  (first in ``tool_input_guardrails``) and a wrapped invoker. Each call is judged on its
+  arguments *as the function will receive them*: validated by the function's own pydantic
+  model (``"9000"`` is ``9000.0`` for an ``amount: float``), defaults filled in
+  (:mod:`._openai_agents_args`). A refused call is rejected by the guardrail
+  (``reject_content``: the function never runs, the model reads the refusal); a
+  HARD_STOP raises the SDK's ``ToolInputGuardrailTripwireTriggered`` (its
+  ``output.output_info`` is the Decision). The invoker starts the call right before the
+  function, hands the function the checked snapshot (``Decision.arguments()``) as its
+  JSON, and completes the call with its result or error;
 * agent hooks (chained with the agent's own ``hooks``) whose ``on_llm_end`` proposes a
-  model turn's function calls as one batch (``propose_batch``, keyed by ``call_id``)
-  before any of them runs, so parallel calls are judged in the model's order;
-* an output guardrail that proposes the final output as ``final_answer``: allowed, it
-  is recorded and the run is finished (report, log); refused, the tripwire ends the run
-  with ``OutputGuardrailTripwireTriggered`` (the SDK cannot send an answer back to the
-  model) and the run is finished too;
-* a handoff is not a tool call: agents listed in ``handoffs`` are guarded with the same
-  guard, and a ``Handoff`` whose target is built at run time is guarded when it is
-  invoked, so the run's trace continues into the next agent.
+  model turn's calls as one batch, in the model's order, before any of them runs; a call
+  waiting for a human's approval (``needs_approval``) is judged when it runs instead;
+* an output guardrail that proposes the final output as ``final_answer``: allowed, it is
+  recorded and the run finished; refused, the tripwire ends the run
+  (``OutputGuardrailTripwireTriggered``) and the run is finished too.
 
-One firewall per run, found from any hook or guardrail by the run's ``Usage`` object
-(the SDK shares it between the run's context and each tool's context), so concurrent
-``Runner.run`` calls on one agent never mix. ``agent.agentguard`` is the
-:class:`OpenAIAgentsGuard`: ``.report`` / ``.trace`` / ``.attempts`` of the last finished
-run, ``.running`` for runs that ended by an exception before their final output
-(``finish_running()`` finishes them).
-
-A function that raises is answered by the SDK's default failure handler with an error
-text; the call enters the trace with that text and marked as an error. Hosted tools
-(web search, computer, ...) and ``mcp_servers`` run where agentguard cannot gate them:
-such an agent is refused (put ``agentguard mcp-proxy`` in front of an MCP server).
+One firewall per run, with one identity across the run's pauses (:mod:`._openai_agents_runs`):
+a run paused for approval and resumed with ``Runner.run(agent, state)`` continues the same
+firewall and log chain; a call of a run that ended is refused by that run's firewall and
+logged. ``agent.agentguard`` is the :class:`OpenAIAgentsGuard`: ``.report`` / ``.trace`` /
+``.attempts`` of the last finished run, ``.running`` for runs that paused or ended by an
+exception (``finish_running()`` finishes them), ``save_run`` / ``restore_run`` to resume a
+paused run in another process.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -53,9 +51,11 @@ from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.trace.model import Trace
 
 from ._json_schema import declaration, with_declarations
+from ._openai_agents_args import Prepared, failure_reply, prepare, turn_calls
 from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
-from ._openai_agents_run import AgentRun as _Run
-from ._openai_agents_run import arguments_of, jsonable, text_of
+from ._openai_agents_persist import restored_run, saved_run
+from ._openai_agents_run import AgentRun, jsonable, text_of
+from ._openai_agents_runs import Runs, enclosing, enclosing_call
 
 try:
     from agents import (
@@ -65,19 +65,22 @@ try:
         OutputGuardrail,
         ToolGuardrailFunctionOutput,
         ToolInputGuardrail,
+        ToolInputGuardrailTripwireTriggered,
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("openai-agents", "openai-agents") from exc
-
-_KEEP_CLOSED: Final = 256  # finished runs remembered for their late events
 
 _HANDLED_FAILURE: Final = "_function_tool_default_failure_handled"
 """Set on a ToolContext by the SDK when its default failure handler answered an exception
 (read, never consumed: the SDK consumes it after the invoker returns)."""
 
+_PREPARED: Final = "_function_tool_arguments"
+"""Arguments the SDK prepared for a call while evaluating its approval: the function
+would run with those; cleared, so that it runs with the checked snapshot instead."""
+
 
 class OpenAIAgentsGuard:
-    """The guard state shared by a guarded agent and the agents it hands off to."""
+    """The guard state shared by a guarded agent and the agents it reaches."""
 
     def __init__(
         self,
@@ -91,11 +94,10 @@ class OpenAIAgentsGuard:
         self.firewall_kwargs = firewall_kwargs
         self.reports: list[FirewallReport] = []
         self._declared: dict[str, A.ToolDecl] = {}
-        self._runs: dict[int, tuple[Any, _Run]] = {}
-        # finished runs, so a late event of one (a sibling's guardrail after a STOP) finds
-        # it finished instead of starting a new run; the Usage is kept, so ids stay unique
-        self._closed: OrderedDict[int, tuple[Any, _Run]] = OrderedDict()
+        self._schemas: dict[str, Any] = {}
+        self._own_tools = frozenset(t.name for t in self.spec.tools)
         self._lock = threading.Lock()
+        self.runs = Runs(self, self._new_run)
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
             self._check_call, name="agentguard"
         )
@@ -104,55 +106,59 @@ class OpenAIAgentsGuard:
         )
 
     # runs --------------------------------------------------------------------------
-    def run_of(self, context: Any) -> _Run:
-        """The run ``context`` (a run, hook or tool context) belongs to; started on first use."""
-        usage = context.usage
-        with self._lock:
-            closed = self._closed.get(id(usage))
-            if closed is not None and closed[0] is usage:
-                return closed[1]
-            entry = self._runs.get(id(usage))
-            if entry is None or entry[0] is not usage:
-                spec = self.spec
-                if self.schema_checks:
-                    spec = with_declarations(spec, self._declared.values())
-                options: FirewallOptions = {"keep_trace": True, **self.firewall_kwargs}
-                entry = (usage, _Run(Firewall(spec, **options)))  # a run's trace is kept
-                self._runs[id(usage)] = entry
-            return entry[1]
+    def _new_run(self) -> AgentRun:
+        """A run's firewall: judged on the user's spec plus a ``tool`` declaration per
+        function tool known now (``schema_checks``)."""
+        declared = list(self._declared) if self.schema_checks else []
+        options: FirewallOptions = {"keep_trace": True, **self.firewall_kwargs}
+        return AgentRun(Firewall(self.run_spec(declared), **options), declared)
 
-    def end(self, context: Any) -> FirewallReport:
-        """Finish the run of ``context``: deferred constraints, the log, the report."""
-        run = self.run_of(context)
-        with self._lock:
-            entry = self._runs.pop(id(context.usage), None)
-            first = entry is not None  # only the first end of a run reports it
-            if entry is not None:
-                self._closed[id(context.usage)] = entry
-                while len(self._closed) > _KEEP_CLOSED:
-                    self._closed.popitem(last=False)
-        report = run.finish()
+    def run_spec(self, declared: list[str]) -> A.Spec:
+        """The user's spec with the declarations of the ``declared`` function tools."""
+        return with_declarations(self.spec, [self._declared[n] for n in declared])
+
+    def declaration_of(self, name: str) -> Any:
+        """The JSON Schema of a guarded function tool's arguments."""
+        return self._schemas[name]
+
+    def run_of(self, context: Any) -> AgentRun:
+        """The run ``context`` (a run, hook or tool context) belongs to."""
+        return self.runs.of(context)
+
+    async def end(self, run: AgentRun) -> FirewallReport:
+        """Finish ``run`` (off the event loop: it waits for calls still running)."""
+        report, first = await asyncio.to_thread(self.runs.end, run)
         if first:
-            self.reports.append(report)
+            with self._lock:
+                self.reports.append(report)
         return report
 
     @property
     def running(self) -> tuple[Firewall, ...]:
-        """Firewalls of runs that started and have not finished (ended by an exception)."""
-        with self._lock:
-            return tuple(run.firewall for _, run in self._runs.values())
+        """Firewalls of runs that began and have not finished (paused for an approval, or
+        ended by an exception before their final output)."""
+        return tuple(run.firewall for run in self.runs.live)
 
     def finish_running(self) -> list[FirewallReport]:
-        """Finish the runs an exception ended before their final output."""
+        """Finish the runs that paused or ended by an exception before their final output."""
+        done = []
+        for run in self.runs.live:
+            report, first = self.runs.end(run)
+            if first:
+                done.append(report)
         with self._lock:
-            runs = [run for _, run in self._runs.values()]
-            self._closed.update(self._runs)
-            self._runs.clear()
-            while len(self._closed) > _KEEP_CLOSED:
-                self._closed.popitem(last=False)
-        done = [run.finish() for run in runs]
-        self.reports.extend(done)
+            self.reports.extend(done)
         return done
+
+    def save_run(self, result_or_state: Any) -> dict[str, Any]:
+        """The document of the run a paused ``RunResult`` (or its ``RunState``) belongs
+        to, for :meth:`restore_run` in the process that resumes it."""
+        return saved_run(self, result_or_state)
+
+    def restore_run(self, document: dict[str, Any]) -> None:
+        """Hold again a run saved by :meth:`save_run`: resuming its ``RunState`` here
+        continues its firewall and its log chain."""
+        self.runs.adopt(restored_run(self, document))
 
     @property
     def report(self) -> FirewallReport | None:
@@ -169,68 +175,147 @@ class OpenAIAgentsGuard:
 
     def declare(self, tool: FunctionTool) -> None:
         self._declared.setdefault(tool.name, declaration(tool.name, tool.params_json_schema))
+        self._schemas.setdefault(tool.name, tool.params_json_schema)
 
-    # the SDK's guardrails ----------------------------------------------------------
-    async def _check_call(self, data: Any) -> ToolGuardrailFunctionOutput:
-        context = data.context
-        run = self.run_of(context)
-        args = arguments_of(context.tool_arguments)
-        decision = run.decision(context.tool_name, args, context.tool_call_id)
-        if decision.executes:
-            decision = await run.start(decision)
+    def admit(self, run: AgentRun, name: str) -> None:
+        """A guarded tool that joined after ``run``'s firewall was built is known to it
+        (without a schema check in this run) unless the user's spec declares the tools."""
+        checker = run.firewall.tools
+        if not checker.tools or name in checker.tools or name in checker.implicit:
+            return
+        if name in self._declared and name not in self._own_tools:
+            checker.implicit = checker.implicit | {name}
+
+    # the model turn ----------------------------------------------------------------
+    async def propose_turn(self, context: Any, agent: Any, response: Any) -> None:
+        """``on_llm_end``: the turn's calls that run now, judged in the model's order."""
+        calls, ids = turn_calls(agent, response)
+        run = self.runs.of(context, ids)
+        self.runs.note_calls(run, ids)
+        for name, _, _ in calls:
+            self.admit(run, name)
+        run.propose_turn(calls, ids)
+
+    # one call ----------------------------------------------------------------------
+    def _decide(self, run: AgentRun, name: str, prepared: Prepared, call_id: str) -> Decision:
+        self.runs.note_calls(run, (call_id,))
+        self.admit(run, name)
+        return run.decide(name, prepared, call_id)
+
+    async def _refused(self, run: AgentRun, decision: Decision) -> str:
+        """The text a refused call answers with; a STOP (not nested in another call of
+        the run) ends the run first, then raises the SDK's tripwire."""
         if decision.action is Action.STOP:
-            self.end(context)  # the tripwire ends the run: no later hook will
+            if enclosing(self) is not run:
+                await self.end(run)
+            raise ToolInputGuardrailTripwireTriggered(
+                guardrail=self.input_guardrail,
+                output=ToolGuardrailFunctionOutput.raise_exception(output_info=decision),
+            )
+        return run.refusal or blocked_text(decision)
+
+    async def _check_call(self, data: Any) -> ToolGuardrailFunctionOutput:
+        """agentguard's tool input guardrail: the call's decision, before any other."""
+        context = data.context
+        tool = _tool_of(data.agent, context.tool_name)
+        run = self.run_of(context)
+        prepared = prepare(tool, context.tool_arguments) if tool is not None else None
+        if prepared is None or (prepared.problem is not None and not prepared.args):
+            return ToolGuardrailFunctionOutput.allow()  # the invoker answers as the SDK would
+        decision = self._decide(run, context.tool_name, prepared, context.tool_call_id)
+        if decision.action is Action.STOP:
+            if enclosing(self) is not run:
+                await self.end(run)
             return ToolGuardrailFunctionOutput.raise_exception(output_info=decision)
         if not decision.executes:
-            return ToolGuardrailFunctionOutput.reject_content(
-                blocked_text(decision), output_info=decision
-            )
+            text = run.refusal or blocked_text(decision)
+            return ToolGuardrailFunctionOutput.reject_content(text, output_info=decision)
+        run.hold(decision, prepared)
+        task = asyncio.current_task()
+        if task is not None:  # the SDK is done with the call when its task is
+            call_id = context.tool_call_id
+            task.add_done_callback(lambda _: run.drop(call_id, _DROPPED))
         return ToolGuardrailFunctionOutput.allow(output_info=decision)
 
+    async def invoke(
+        self,
+        tool: FunctionTool,
+        inner: Callable[[Any, str], Awaitable[Any]],
+        context: Any,
+        raw_args: str,
+    ) -> Any:
+        """Run the function of an allowed call with the checked arguments, then complete it."""
+        run = self.run_of(context)
+        call_id = context.tool_call_id
+        held = run.take(call_id)
+        if held is not None and held.prepared.raw == raw_args:
+            decision, prepared = held.decision, held.prepared
+        else:  # the guardrail did not judge these arguments (or did not run): judge here
+            if held is not None:
+                run.withdraw(held.decision, "the call that ran had other arguments")
+            prepared = prepare(tool, raw_args)
+            if prepared.problem is not None and not prepared.args:
+                return await failure_reply(tool, context, prepared.problem)
+            decision = self._decide(run, context.tool_name, prepared, call_id)
+            if not decision.executes:
+                return await self._refused(run, decision)
+        if prepared.text is None:  # the SDK would refuse these arguments: it never runs
+            problem = prepared.problem or "its arguments cannot be used"
+            run.withdraw(decision, problem)
+            return await failure_reply(tool, context, problem)
+        started = await run.start(decision)
+        if not started.executes:
+            return await self._refused(run, started)
+        if hasattr(context, _PREPARED):
+            setattr(context, _PREPARED, None)
+        try:
+            with enclosing_call(self, run):
+                result = await inner(context, json.dumps(started.arguments()))
+        except BaseException as exc:
+            run.ran(started, None, error=exc)
+            raise
+        failed = bool(getattr(context, _HANDLED_FAILURE, False))
+        value = jsonable(result)
+        run.ran(started, value, error=text_of(value) if failed else None)
+        return result
+
+    # the final answer --------------------------------------------------------------
     async def _check_answer(self, context: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
         del agent
         run = self.run_of(context)
+        if enclosing(self) is run:  # a nested agent's answer is its tool call's result
+            return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
         answer = jsonable(output)
-        decision = run.decision(FINAL_TOOL, {"answer": answer}, f"final:{id(output)}")
+        prepared = Prepared("", {"answer": answer}, None)
+        decision = run.decide(FINAL_TOOL, prepared, f"final:{id(output)}")
         if decision.executes:
             decision = await run.start(decision)
             if decision.executes:
                 run.ran(decision, answer, error=None)
-        self.end(context)
+        await self.end(run)
         return GuardrailFunctionOutput(
             output_info=decision, tripwire_triggered=not decision.executes
         )
 
-    # the wrapped invoker -----------------------------------------------------------
-    async def invoke(
-        self, inner: Callable[[Any, str], Awaitable[Any]], context: Any, raw_args: str
-    ) -> Any:
-        """Run the function of an allowed, started call, then complete it."""
-        run = self.run_of(context)
-        decision = run.take_started(context.tool_call_id)
-        if decision is None:  # the guardrail did not run (e.g. approval flows): check here
-            decision = run.decision(context.tool_name, arguments_of(raw_args), context.tool_call_id)
-            if decision.executes:
-                decision = await run.start(decision)
-                run.take_started(context.tool_call_id)
-            if not decision.executes:
-                return blocked_text(decision)
-        try:
-            result = await inner(context, raw_args)
-        except BaseException as exc:
-            run.ran(decision, None, error=exc)
-            raise
-        failed = bool(getattr(context, _HANDLED_FAILURE, False))
-        value = jsonable(result)
-        run.ran(decision, value, error=text_of(value) if failed else None)
-        return result
+
+_DROPPED: Final = (
+    "the SDK did not run it (another guardrail or a hook refused it, it waits for an "
+    "approval, or its task was cancelled)"
+)
+
+
+def _tool_of(agent: Any, name: str) -> FunctionTool | None:
+    for tool in getattr(agent, "tools", ()):
+        if isinstance(tool, FunctionTool) and tool.name == name:
+            return tool
+    return None
 
 
 # ---------------------------------------------------------------- installing
 def guard_openai_agent(
     agent: Any, spec: SpecLike, **firewall_kwargs: Unpack[FirewallOptions]
 ) -> Any:
-    """Guard ``agent`` (and the agents it hands off to) in place; returns it."""
+    """Guard ``agent`` (and every agent it reaches) in place; returns it."""
     if not isinstance(agent, Agent):
         raise UnsupportedAgentError(f"expected an agents.Agent, got {type(agent).__qualname__}")
     if isinstance(getattr(agent, ATTRIBUTE, None), OpenAIAgentsGuard):

@@ -117,12 +117,32 @@ class TestOpenAIAgentsScriptedModel:
         assert self.respond(model, "plain input").output[0].content[0].text == "done"
         assert model.observations == ["BLOCKED: no", ""]
 
-    def test_running_out_and_streaming_are_errors(self) -> None:
-        """More steps than scripted raises ScriptExhaustedError; streaming is not scripted."""
+    def test_running_out_is_an_error_and_a_streamed_step_is_one_completed_event(self) -> None:
+        """More steps than scripted raises ScriptExhaustedError; a streamed step is one
+        ``response.completed`` event carrying the step's output."""
+        import asyncio
+
         from agentguard.testing import openai_agents_models as oa
 
-        model = oa.ScriptedAgentsModel([])
+        model = oa.ScriptedAgentsModel([oa.call("a", x=1)])
+        stream = model.stream_response(
+            None,
+            "hi",
+            None,
+            [],
+            None,
+            [],
+            None,
+            previous_response_id=None,
+            conversation_id=None,
+            prompt=None,
+        )
+
+        async def events() -> list[Any]:
+            return [event async for event in stream]
+
+        (event,) = asyncio.run(events())
+        assert event.type == "response.completed"
+        assert [item.name for item in event.response.output] == ["a"]
         with pytest.raises(oa.ScriptExhaustedError):
             self.respond(model)
-        with pytest.raises(oa.StreamingNotScriptedError):
-            model.stream_response()

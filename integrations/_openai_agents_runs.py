@@ -1,0 +1,169 @@
+"""Which run an SDK event belongs to: one stable identity per run, across its pauses.
+
+Within one ``Runner.run`` call every hook, guardrail and tool context carries the run's
+``Usage`` object, so the run is found by it. A run paused for a human's approval is
+resumed by a new ``Runner.run(agent, state)`` with a *copy* of that object (or one read
+back from JSON in another process), so a second key is needed: the ids of the calls the
+model made. A resumed run's context lists them (the SDK keeps a record of each call in
+the run's context and carries it in the ``RunState``), and a resumed call carries its
+own; a run holding one of those ids is the run that continues, with its firewall, its
+counts and its log chain. A context that lists calls no run here holds (a state resumed
+without its firewall, or long forgotten) continues a run agentguard cannot judge: its
+calls are refused, never judged by a fresh firewall that forgot the run's history.
+
+A run nested in one of this run's tool calls (an ``Agent.as_tool`` agent, or a guarded
+agent a tool's function runs) is part of that run: the wrapped invoker marks the calls
+it runs (:func:`enclosing`), so the nested run's calls join the enclosing run's trace.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Final
+
+from agentguard.enforcement.report import FirewallReport
+
+from ._openai_agents_run import AgentRun
+
+KEEP_ENDED: Final = 256
+"""Ended runs remembered (by their usage objects and call ids) for their late events."""
+
+_ENCLOSING: ContextVar[tuple[tuple[int, AgentRun], ...]] = ContextVar(
+    "agentguard_openai_agents_enclosing", default=()
+)
+"""The runs whose tool call the current code runs in, innermost first, keyed by guard."""
+
+
+@contextmanager
+def enclosing_call(owner: object, run: AgentRun) -> Iterator[None]:
+    """Code run inside this block (a tool's function) is inside a call of ``run``."""
+    token = _ENCLOSING.set(((id(owner), run), *_ENCLOSING.get()))
+    try:
+        yield
+    finally:
+        _ENCLOSING.reset(token)
+
+
+def enclosing(owner: object) -> AgentRun | None:
+    """The run of ``owner`` (a guard) whose tool call the current code runs in, if any."""
+    for key, run in _ENCLOSING.get():
+        if key == id(owner):
+            return run
+    return None
+
+
+def context_call_ids(context: Any) -> set[str]:
+    """The ids of the calls a context knows: a tool context's own call, and the calls the
+    SDK recorded in the run's context (carried by a ``RunState`` across a pause)."""
+    ids: set[str] = set()
+    own = getattr(context, "tool_call_id", None)
+    if isinstance(own, str):
+        ids.add(own)
+    records = getattr(context, "_tool_invocations", None)
+    if isinstance(records, dict):
+        ids.update(key for key in records if isinstance(key, str))
+    return ids
+
+
+class Runs:
+    """The runs of one guard: found by usage object, by call id, or by nesting."""
+
+    def __init__(self, owner: object, new_run: Callable[[], AgentRun]) -> None:
+        self._owner = owner
+        self._new_run = new_run
+        self._lock = threading.Lock()
+        self._usages: dict[int, tuple[Any, AgentRun]] = {}  # the object kept: ids stay unique
+        self._by_call: dict[str, AgentRun] = {}
+        self._live: dict[int, AgentRun] = {}
+        self._ended: OrderedDict[int, AgentRun] = OrderedDict()
+
+    def of(self, context: Any, turn: Collection[str] = ()) -> AgentRun:
+        """The run ``context`` (a run, hook or tool context) belongs to; a new one at the
+        first event of a run that continues none. ``turn``: the ids of the model turn
+        being proposed (the SDK records them in the context before the hook runs)."""
+        usage = getattr(context, "usage", None)
+        with self._lock:
+            found = self._usages.get(id(usage))
+            if found is not None and found[0] is usage:
+                return found[1]
+            run = enclosing(self._owner) or self._continued(context, turn)
+            if run is None:
+                run = self._new_run()
+                self._live[id(run)] = run
+            self._usages[id(usage)] = (usage, run)
+            return run
+
+    def _continued(self, context: Any, turn: Collection[str]) -> AgentRun | None:
+        """The run ``context`` continues: the run holding one of the calls it names; a
+        refusing run when it continues a run agentguard does not hold (it names calls
+        of earlier turns, or carries a human's approvals); None for a new run."""
+        ids = context_call_ids(context).difference(turn)
+        for call_id in ids:
+            run = self._by_call.get(call_id)
+            if run is not None:
+                return run
+        if not ids or not (turn or getattr(context, "_approvals", None)):
+            return None
+        run = self._new_run()
+        run.refusal = (
+            "agentguard refused this call: this run continues a run agentguard does not hold "
+            "(a RunState resumed without its firewall: restore it with "
+            "agent.agentguard.restore_run(document) first)."
+        )
+        run.finish()  # its firewall refuses every call, and logs it
+        self._retire(run)
+        return run
+
+    def note_calls(self, run: AgentRun, ids: Iterable[str]) -> None:
+        """The model made these calls in ``run``: a resumed context naming one finds it."""
+        with self._lock:
+            for call_id in ids:
+                self._by_call.setdefault(call_id, run)
+
+    def adopt(self, run: AgentRun) -> None:
+        """A run restored from a saved document: found by its calls' ids."""
+        with self._lock:
+            self._live[id(run)] = run
+            for call_id in run.call_ids:
+                self._by_call[call_id] = run
+
+    def end(self, run: AgentRun) -> tuple[FirewallReport, bool]:
+        """Finish ``run``; the report, and whether this call ended it (first end)."""
+        with self._lock:
+            first = self._live.pop(id(run), None) is not None
+        report = run.finish()
+        if first:
+            with self._lock:
+                self._retire(run)
+        return report, first
+
+    def _retire(self, run: AgentRun) -> None:
+        self._ended[id(run)] = run
+        while len(self._ended) > KEEP_ENDED:
+            _, old = self._ended.popitem(last=False)
+            for key in [k for k, (_, r) in self._usages.items() if r is old]:
+                del self._usages[key]
+            for call_id in [c for c, r in self._by_call.items() if r is old]:
+                del self._by_call[call_id]
+
+    def find(self, call_ids: Iterable[str]) -> AgentRun | None:
+        """The run holding one of ``call_ids`` (None if none does)."""
+        with self._lock:
+            for call_id in call_ids:
+                run = self._by_call.get(call_id)
+                if run is not None:
+                    return run
+            return None
+
+    @property
+    def live(self) -> tuple[AgentRun, ...]:
+        """Runs that began and have not ended (paused, or ended by an exception)."""
+        with self._lock:
+            return tuple(self._live.values())
+
+
+__all__ = ["KEEP_ENDED", "Runs", "context_call_ids", "enclosing", "enclosing_call"]
