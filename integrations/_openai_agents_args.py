@@ -27,6 +27,7 @@ from agentguard.errors import MissingExtraError
 
 try:
     from agents import FunctionTool, ModelBehaviorError
+    from agents.agent_tool_state import get_agent_tool_state_scope, peek_agent_tool_run_result
     from agents.function_schema import FuncSchema
     from agents.tool import maybe_invoke_function_tool_failure_error_function
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -152,9 +153,27 @@ def turn_calls(agent: Any, response: Any) -> tuple[list[tuple[str, Prepared, str
     return calls, ids
 
 
+def nested_pause(tool: FunctionTool, context: Any) -> bool:
+    """Did the agent of an agent tool (``Agent.as_tool``) pause for an approval? The SDK
+    keeps its run for the resume and runs the tool again then."""
+    if getattr(tool, "_agent_instance", None) is None or context.tool_call is None:
+        return False
+    scope = get_agent_tool_state_scope(context)
+    pending = peek_agent_tool_run_result(context.tool_call, scope_id=scope)
+    return bool(getattr(pending, "interruptions", None))
+
+
 def same_arguments(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
     """Equal as JSON (the key order aside)."""
     return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
 
 
-__all__ = ["Prepared", "failure_reply", "prepare", "prepare_for", "same_arguments", "turn_calls"]
+__all__ = [
+    "Prepared",
+    "failure_reply",
+    "nested_pause",
+    "prepare",
+    "prepare_for",
+    "same_arguments",
+    "turn_calls",
+]

@@ -50,6 +50,7 @@ def saved_run(guard: OpenAIAgentsGuard, result_or_state: Any) -> dict[str, Any]:
     return {
         "format": RUN_FORMAT,
         "call_ids": sorted(run.call_ids),
+        "claimed": sorted(run.claimed),
         "declared": [[name, guard.declaration_of(name)] for name in run.declared],
         "firewall": run.firewall.save(),
     }
@@ -63,6 +64,7 @@ def restored_run(guard: OpenAIAgentsGuard, document: Mapping[str, Any]) -> Agent
     try:
         declared = [(str(name), schema) for name, schema in document["declared"]]
         call_ids = {str(call_id) for call_id in document["call_ids"]}
+        claimed = {str(call_id) for call_id in document["claimed"]}
         state = document["firewall"]
     except (KeyError, TypeError, ValueError) as exc:
         raise FirewallStateError(f"malformed OpenAI Agents run document: {exc}") from None
@@ -70,6 +72,7 @@ def restored_run(guard: OpenAIAgentsGuard, document: Mapping[str, Any]) -> Agent
     options: FirewallOptions = {"keep_trace": True, **guard.firewall_kwargs}
     run = AgentRun(Firewall.restore(spec, state, **options), [n for n, _ in declared])
     run.call_ids.update(call_ids)
+    run.claimed.update(claimed)
     return run
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.firewall import Firewall
-from agentguard.enforcement.flight import FirewallProtocolError
+from agentguard.enforcement.flight import FirewallProtocolError, refusal
 from agentguard.enforcement.report import FirewallReport
 
 from ._openai_agents_args import Prepared, same_arguments
@@ -53,6 +53,9 @@ class AgentRun:
         """Why every call of this run is refused, for the model (a run agentguard does
         not hold: its firewall ended before it began)."""
         self.call_ids: set[str] = set()
+        self.claimed: set[str] = set()
+        """Calls allowed to run, running or that ran: the same call allowed again (its
+        paused state resumed twice, at once or one after the other) is a replay."""
         self._batch: dict[str, Pending] = {}  # call_id -> turn decision, no guardrail yet
         self._held: dict[str, Pending] = {}  # call_id -> allowed by the guardrail
         self._lock = threading.Lock()
@@ -69,6 +72,7 @@ class AgentRun:
         their arguments as the tools will receive them) are judged in order first."""
         with self._lock:
             self.call_ids.update(call_ids)
+            self.claimed.difference_update(call_ids)  # a provider reusing an id: a new call
             self._sweep(self._batch, "the SDK never ran it (its model turn ended without it)")
             if not calls:
                 return
@@ -80,18 +84,30 @@ class AgentRun:
     # one call --------------------------------------------------------------------
     def decide(self, name: str, prepared: Prepared, call_id: str) -> Decision:
         """The decision for this call: its turn's, if it judged these arguments; else a
-        fresh one (a turn decision on other arguments is withdrawn)."""
+        fresh one (a turn decision on other arguments is withdrawn). A call allowed
+        before in this run (its paused state resumed twice) is refused."""
         with self._lock:
             self.call_ids.add(call_id)
             found = self._batch.pop(call_id, None)
+            decision: Decision | None = None
             if found is not None:
                 same = found.decision.tool == name and same_arguments(
                     found.decision.args, prepared.args
                 )
                 if same:
-                    return found.decision
-                self._withdraw(found.decision, "the call that ran had other arguments")
-            return self.firewall.propose(name, prepared.args, tool_call_id=call_id)
+                    decision = found.decision
+                else:
+                    self._withdraw(found.decision, "the call that ran had other arguments")
+            if decision is None:
+                decision = self.firewall.propose(name, prepared.args, tool_call_id=call_id)
+            if not decision.executes:
+                return decision
+            if call_id not in self.claimed:
+                self.claimed.add(call_id)
+                return decision
+            reason = f"the call {call_id} was already run in this run (a state resumed twice)"
+            self._withdraw(decision, reason)
+            return refusal(decision, f"agentguard refused this call: {reason}.")
 
     def hold(self, decision: Decision, prepared: Prepared) -> None:
         """An allowed call passed agentguard's guardrail: kept for the invoker."""
@@ -112,6 +128,7 @@ class AgentRun:
                 self._withdraw(found.decision, reason)
 
     def withdraw(self, decision: Decision, reason: str) -> None:
+        """The allowed call never ran (the SDK would refuse its arguments...)."""
         with self._lock:
             self._withdraw(decision, reason)
 
@@ -126,7 +143,21 @@ class AgentRun:
         except asyncio.CancelledError:
             future.add_done_callback(self._unstart)
             raise
+        if not started.executes:
+            self._unclaim(decision)
         return started
+
+    def paused(self, decision: Decision, reason: str) -> None:
+        """A call whose function started paused, never to finish (an agent tool whose
+        agent waits for an approval): the SDK runs it again, as a new call, on resume."""
+        self._unclaim(decision)
+        if self.firewall.is_in_flight(decision):
+            self.firewall.withdraw(decision, reason, started=True)
+
+    def _unclaim(self, decision: Decision) -> None:
+        if decision.tool_call_id is not None:
+            with self._lock:
+                self.claimed.discard(decision.tool_call_id)
 
     def _unstart(self, future: asyncio.Future[Decision]) -> None:
         if future.cancelled() or future.exception() is not None:
@@ -157,6 +188,8 @@ class AgentRun:
         pending.clear()
 
     def _withdraw(self, decision: Decision, reason: str) -> None:
+        if decision.tool_call_id is not None:
+            self.claimed.discard(decision.tool_call_id)
         if decision.executes and self.firewall.is_in_flight(decision):
             try:
                 self.firewall.withdraw(decision, reason)

@@ -51,7 +51,7 @@ from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.trace.model import Trace
 
 from ._json_schema import declaration, with_declarations
-from ._openai_agents_args import Prepared, failure_reply, prepare, turn_calls
+from ._openai_agents_args import Prepared, failure_reply, nested_pause, prepare, turn_calls
 from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
 from ._openai_agents_persist import restored_run, saved_run
 from ._openai_agents_run import AgentRun, jsonable, text_of
@@ -274,6 +274,9 @@ class OpenAIAgentsGuard:
         except BaseException as exc:
             run.ran(started, None, error=exc)
             raise
+        if nested_pause(tool, context):
+            run.paused(started, "its agent paused for an approval; it runs again on resume")
+            return result
         failed = bool(getattr(context, _HANDLED_FAILURE, False))
         value = jsonable(result)
         run.ran(started, value, error=text_of(value) if failed else None)

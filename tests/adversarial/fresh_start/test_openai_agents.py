@@ -214,3 +214,85 @@ def test_a_rejected_approval_ends_in_one_finished_run(tmp_path: Path) -> None:
     assert len(guard.reports) == 1 and guard.running == ()
     assert guard.report.trace.names == ("verify_identity", "final_answer")
     assert_invariants(shop, guard.report, SPEC, log, tmp_path)
+
+
+def test_a_state_resumed_twice_at_once_runs_its_call_once(tmp_path: Path) -> None:
+    """Two resumes of one paused state at the same time: one refund runs; the replayed
+    one is refused and logged (each resume used to get its own firewall: both ran)."""
+    shop = Shop(approval=("issue_refund",))
+    log = tmp_path / "d.jsonl"
+    lenient = agentguard.parse_spec("constraint no_wipe := G !wipe")
+    support = guarded(scripted(shop, [refund("A"), "done", "done again"]), lenient, log)
+
+    async def twice() -> list[Any]:
+        saved = (await Runner.run(support, "refund")).to_state().to_json()
+
+        async def resume() -> Any:
+            state = await RunState.from_json(support, saved)
+            for item in state.get_interruptions():
+                state.approve(item)
+            return await Runner.run(support, state)
+
+        return list(await asyncio.gather(resume(), resume(), return_exceptions=True))
+
+    outcomes = asyncio.run(twice())
+    assert shop.names == ["issue_refund"]
+    assert sorted(type(o).__name__ for o in outcomes) == [
+        "OutputGuardrailTripwireTriggered",
+        "RunResult",
+    ]
+    withdrawn = [line for line in log_lines(log) if line["event"] == "agentguard.withdrawn"]
+    assert ["already run in this run" in line["message"] for line in withdrawn] == [True]
+    assert len(support.agentguard.reports) == 1
+    assert_invariants(shop, support.agentguard.report, lenient, log, tmp_path)
+
+
+@pytest.mark.parametrize("runner", ["run_sync", "run_streamed"])
+def test_sync_and_streamed_resumes_continue_the_run(tmp_path: Path, runner: str) -> None:
+    """The approval loop through Runner.run_sync, or Runner.run_streamed: the same run
+    goes on across the pause, so the second refund is stopped."""
+    shop = Shop(approval=("issue_refund",))
+    log = tmp_path / "d.jsonl"
+    support = guarded(scripted(shop, [VERIFY, refund("A"), refund("B"), "done"]), SPEC, log)
+
+    async def streamed(task: Any) -> Any:
+        result = Runner.run_streamed(support, task)
+        async for _ in result.stream_events():
+            pass
+        return result
+
+    def run(task: Any) -> Any:
+        if runner == "run_sync":
+            return Runner.run_sync(support, task)
+        return asyncio.run(streamed(task))
+
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        result = run("refund A and B")
+        while result.interruptions:
+            state = result.to_state()
+            for item in result.interruptions:
+                state.approve(item)
+            result = run(state)
+    assert shop.names == ["verify_identity", "issue_refund"]
+    assert len(support.agentguard.reports) == 1 and support.agentguard.running == ()
+    assert_invariants(shop, support.agentguard.report, SPEC, log, tmp_path)
+
+
+def test_a_nested_agent_paused_for_approval_is_one_run_with_its_caller(tmp_path: Path) -> None:
+    """The helper agent (a tool of the outer agent) waits for approval of its refund;
+    resumed, the refund runs once and the outer agent's own refund is the second of the
+    run: stopped. The helper's tool call, paused and run again, is in the trace once."""
+    shop = Shop(approval=("issue_refund",))
+    log = tmp_path / "d.jsonl"
+    helper = scripted(shop, [refund("A"), "helper refunded"], name="helper")
+    helper.tools = [shop.issue_refund]
+    outer = scripted(shop, [VERIFY, call("helper", input="refund A"), refund("B"), "done"])
+    outer.tools = [shop.verify_identity, shop.issue_refund, helper.as_tool("helper", "h")]
+    guarded(outer, SPEC, log)
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        asyncio.run(run_approving(outer, "refund twice"))
+    assert shop.names == ["verify_identity", "issue_refund"]
+    report = outer.agentguard.report
+    assert report.trace.names == ("verify_identity", "issue_refund", "helper")
+    assert outer.agentguard.running == ()
+    assert_invariants(shop, report, SPEC, log, tmp_path)
