@@ -152,15 +152,18 @@ def install(agent: Any, guard: OpenAIAgentsGuard) -> None:
                 f"agent {current.name!r} is guarded by another guard: one agent graph, one "
                 "guard (a run's calls must meet one firewall)"
             )
-        if owner is None:
+        if owner is None:  # first met: its tools are copied, the originals left alone
             setattr(current, ATTRIBUTE, guard)
-            current.output_guardrails = [*current.output_guardrails, guard.output_guardrail]
-            current.hooks = GuardHooks(guard, current.hooks)
             current.tools = [_guarded_copy(t, guard) for t in current.tools]
-        else:
+        else:  # tools added since joined the guarded agent: the turn holds those objects
             for tool in current.tools:
                 if isinstance(tool, FunctionTool):
                     guard_in_place(tool, guard)
+        # each piece once (a clone of a guarded agent, agent.clone(), shares them already)
+        if guard.output_guardrail not in current.output_guardrails:
+            current.output_guardrails = [*current.output_guardrails, guard.output_guardrail]
+        if not (isinstance(current.hooks, GuardHooks) and current.hooks.guard is guard):
+            current.hooks = GuardHooks(guard, current.hooks)
         current.handoffs = [_followed(h, guard) for h in current.handoffs]
 
 

@@ -109,6 +109,12 @@ class AgentRun:
             self._withdraw(decision, reason)
             return refusal(decision, f"agentguard refused this call: {reason}.")
 
+    def turn_arguments(self, call_id: str, raw: str) -> Prepared | None:
+        """The arguments this call's turn prepared, if the call still has that text."""
+        with self._lock:
+            found = self._batch.get(call_id)
+        return found.prepared if found is not None and found.prepared.raw == raw else None
+
     def hold(self, decision: Decision, prepared: Prepared) -> None:
         """An allowed call passed agentguard's guardrail: kept for the invoker."""
         if decision.tool_call_id is not None:

@@ -219,7 +219,10 @@ class OpenAIAgentsGuard:
         context = data.context
         tool = _tool_of(data.agent, context.tool_name)
         run = self.run_of(context)
-        prepared = prepare(tool, context.tool_arguments) if tool is not None else None
+        raw = context.tool_arguments
+        prepared = run.turn_arguments(context.tool_call_id, raw)
+        if prepared is None and tool is not None:
+            prepared = prepare(tool, raw)
         if prepared is None or (prepared.problem is not None and not prepared.args):
             return ToolGuardrailFunctionOutput.allow()  # the invoker answers as the SDK would
         decision = self._decide(run, context.tool_name, prepared, context.tool_call_id)
@@ -234,7 +237,7 @@ class OpenAIAgentsGuard:
         task = asyncio.current_task()
         if task is not None:  # the SDK is done with the call when its task is
             call_id = context.tool_call_id
-            task.add_done_callback(lambda _: run.drop(call_id, _DROPPED))
+            task.add_done_callback(lambda done: run.drop(call_id, _dropped(done)))
         return ToolGuardrailFunctionOutput.allow(output_info=decision)
 
     async def invoke(
@@ -301,10 +304,17 @@ class OpenAIAgentsGuard:
         )
 
 
-_DROPPED: Final = (
-    "the SDK did not run it (another guardrail or a hook refused it, it waits for an "
-    "approval, or its task was cancelled)"
-)
+def _dropped(task: asyncio.Task[Any]) -> str:
+    """Why the SDK never invoked a call agentguard allowed, from how its task ended."""
+    if task.cancelled():
+        return "the SDK cancelled the call before its function ran"
+    error = task.exception()
+    if error is not None:
+        return f"the SDK stopped before its function ran ({type(error).__name__}: {error})"
+    return (
+        "the SDK did not run it: another tool input guardrail rejected it, or it waits "
+        "for a human's approval"
+    )
 
 
 def _tool_of(agent: Any, name: str) -> FunctionTool | None:

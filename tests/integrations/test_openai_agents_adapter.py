@@ -356,3 +356,70 @@ def test_a_finished_run_stays_finished_for_late_events() -> None:
     assert late.output_info.action is Action.STOP
     assert len(guard.reports) == 1 and guard.running == ()
     assert shop.ran == []
+
+
+def test_a_clone_of_a_guarded_agent_is_guarded_once() -> None:
+    """agent.clone() shares the guarded tools, hooks and output guardrail: one final
+    answer proposal, one report (a second guardrail refused the answer of an ended run)."""
+    shop = Shop()
+    support = agentguard.guard(agent(shop, [VERIFY, "done"]), SPEC)
+    clone = support.clone(name="clone")
+    assert Runner.run_sync(clone, "verify").final_output == "done"
+    assert clone.output_guardrails.count(support.agentguard.output_guardrail) == 1
+    (report,) = support.agentguard.reports
+    assert report.trace.names == ("verify_identity", "final_answer")
+
+
+def test_runs_ended_by_the_sdk_without_a_model_answer_are_finished() -> None:
+    """tool_use_behavior="stop_on_first_tool" (the tool's output is the answer) and a
+    max_turns error handler's answer both go through the output guardrail: each run is
+    finished with its answer in the trace."""
+    shop = Shop()
+    first = agentguard.guard(agent(shop, [VERIFY], tool_use_behavior="stop_on_first_tool"), SPEC)
+    Runner.run_sync(first, "verify")
+    assert first.agentguard.report.trace.names == ("verify_identity", "final_answer")
+    assert first.agentguard.running == ()
+
+    second = agentguard.guard(agent(Shop(), [VERIFY, VERIFY, VERIFY]), SPEC)
+    result = Runner.run_sync(
+        second, "verify", max_turns=2, error_handlers={"max_turns": lambda data: "gave up"}
+    )
+    assert result.final_output == "gave up" and second.agentguard.running == ()
+    assert second.agentguard.report.trace.names[-1] == "final_answer"
+
+
+def test_a_call_checked_before_its_approval_is_judged_again_when_it_runs(
+    tmp_path: Path,
+) -> None:
+    """With pre_approval_tool_input_guardrails the guardrail runs before the human is
+    asked: that decision is withdrawn when the run pauses, and the approved call is
+    judged again (and allowed) when it runs after the resume."""
+    from agents import RunConfig
+    from agents.run_config import ToolExecutionConfig
+
+    shop = Shop()
+    log = tmp_path / "decisions.jsonl"
+    support = agent(shop, [VERIFY, REFUND, "Refunded."])
+    support.tools[1] = function_tool(shop.tools[1].__wrapped__, needs_approval=True)
+    agentguard.guard(support, SPEC, log_path=log)
+    config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+
+    async def approve_all() -> Any:
+        result = await Runner.run(support, "refund", run_config=config)
+        while result.interruptions:
+            state = result.to_state()
+            for item in result.interruptions:
+                state.approve(item)
+            result = await Runner.run(support, state, run_config=config)
+        return result
+
+    assert asyncio.run(approve_all()).final_output == "Refunded."
+    assert shop.ran == ["verify_identity", "issue_refund"]
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    refund = [(e["event"], e["action"]) for e in events if e.get("tool") == "issue_refund"]
+    assert refund == [
+        ("agentguard.decision", "allow"),
+        ("agentguard.withdrawn", "withdrawn"),
+        ("agentguard.decision", "allow"),
+        ("agentguard.result", "executed"),
+    ]
