@@ -16,12 +16,16 @@ and it is given the checked object's JSON text.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Final
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
 from agentguard.errors import MissingExtraError
 
@@ -33,9 +37,9 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("openai-agents", "openai-agents") from exc
 
-_DUMP: Final[dict[str, Any]] = {"mode": "json", "by_alias": True, "round_trip": True}
-"""How validated arguments become the snapshot: JSON data, under the keys the model
-writes (aliases), in a form the same validation reads back."""
+_DUMP: Final[dict[str, Any]] = {"mode": "python", "by_alias": True, "round_trip": True}
+"""How validated arguments are read back: under the keys the model writes (aliases), in
+a form the same validation reads back."""
 
 
 @dataclass(frozen=True)
@@ -69,19 +73,26 @@ def prepare_for(name: str, invoker: Any, raw: str | None) -> Prepared:
         return Prepared(text, {}, None, f"Invalid JSON input for tool {name}: not an object")
     validator = _validator(invoker)
     if validator is None:  # the tool parses its JSON itself: the object is what it gets
-        return Prepared(text, parsed, json.dumps(parsed))
+        return Prepared(text, parsed, tool_text(parsed))
     try:
-        checked = validator(parsed)
-        again = validator(json.loads(json.dumps(checked)))
+        checked = _plain(validator(parsed))
+        handed = tool_text(checked)
+        again = tool_text(_plain(validator(json.loads(handed))))
     except (ValidationError, ValueError, TypeError) as exc:
         return Prepared(text, parsed, None, f"Invalid JSON input for tool {name}: {exc}")
-    if not same_arguments(again, checked):  # a validator that changes its own output
+    if again != handed:  # a validator that changes its own output: no value to hand over
         problem = (
             f"the arguments of {name} do not survive its own validation unchanged "
-            f"({checked!r} became {again!r}), so agentguard cannot hand it what it checked"
+            f"({handed} became {again}), so agentguard cannot hand it what it checked"
         )
         return Prepared(text, checked, None, problem)
-    return Prepared(text, checked, json.dumps(checked))
+    return Prepared(text, checked, handed)
+
+
+def tool_text(args: Mapping[str, Any]) -> str:
+    """The JSON a tool is handed for checked arguments: a decimal, a date or a UUID
+    written as pydantic writes it (so the tool's validation reads the same value back)."""
+    return json.dumps(args, default=to_jsonable_python)
 
 
 def _sdk_invoker(tool: FunctionTool) -> Any:
@@ -92,8 +103,8 @@ def _sdk_invoker(tool: FunctionTool) -> Any:
 
 def _validator(invoker: Any) -> Any:
     """The validation the SDK applies to the arguments of the tool ``invoker`` runs, as
-    a function from the parsed JSON to the validated arguments' JSON data; None for a
-    tool without one."""
+    a function from the parsed JSON to the validated arguments (Python values, nested
+    models as dicts); None for a tool without one."""
     for value in _closure(invoker):
         if isinstance(value, FuncSchema):
             model: type[BaseModel] = value.params_pydantic_model
@@ -102,6 +113,44 @@ def _validator(invoker: Any) -> Any:
             adapter: TypeAdapter[Any] = value
             return lambda data: adapter.dump_python(adapter.validate_python(data), **_DUMP)
     return None
+
+
+def _plain(value: Any) -> Any:
+    """Validated arguments as the firewall checks them: plain JSON data, with decimals,
+    dates, times and UUIDs kept as they are (judged by value: a ``Decimal`` amount is a
+    number to the spec, where pydantic's JSON would make it text); anything else (an
+    enum, a set, a path, bytes) as pydantic writes it in JSON."""
+    kind = type(value)
+    if kind in _KEPT:
+        return value
+    if kind is dict:
+        return {_key(k): _plain(v) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [_plain(v) for v in value]
+    if kind in (set, frozenset):  # in one order, whatever order the set iterates in
+        return sorted((_plain(v) for v in value), key=tool_text_of)
+    return _plain_json(to_jsonable_python(value))
+
+
+def tool_text_of(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=to_jsonable_python)
+
+
+def _plain_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_key(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_json(v) for v in value]
+    return value
+
+
+def _key(key: Any) -> str:
+    return key if type(key) is str else str(to_jsonable_python(key))
+
+
+_KEPT: Final = frozenset(
+    (str, int, float, bool, type(None), Decimal, dt.date, dt.datetime, dt.time, dt.timedelta)
+) | frozenset((uuid.UUID,))
 
 
 def _closure(invoker: Any) -> list[Any]:
@@ -165,7 +214,9 @@ def nested_pause(tool: FunctionTool, context: Any) -> bool:
 
 def same_arguments(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
     """Equal as JSON (the key order aside)."""
-    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+    return json.dumps(left, sort_keys=True, default=to_jsonable_python) == json.dumps(
+        right, sort_keys=True, default=to_jsonable_python
+    )
 
 
 __all__ = [
@@ -175,5 +226,6 @@ __all__ = [
     "prepare",
     "prepare_for",
     "same_arguments",
+    "tool_text",
     "turn_calls",
 ]

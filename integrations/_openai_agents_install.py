@@ -164,7 +164,9 @@ def install(agent: Any, guard: OpenAIAgentsGuard) -> None:
             current.output_guardrails = [*current.output_guardrails, guard.output_guardrail]
         if not (isinstance(current.hooks, GuardHooks) and current.hooks.guard is guard):
             current.hooks = GuardHooks(guard, current.hooks)
-        current.handoffs = [_followed(h, guard) for h in current.handoffs]
+        followed = [_followed(h, guard) for h in current.handoffs]
+        if any(a is not b for a, b in zip(followed, current.handoffs, strict=True)):
+            current.handoffs = followed
 
 
 def _refuse_ungated(agent: Any) -> None:

@@ -87,12 +87,12 @@ class AgentRun:
         fresh one (a turn decision on other arguments is withdrawn). A call allowed
         before in this run (its paused state resumed twice) is refused."""
         with self._lock:
-            self.call_ids.add(call_id)
             found = self._batch.pop(call_id, None)
             decision: Decision | None = None
             if found is not None:
-                same = found.decision.tool == name and same_arguments(
-                    found.decision.args, prepared.args
+                same = found.decision.tool == name and (
+                    found.prepared.raw == prepared.raw
+                    or same_arguments(found.prepared.args, prepared.args)
                 )
                 if same:
                     decision = found.decision

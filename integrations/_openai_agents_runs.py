@@ -122,6 +122,7 @@ class Runs:
         """The model made these calls in ``run``: a resumed context naming one finds it."""
         with self._lock:
             for call_id in ids:
+                run.call_ids.add(call_id)
                 self._by_call.setdefault(call_id, run)
 
     def adopt(self, run: AgentRun) -> None:

@@ -33,7 +33,6 @@ paused run in another process.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -51,7 +50,14 @@ from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.trace.model import Trace
 
 from ._json_schema import declaration, with_declarations
-from ._openai_agents_args import Prepared, failure_reply, nested_pause, prepare, turn_calls
+from ._openai_agents_args import (
+    Prepared,
+    failure_reply,
+    nested_pause,
+    prepare,
+    tool_text,
+    turn_calls,
+)
 from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
 from ._openai_agents_persist import restored_run, saved_run
 from ._openai_agents_run import AgentRun, jsonable, text_of
@@ -273,7 +279,7 @@ class OpenAIAgentsGuard:
             setattr(context, _PREPARED, None)
         try:
             with enclosing_call(self, run):
-                result = await inner(context, json.dumps(started.arguments()))
+                result = await inner(context, tool_text(started.arguments()))
         except BaseException as exc:
             run.ran(started, None, error=exc)
             raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import typing
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -105,6 +106,34 @@ def test_the_function_receives_and_the_trace_records_the_checked_values(tmp_path
     results = [line for line in log_lines(log) if line["event"] == "agentguard.result"]
     assert results[0]["args"] == {"order_id": "A1", "amount": 40.0}
     assert_invariants(shop, support.agentguard.report, SPEC, log, tmp_path)
+
+
+def test_a_decimal_amount_is_judged_as_a_number(tmp_path: Path) -> None:
+    """amount: Decimal given "9000": the function gets Decimal("9000"), a number over
+    500 (the check compared the text "9000" and let the payment run)."""
+    paid: list[Decimal] = []
+
+    @function_tool
+    def pay(order_id: str, amount: Decimal) -> str:
+        """Pay an order."""
+        paid.append(amount)
+        return "paid"
+
+    spec = agentguard.parse_spec("constraint cap severity SOFT_BLOCK := G !pay(amount > 500)")
+    log = tmp_path / "d.jsonl"
+    script = [
+        call("pay", order_id="A1", amount="9000"),
+        call("pay", order_id="A1", amount="9.5"),
+        "ok",
+    ]
+    support = guarded(Agent(name="s", tools=[pay], model=ScriptedAgentsModel(script)), spec, log)
+    Runner.run_sync(support, "pay")
+    assert paid == [Decimal("9.5")]
+    assert [d.action for d in support.agentguard.report.decisions][:2] == [
+        Action.BLOCK,
+        Action.ALLOW,
+    ]
+    assert_invariants(None, support.agentguard.report, spec, log, tmp_path)
 
 
 class Address(BaseModel):
