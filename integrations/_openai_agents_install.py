@@ -203,7 +203,8 @@ def guard_in_place(tool: FunctionTool, guard: OpenAIAgentsGuard) -> None:
         raise UnsupportedAgentError(f"tool {tool.name!r} is guarded by another guard")
     guard.declare(tool)
     tool.on_invoke_tool = GuardedInvoker(tool, tool.on_invoke_tool, guard)
-    tool.tool_input_guardrails = [guard.input_guardrail, *(tool.tool_input_guardrails or [])]
+    others = [g for g in tool.tool_input_guardrails or [] if g is not guard.input_guardrail]
+    tool.tool_input_guardrails = [guard.input_guardrail, *others]
 
 
 def _guarded_by(tool: FunctionTool) -> OpenAIAgentsGuard | None:

@@ -275,11 +275,14 @@ class OpenAIAgentsGuard:
         started = await run.start(decision)
         if not started.executes:
             return await self._refused(run, started)
+        text = tool_text(started.arguments())
         if hasattr(context, _PREPARED):
             setattr(context, _PREPARED, None)
+        if isinstance(getattr(context, "tool_arguments", None), str):
+            context.tool_arguments = text  # a function reading its context reads them too
         try:
             with enclosing_call(self, run):
-                result = await inner(context, tool_text(started.arguments()))
+                result = await inner(context, text)
         except BaseException as exc:
             run.ran(started, None, error=exc)
             raise

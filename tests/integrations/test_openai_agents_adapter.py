@@ -22,6 +22,7 @@ from agents import (  # noqa: E402
     handoff,
     set_tracing_disabled,
 )
+from agents.tool_context import ToolContext  # noqa: E402
 
 import agentguard  # noqa: E402
 from agentguard.enforcement.decision import Action  # noqa: E402
@@ -423,3 +424,35 @@ def test_a_call_checked_before_its_approval_is_judged_again_when_it_runs(
         ("agentguard.decision", "allow"),
         ("agentguard.result", "executed"),
     ]
+
+
+def test_a_function_reading_its_context_reads_the_checked_arguments() -> None:
+    """A function that reads ``ctx.tool_arguments`` (the JSON text) reads the checked
+    snapshot, defaults filled in, not the model's text."""
+    seen: list[str] = []
+
+    @function_tool
+    def wipe(ctx: ToolContext[Any], path: str, force: bool = False) -> str:
+        """Delete a folder."""
+        seen.append(ctx.tool_arguments)
+        return "wiped"
+
+    support = agentguard.guard(
+        Agent(name="s", tools=[wipe], model=ScriptedAgentsModel([call("wipe", path="/t"), "ok"])),
+        SPEC,
+    )
+    Runner.run_sync(support, "wipe")
+    assert [json.loads(text) for text in seen] == [{"path": "/t", "force": False}]
+
+
+def test_a_tool_whose_invoker_was_reset_is_guarded_once_again() -> None:
+    """User code putting a guarded tool's original invoker back: the next turn guards the
+    tool again, with one agentguard guardrail (two judged each call twice, and the
+    second refused the call as already run)."""
+    shop = Shop()
+    support = agentguard.guard(agent(shop, [VERIFY, VERIFY, "ok"]), SPEC)
+    tool = support.tools[0]
+    tool.on_invoke_tool = tool.on_invoke_tool.agentguard_inner
+    Runner.run_sync(support, "verify twice")
+    assert shop.ran == ["verify_identity", "verify_identity"]
+    assert tool.tool_input_guardrails.count(support.agentguard.input_guardrail) == 1
