@@ -82,15 +82,22 @@ def denied(name: str) -> bool:
     return name in DENIED or (name.startswith("__") and name.endswith("__"))
 
 
-def check_code(code: str) -> None:
+def check_code(code: str) -> list[str]:
     """Raise smolagents' ``InterpreterError`` (the model reads it, as it reads the
     executor's own refusals) if ``code`` reaches for a denied name; code that does not
-    parse is left to the executor, which says why."""
+    parse is left to the executor, which says why. Returns the modules the code imports
+    (each dotted prefix: ``import a.b`` imports ``a`` and ``a.b``)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
-        return
+        return []
+    imported: list[str] = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported += [prefix for a in node.names for prefix in _prefixes(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported += _prefixes(node.module)
+            imported += [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
         problem = _problem(node)
         if problem is not None:
             line = getattr(node, "lineno", 0)
@@ -99,6 +106,12 @@ def check_code(code: str) -> None:
                 "reach frames, tracebacks' frames, dunder attributes, or look attributes "
                 "up by computed names; the guarded tools are called directly."
             )
+    return imported
+
+
+def _prefixes(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[: n + 1]) for n in range(len(parts))]
 
 
 def _problem(node: ast.AST) -> str | None:

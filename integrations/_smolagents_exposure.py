@@ -9,8 +9,10 @@ tool of the tree) whose imports would.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Iterable, Sequence
+from types import ModuleType
 from typing import Any, Final
 
 from agentguard.guard import FINAL_TOOL
@@ -46,6 +48,9 @@ REACHING_MODULES: Final = (
     "bdb",
     # hand out frames, and through them every object of the process
     "traceback",
+    # hold the guarded agents, or let code rewrite the executor's own checks
+    "agentguard.integrations",
+    "smolagents",
 )
 """Modules whose import hands model code any loaded module or object (tools included),
 directly, by running code built from text, or through frames."""
@@ -74,14 +79,18 @@ def refuse(authorised: Sequence[str], tools: Iterable[Any], agent: Any) -> None:
     """Raise :class:`ExposedToolsError` if ``authorised`` reaches one of ``tools``."""
     exposing = exposing_imports(authorised, tools)
     if exposing:
-        listed = "; ".join(f"{m!r} ({why})" for m, why in sorted(exposing.items()))
-        named = getattr(agent, "name", None) or type(agent).__name__
-        raise ExposedToolsError(
-            f"the CodeAgent {named!r} has additional_authorized_imports "
-            f"{sorted(set(authorised))!r}, which let model code reach the original, "
-            f"unguarded tool objects through: {listed}. Remove these imports, or move the "
-            "tools to a module the agent may not import."
-        )
+        _raise(sorted(set(authorised)), exposing, agent)
+
+
+def _raise(authorised: list[str], exposing: dict[str, str], agent: Any) -> None:
+    listed = "; ".join(f"{m!r} ({why})" for m, why in sorted(exposing.items()))
+    named = getattr(agent, "name", None) or type(agent).__name__
+    raise ExposedToolsError(
+        f"the CodeAgent {named!r} has additional_authorized_imports {authorised!r}, "
+        "which let model code reach the original, unguarded tool objects through: "
+        f"{listed}. Remove these imports, or move the tools to a module the agent may "
+        "not import."
+    )
 
 
 def exposing_imports(authorised: Sequence[str], tools: Iterable[Any]) -> dict[str, str]:
@@ -100,13 +109,103 @@ def exposing_imports(authorised: Sequence[str], tools: Iterable[Any]) -> dict[st
             exposing[module] = what
     for name in authorised:  # an authorised module holding a tool, or a tool's module
         loaded = sys.modules.get(name)
-        if loaded is None or name in exposing:
-            continue
-        for value in list(vars(loaded).values()):
-            if id(value) in originals or getattr(value, "__name__", None) in homes:
-                exposing[name] = "holds a tool or a tool's module"
-                break
+        if loaded is not None and name not in exposing and _holds(loaded, originals, homes):
+            exposing[name] = "holds a tool or a tool's module"
     return exposing
+
+
+def refuse_imports(
+    modules: Iterable[str], authorised: Sequence[str], tools: Iterable[Any], agent: Any
+) -> None:
+    """Raise :class:`ExposedToolsError` if one of ``modules`` (those a code action is about
+    to import, as far as ``authorised`` lets it) holds a tool. A module not loaded when
+    the agent was guarded could not be looked at then: it is imported here, as the
+    executor is about to import it anyway."""
+    from smolagents.local_python_executor import check_import_authorized
+
+    wanted = [m for m in dict.fromkeys(modules) if check_import_authorized(m, list(authorised))]
+    originals = {id(t): t for t in tools}
+    homes = sorted({m for t in originals.values() for m in _homes(t)})
+    exposing: dict[str, str] = {}
+    for name in wanted:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the executor's own import says why
+                continue
+        loaded = sys.modules.get(name)
+        if name in homes or (loaded is not None and _holds(loaded, originals, homes)):
+            exposing[name] = "holds a tool or a tool's module"
+    if exposing:
+        _raise(sorted(set(authorised)), exposing, agent)
+
+
+HOLDING_DEPTH: Final = 3
+"""How deep inside a module (its registries, classes, objects) a tool is looked for."""
+HOLDING_BUDGET: Final = 20_000
+"""How many values of a module are looked at, at most."""
+
+
+def _holds(module: ModuleType, originals: dict[int, Any], homes: list[str]) -> bool:
+    """Does ``module`` hold a tool, or a tool's module, where model code reads it: among
+    its names, in the dicts, lists, tuples and sets they hold, or as the attribute of a
+    class, object or function of its own (``registry["refund"]``, ``Tools.refund``), a
+    few levels down? Modules below it are not followed (smolagents refuses those not
+    authorised), nor the insides of other modules' classes and objects (a user's tools
+    are not kept in numpy's). Answers are kept per module and set of tools."""
+    key = (module.__name__, id(module), frozenset(originals))
+    found = _HELD.get(key)
+    if found is None:
+        found = _search(module, originals, homes)
+        if len(_HELD) >= HELD_CACHE:
+            _HELD.clear()
+        _HELD[key] = found
+    return found
+
+
+HELD_CACHE: Final = 1024
+"""How many answers of :func:`_holds` are kept (modules do not change their registries
+between a guard and its runs; a module changed afterwards is looked at again with the
+next tool added)."""
+
+_HELD: dict[tuple[str, int, frozenset[int]], bool] = {}
+
+
+def _search(module: ModuleType, originals: dict[int, Any], homes: list[str]) -> bool:
+    own = module.__name__
+    todo: list[tuple[Any, int]] = [(v, HOLDING_DEPTH) for v in list(vars(module).values())]
+    seen: set[int] = set()
+    budget = HOLDING_BUDGET
+    while todo and budget > 0:
+        value, depth = todo.pop()
+        budget -= 1
+        if id(value) in originals:
+            return True
+        if isinstance(value, ModuleType):
+            if value.__name__ in homes:
+                return True
+            continue
+        if depth <= 0 or id(value) in seen:
+            continue
+        seen.add(id(value))
+        todo.extend((item, depth - 1) for item in _inside(value, own))
+    return False
+
+
+def _inside(value: Any, own: str) -> list[Any]:
+    """The values model code reads out of ``value`` by subscripts and attributes: a
+    container's items; the attributes of a class, object or function of module ``own``."""
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return list(value)
+    where = value if isinstance(value, type) or callable(value) else type(value)
+    if getattr(where, "__module__", None) != own:
+        return []
+    try:
+        return list(vars(value).values())
+    except TypeError:  # no __dict__ (slots, builtins)
+        return []
 
 
 def tree(agent: Any) -> list[Any]:
@@ -145,5 +244,6 @@ __all__ = [
     "exposing_imports",
     "refuse",
     "refuse_exposing_imports",
+    "refuse_imports",
     "tree",
 ]

@@ -31,12 +31,17 @@ from typing import Any
 from agentguard.guard import FINAL_TOOL, GuardSession, UnsupportedAgentError
 
 from ._smolagents_code import check_code, strict_builtins
-from ._smolagents_exposure import refuse
-from ._smolagents_tools import guarded_tool
+from ._smolagents_exposure import refuse, refuse_imports
+from ._smolagents_tools import call_shape, guarded_tool, with_defaults
 
 ATTRIBUTE = "agentguard"
 """The attribute of a guarded agent holding its :class:`GuardSession` (the agent passed
 to ``guard()`` only: the agents it manages never carry it)."""
+
+VARIABLES_DEPTH = 4
+"""How deep inside a run's variables (containers in containers) tools are looked for."""
+VARIABLES_BUDGET = 10_000
+"""How many values of a run's variables are looked at, at most, for tools."""
 
 ADOPTED: weakref.WeakSet[Any] = weakref.WeakSet()
 """Agents guarded as part of a guarded tree (guarding one again is refused)."""
@@ -60,7 +65,10 @@ class Mediation:
         self._agents: dict[int, Any] = {}  # id -> an agent of the tree, hooks installed
         self._callables: dict[int, Any] = {}  # id(agent) -> what model code holds of it
         self._exposure: dict[int, tuple[tuple[str, ...], int]] = {}  # id(executor) -> checked
+        self._imports: set[tuple[str, tuple[tuple[str, ...], int]]] = set()  # looked at
         self._strict: dict[str, Callable[..., Any]] = {}
+        self._kinds = (smolagents.Tool, smolagents.MultiStepAgent)
+        self._defaults: dict[int, dict[str, Any]] = {}  # id(guarded copy) -> its defaults
 
     # the tree -------------------------------------------------------------------
     def adopt(self, agent: Any) -> None:
@@ -110,11 +118,32 @@ class Mediation:
             key = (id(tool), raises)
             found = self._copies.get(key)
             if found is None:
-                found = guarded_tool(tool, self.session, raise_on_block=raises)
+                shape = call_shape(tool)
+                results = self._handed_back if raises else None
+                found = guarded_tool(
+                    tool, self.session, raise_on_block=raises, results=results, shape=shape
+                )
                 self._copies[key] = found
                 self._ours[id(found)] = found
+                self._defaults[id(found)] = shape.defaults
                 self._originals[id(tool)] = tool
             return found
+
+    def filler(self, agent: Any) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+        """For ``agent``'s batch check: a call's arguments as the gate of the tool it
+        names will propose them (the tool guarded first, if it was added mid-run)."""
+
+        def fill(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            self.ensure(agent, name)
+            defaults = self._defaults.get(id(agent.tools.get(name)))
+            return with_defaults(arguments, defaults) if defaults else arguments
+
+        return fill
+
+    def _handed_back(self, result: Any) -> Any:
+        """What model code gets of a tool's result: a tool or an agent a tool returns is
+        guarded (or held as a callable) like one found in the executor's table."""
+        return self._mediated(result) if isinstance(result, self._kinds) else result
 
     def originals(self) -> list[Any]:
         with self._lock:
@@ -161,6 +190,10 @@ class Mediation:
                 base.send_tools(self, tools)
                 mediation.table(self)
 
+            def send_variables(self, variables: dict[str, Any]) -> None:
+                base.send_variables(self, variables)
+                mediation.variables(self)
+
         GuardedExecutor.__name__ = GuardedExecutor.__qualname__ = f"Guarded{base.__name__}"
         try:
             executor.__class__ = GuardedExecutor
@@ -176,13 +209,17 @@ class Mediation:
         """Before a code action runs: the code checked, the table guarded, the imports
         checked against every tool guarded so far (a refusal here is shown to the model,
         and its code does not run)."""
-        check_code(code)
+        imported = check_code(code)
         self.table(executor)
         authorised = tuple(getattr(executor, "authorized_imports", ()) or ())
         checked = (authorised, len(self._originals))
         if self._exposure.get(id(executor)) != checked:
             refuse(authorised, self.originals(), agent)
             self._exposure[id(executor)] = checked
+        fresh = [m for m in imported if (m, checked) not in self._imports]
+        if fresh:  # modules first imported now could not be looked at before
+            refuse_imports(fresh, authorised, self.originals(), agent)
+            self._imports.update((m, checked) for m in fresh)
 
     def table(self, executor: Any) -> None:
         """Guard the executor's tool table and variables in place: a tool a guarded copy,
@@ -199,15 +236,45 @@ class Mediation:
             if isinstance(state, dict):
                 self._mediate(state)
 
+    def variables(self, executor: Any) -> None:
+        """The variables a run hands model code (``agent.state``, ``additional_args``):
+        tools and agents guarded inside containers too (a ``{"kit": {"wipe": tool}}``)."""
+        state = getattr(executor, "state", None)
+        if isinstance(state, dict):
+            with self._lock:
+                budget = [VARIABLES_BUDGET]
+                for name, value in list(state.items()):
+                    state[name] = self._within(value, VARIABLES_DEPTH, budget)
+
+    def _within(self, value: Any, depth: int, budget: list[int]) -> Any:
+        """``value`` with the tools and agents in it (lists and dicts changed in place,
+        tuples rebuilt) mediated, ``depth`` containers down, ``budget`` values at most."""
+        budget[0] -= 1
+        if isinstance(value, self._kinds):
+            return self._mediated(value)
+        if depth <= 0 or budget[0] <= 0:
+            return value
+        if type(value) is dict:
+            for key, item in list(value.items()):
+                value[key] = self._within(item, depth - 1, budget)
+        elif type(value) is list:
+            value[:] = [self._within(item, depth - 1, budget) for item in value]
+        elif type(value) is tuple:
+            return tuple(self._within(item, depth - 1, budget) for item in value)
+        return value
+
     def _mediate(self, names: dict[str, Any]) -> None:
-        smolagents = self._smolagents
         for name, value in list(names.items()):
-            if id(value) in self._ours or name == FINAL_TOOL:
-                continue
-            if isinstance(value, smolagents.Tool):
-                names[name] = self.guarded(value, raises=True)
-            elif isinstance(value, smolagents.MultiStepAgent):
-                names[name] = self.callable_for(value)
+            if name != FINAL_TOOL and isinstance(value, self._kinds):
+                names[name] = self._mediated(value)
+
+    def _mediated(self, value: Any) -> Any:
+        """A tool's guarded copy, an agent's callable (ours are returned as they are)."""
+        if id(value) in self._ours:
+            return value
+        if isinstance(value, self._smolagents.Tool):
+            return self.guarded(value, raises=True)
+        return self.callable_for(value)
 
     def callable_for(self, agent: Any) -> Any:
         """What model code holds of a managed agent: a callable keeping it in a closure

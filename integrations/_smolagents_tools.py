@@ -10,9 +10,11 @@ that, and calls the original with the firewall's frozen snapshot
 
 from __future__ import annotations
 
+import copy
 import inspect
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped
@@ -33,36 +35,54 @@ def smolagents_module() -> Any:
     return smolagents
 
 
-def guarded_tool(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Any:
-    """A copy of ``tool`` whose every call goes through ``session`` first."""
+def guarded_tool(
+    tool: Any,
+    session: GuardSession,
+    *,
+    raise_on_block: bool,
+    results: Callable[[Any], Any] | None = None,
+    shape: CallShape | None = None,
+) -> Any:
+    """A copy of ``tool`` whose every call goes through ``session`` first; ``results``,
+    if given, maps what the tool returns before the caller gets it (a tool handed back
+    by a tool is guarded too); ``shape`` is :func:`call_shape` of ``tool``."""
     smolagents = smolagents_module()
-    gate = _gate(tool, session, raise_on_block=raise_on_block)
+    shape = call_shape(tool) if shape is None else shape
+    gate = _gate(tool, session, shape, raise_on_block=raise_on_block, results=results)
 
     class GuardedTool(smolagents.Tool):  # type: ignore[misc, name-defined]
         skip_forward_signature_validation = True
         agentguard_guarded = True
         name = tool.name
         description = tool.description
-        inputs = tool.inputs
+        inputs = copy.deepcopy(tool.inputs)  # model code changing it changes no original
         output_type = tool.output_type
-        output_schema = getattr(tool, "output_schema", None)
+        output_schema = copy.deepcopy(getattr(tool, "output_schema", None))
 
         forward = gate  # the method itself: no frame between smolagents and the gate
 
     GuardedTool.__name__ = GuardedTool.__qualname__ = f"Guarded_{tool.name}"
-    copy = GuardedTool()
-    copy.is_initialized = True
-    return copy
+    guarded = GuardedTool()
+    guarded.is_initialized = True
+    return guarded
 
 
-def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable[..., Any]:
+def _gate(
+    tool: Any,
+    session: GuardSession,
+    shape: CallShape,
+    *,
+    raise_on_block: bool,
+    results: Callable[[Any], Any] | None,
+) -> Callable[..., Any]:
     """The guarded copy's ``forward``: the call proposed and started (one session step,
     :meth:`GuardSession.propose_and_start`), run with the checked snapshot, completed."""
     name: str = tool.name
-    order, defaults = call_shape(tool)
+    order, defaults = shape.order, shape.defaults
     # ``Tool.__call__`` with keywords only and no sanitizing (as here) sets the tool up on
     # first use and calls ``forward``: done here directly when the class keeps that call
     plain_call = type(tool).__call__ is smolagents_module().Tool.__call__
+    binds = shape.binds if plain_call else None  # a __call__ of its own takes what it takes
     propose_and_start = session.propose_and_start
 
     def refused(decision: Decision) -> Any:
@@ -77,6 +97,8 @@ def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable
         arguments = kwargs if not args else bind_arguments(name, order, args, kwargs)
         if defaults:
             arguments = with_defaults(arguments, defaults)
+        if binds is not None:  # a call forward cannot take never runs: not checked, not run
+            binds(name, arguments)
         REACHED.reached = True  # the framework got as far as the tool: not withdrawn
         started = propose_and_start(name, arguments)
         if started.action not in EXECUTING:
@@ -91,7 +113,7 @@ def _gate(tool: Any, session: GuardSession, *, raise_on_block: bool) -> Callable
             session.complete(started, error=exc)
             raise
         session.complete(started, detached(result))
-        return result
+        return result if results is None else results(result)
 
     return gate
 
@@ -100,21 +122,46 @@ _OWN_KEYWORD = "sanitize_inputs_outputs"
 """``Tool.__call__``'s own keyword: an argument of that name is the call's to take."""
 
 
-def call_shape(tool: Any) -> tuple[list[str], dict[str, Any]]:
-    """How a call of ``tool`` binds: the names positional arguments take (``forward``'s
-    own order, as ``Tool.__call__`` passes them on; the declared ``inputs`` when
-    ``forward`` takes ``*args``), and the defaults its signature gives declared inputs.
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """How a call of a tool binds to its ``forward``.
 
-    A default that is not plain data (a sentinel object) is left out: the check could
-    not hold it, and left out the tool still receives its own default."""
+    ``order``: the names positional arguments take (``forward``'s own order, as
+    ``Tool.__call__`` passes them on; the declared ``inputs`` when ``forward`` takes
+    ``*args``); ``defaults``: what its signature gives declared inputs the call omits
+    (a default that is not plain data, a sentinel object, is left out: the check could
+    not hold it, and left out the tool still receives its own); ``names`` and
+    ``required``: the keywords ``forward`` takes (None: any) and must be given.
+    """
+
+    order: list[str]
+    defaults: dict[str, Any]
+    names: frozenset[str] | None = None
+    required: frozenset[str] = frozenset()
+
+    def binds(self, tool: str, arguments: Mapping[str, Any]) -> None:
+        """Raise :class:`ToolArgumentsError` if ``forward`` cannot take ``arguments``
+        (the call would fail before the tool's body, and must not enter the trace)."""
+        given = set(arguments)
+        unknown = sorted(given - self.names) if self.names is not None else []
+        missing = sorted(self.required - given)
+        if unknown or missing:
+            parts = [f"unexpected argument(s) {', '.join(unknown)}"] if unknown else []
+            parts += [f"missing argument(s) {', '.join(missing)}"] if missing else []
+            raise ToolArgumentsError(f"{tool}: {'; '.join(parts)}")
+
+
+def call_shape(tool: Any) -> CallShape:
+    """How a call of ``tool`` binds (see :class:`CallShape`)."""
     declared = list(getattr(tool, "inputs", None) or {})
     try:
         parameters = list(inspect.signature(tool.forward).parameters.values())
     except (TypeError, ValueError):  # a builtin or an object without a signature
-        return declared, {}
+        return CallShape(declared, {})
     if parameters and parameters[0].name == "self" and "self" not in declared:
         parameters = parameters[1:]  # ``@tool``'s forward claims a ``self`` it never takes
     kinds = inspect.Parameter
+    named = (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
     if any(p.kind is kinds.VAR_POSITIONAL for p in parameters):
         order = declared
     else:
@@ -127,7 +174,11 @@ def call_shape(tool: Any) -> tuple[list[str], dict[str, Any]]:
                 defaults[p.name] = snapshot_arguments({p.name: p.default})[p.name]
             except UncheckableArgumentsError:
                 continue
-    return order, defaults
+    if any(p.kind in (kinds.VAR_KEYWORD, kinds.POSITIONAL_ONLY) for p in parameters):
+        return CallShape(order, defaults)  # takes any keyword, or some not by keyword
+    names = frozenset(p.name for p in parameters if p.kind in named)
+    required = frozenset(p.name for p in parameters if p.kind in named and p.default is p.empty)
+    return CallShape(order, defaults, names, required)
 
 
 def with_defaults(arguments: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -181,6 +232,7 @@ def bind_arguments(
 
 __all__ = [
     "REACHED",
+    "CallShape",
     "bind_arguments",
     "call_shape",
     "detached",

@@ -57,10 +57,19 @@ def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, str) else value
 
 
+Fill = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""The arguments of a call of the named tool as its gate will propose them (the
+defaults its ``forward`` declares filled in): the batch is checked on those."""
+
+
 def batch_checked(
-    process_tool_calls: Callable[[Any, Any], Iterator[Any]], agent: Any, session: GuardSession
+    process_tool_calls: Callable[[Any, Any], Iterator[Any]],
+    agent: Any,
+    session: GuardSession,
+    fill: Fill,
 ) -> Callable[[Any, Any], Generator[Any, None, None]]:
-    """Check a model turn's calls as one batch before any of it runs."""
+    """Check a model turn's calls as one batch before any of it runs, each on the
+    arguments its tool will be given (so its gate collects that very decision)."""
 
     def process(chat_message: Any, memory_step: Any) -> Generator[Any, None, None]:
         tool_calls = chat_message.tool_calls or ()
@@ -75,7 +84,7 @@ def batch_checked(
                 arguments = function.arguments
                 if type(arguments) is not dict or getattr(agent, "state", None):
                     arguments = _arguments(agent, arguments)  # else _arguments' answer
-                calls.append((name, arguments, str(c.id)))
+                calls.append((name, fill(name, arguments), str(c.id)))
         if calls:
             for decision in session.propose_batch(calls):  # a loop: no generator per turn
                 if decision.action is _STOP:
@@ -107,7 +116,7 @@ def unique_ids(tool_calls: Any) -> None:
 
 
 def withdraw_unrun(
-    execute: Callable[[str, Any], Any], agent: Any, session: GuardSession
+    execute: Callable[[str, Any], Any], agent: Any, session: GuardSession, fill: Fill
 ) -> Callable[[str, Any], Any]:
     """smolagents validates a call's arguments before running the tool; a call that never
     reached its tool (rejected arguments) is withdrawn, so its approval does not linger."""
@@ -122,7 +131,7 @@ def withdraw_unrun(
             if not REACHED.reached and tool_name in agent.tools and tool_name != FINAL_TOOL:
                 session.withdraw_predecided(
                     tool_name,
-                    _arguments(agent, arguments),
+                    fill(tool_name, _arguments(agent, arguments)),
                     f"smolagents did not run it: {type(exc).__name__}: {exc}",
                 )
             raise

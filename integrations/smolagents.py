@@ -2,17 +2,25 @@
 
 ``guard_smolagents(agent, spec)`` returns the same agent with:
 
-* every tool in ``agent.tools`` (except ``final_answer``) replaced by a guarded copy;
-  both agent types read ``agent.tools`` when ``run()`` starts, so replacing the entries
-  after construction is enough. The copy holds the original only in a closure, which
-  model-written code cannot reach (the local executor forbids dunder access), so
-  aliasing the tool, calling ``.forward``, ``getattr``, ``map`` or threads all land in
-  the same gate;
+* every tool (except ``final_answer``) replaced by a guarded copy wherever the agent
+  looks tools up, at the moment it looks (``_smolagents_mediation.py``): ``agent.tools``
+  when a run starts, a ToolCallingAgent's tool right before it runs, a CodeAgent's
+  executor table and variables before each code action (tools appended mid-run by a
+  step callback or a tool, sent to the executor, passed in ``additional_args``, or
+  handed back by a tool are guarded too). The copy holds the original only in a
+  closure, so aliasing the tool, ``.forward``, ``getattr``, ``map`` or threads all land
+  in the same gate;
+* what is checked is what runs (``_smolagents_tools.py``): positional arguments are
+  named as ``forward`` takes them, the defaults its signature declares are filled in
+  (``force: bool = True`` omitted is judged as ``True``), and the tool is called with
+  the firewall's frozen snapshot of them (``Decision.arguments()``), never the objects
+  model code passed; a call ``forward`` cannot take is refused before any check;
 * a blocked call never runs: a ``ToolCallingAgent`` gets the reason as the tool's
   observation (a string, so sibling results of a parallel batch survive), a
   ``CodeAgent`` gets :class:`ToolCallBlocked` raised at that line;
-* a HARD_STOP raises :class:`agentguard.enforcement.decision.RunStopped`, a ``BaseException`` that no
-  ``except Exception`` (the framework's or the model's) swallows: ``agent.run`` raises it;
+* a HARD_STOP raises :class:`agentguard.enforcement.decision.RunStopped`, a
+  ``BaseException`` that no ``except Exception`` (the framework's or the model's)
+  swallows: ``agent.run`` raises it;
 * the final answer is gated through ``agent.final_answer_checks`` (never by wrapping the
   ``final_answer`` tool, whose return value *is* the answer): a refused answer becomes
   an error the model sees, and the run goes on;
@@ -23,14 +31,20 @@
   the tool body (waiting for, or re-checked against, the calls its approval relied on),
   ``complete`` with the result or the error it raised, or ``withdraw`` when smolagents
   never ran it (arguments rejected by the tool's validation, a sibling raised, a STOP);
-* a ``CodeAgent`` whose authorised imports would let model code reach the original,
-  unguarded tool objects (``"*"``, the modules defining the tools, or ``sys``, ``gc``,
-  ``importlib``, ``inspect``, ``builtins``) is refused at ``guard()`` time with
+* the guard out of the agent's reach: managed agents are guarded like the manager (one
+  run, trace and report) and never carry the session; model code holds them only as a
+  closure-held callable. A CodeAgent's code is checked before it runs
+  (``_smolagents_code.py``): frames (a traceback's, a generator's), computed attribute
+  lookups and non-literal ``.format`` are refused;
+* a ``CodeAgent`` (a managed one too) whose authorised imports would let model code
+  reach the original tool objects (``"*"``, the modules defining or holding the tools,
+  or modules that reach every object: :data:`REACHING_MODULES`) is refused at
+  ``guard()`` time, or when its code first imports such a module, with
   :class:`ExposedToolsError` naming those imports;
-* managed agents share the manager's guard: their tool calls belong to the same run,
-  trace and report (delegating to a managed agent is not itself a call);
-* ``run(task, reset=False)`` continues the conversation (smolagents keeps its memory),
-  and the guard continues the previous run's trace: what turn 1 did counts in turn 2.
+* each ``run()`` is one run; ``run(task, reset=False)`` continues it (smolagents keeps
+  its memory): the same run id, its firewall state restored, its decision log's chain
+  continued. A call after a run ended (a lazy ``map`` consumed later) is refused by that
+  run's firewall and logged there.
 
 After a run, ``agent.agentguard`` is the :class:`~agentguard.guard.GuardSession`:
 ``.trace``, ``.attempts``, ``.report`` (``.compliance``), ``.log_path``, ``.stop``.
@@ -138,8 +152,9 @@ def _install(agent: Any, session: GuardSession, smolagents: Any) -> None:
     setattr(agent, ATTRIBUTE, session)
     agent.final_answer_checks = [*agent.final_answer_checks, final_answer_check(session)]
     if isinstance(agent, smolagents.ToolCallingAgent):
-        agent.process_tool_calls = batch_checked(agent.process_tool_calls, agent, session)
-        agent.execute_tool_call = withdraw_unrun(agent.execute_tool_call, agent, session)
+        fill = mediation.filler(agent)
+        agent.process_tool_calls = batch_checked(agent.process_tool_calls, agent, session, fill)
+        agent.execute_tool_call = withdraw_unrun(agent.execute_tool_call, agent, session, fill)
     agent._handle_max_steps_reached = last_answer_checked(agent._handle_max_steps_reached, session)
     agent.run = _run_with_session(agent, agent.run, session, mediation)
 

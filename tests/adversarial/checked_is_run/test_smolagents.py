@@ -114,7 +114,10 @@ def test_an_omitted_default_is_judged_as_the_value_the_tool_acts_on(
         agent.run("clean")  # type: ignore[attr-defined]
     assert RAN == []
     assert stopped.value.decision.args == {"path": "/prod/db", "force": True}
-    assert_invariants(agent.agentguard, tmp_path)  # type: ignore[attr-defined]
+    session = agent.agentguard  # type: ignore[attr-defined]
+    # one decision, on the arguments the tool would get (a turn's batch check too)
+    assert [(d.tool, d.action.value) for d in session.attempts] == [("delete", "stop")]
+    assert_invariants(session, tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["code", "tool_calling"])
@@ -129,7 +132,10 @@ def test_a_filled_default_is_what_the_trace_records(kind: str, tmp_path: Path) -
         )
     agent.run("mail")  # type: ignore[attr-defined]
     assert RAN == [("send_email", {"to": "bob@corp.com", "meta": None})]
-    assert_invariants(agent.agentguard, tmp_path)  # type: ignore[attr-defined]
+    session = agent.agentguard  # type: ignore[attr-defined]
+    decided = [dict(d.args) for d in session.attempts if d.tool == "send_email"]
+    assert decided == [{"to": "bob@corp.com", "meta": None}]
+    assert_invariants(session, tmp_path)
 
 
 def test_positional_arguments_are_named_as_forward_takes_them(tmp_path: Path) -> None:

@@ -179,3 +179,36 @@ def test_a_managed_agent_sent_to_a_code_agents_executor_mid_run_is_guarded(
     assert RAN == []
     assert "agentguard blocked this call" in observed(helper)
     assert_invariants(agent.agentguard, tmp_path)
+
+
+@tool  # type: ignore[untyped-decorator]
+def toolbox(name: str) -> Any:
+    """Hand out a tool by its name.
+
+    Args:
+        name: The tool's name.
+    """
+    RAN.append(("toolbox", {"name": name}))
+    return {"wipe": wipe, "shell": shell}[name]
+
+
+def test_a_tool_handed_back_by_a_tool_is_gated(tmp_path: Path) -> None:
+    """``toolbox('wipe')()`` called the tool a tool returned, unguarded and untraced."""
+    agent = code_agent(
+        ["toolbox('shell')('ls /tmp')\ntoolbox('wipe')()", "final_answer('done')"],
+        tmp_path,
+        tools=[toolbox],
+    )
+    agent.run("clean")
+    assert [name for name, _ in RAN] == ["toolbox", "shell", "toolbox"]
+    assert "agentguard blocked this call" in observed(agent)
+    assert_invariants(agent.agentguard, tmp_path)
+
+
+def test_a_tool_inside_a_runs_additional_args_is_gated(tmp_path: Path) -> None:
+    """A tool inside containers of ``additional_args`` (``kit["tools"][0]``)."""
+    agent = code_agent(["kit['tools'][0]()", "final_answer('done')"], tmp_path, tools=[])
+    agent.run("clean", additional_args={"kit": {"tools": [wipe], "note": ("x", shell)}})
+    assert RAN == []
+    assert "agentguard blocked this call" in observed(agent)
+    assert_invariants(agent.agentguard, tmp_path)

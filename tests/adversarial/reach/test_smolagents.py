@@ -6,6 +6,8 @@ computed attribute names, format strings, exceptions, or imports."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from tests.adversarial._smolagents_support import (
     assert_invariants,
     code_agent,
     observed,
+    refund,
 )
 
 WIPE_THE_RUN = "\nfound.start_run()\nrefund('B')\nfinal_answer('two refunds')"
@@ -260,4 +263,64 @@ def test_a_managed_agent_guarded_on_its_own_keeps_its_guard_out_of_reach(
     agent.run("try")
     assert helper.agentguard is own and own is not agent.agentguard
     assert "no attribute" in observed(agent)
+    assert_invariants(agent.agentguard, tmp_path)
+
+
+@pytest.mark.parametrize("where", ["REGISTRY['refund']('Z')", "Kit.cleaner()", "BOX.tools[0]('Z')"])
+def test_a_module_holding_tools_in_a_registry_is_refused(where: str, tmp_path: Path) -> None:
+    """An authorised module that defines no tool but holds them (in a dict, a class, an
+    object), loaded only when model code imports it: the executor imported it and
+    ``box.REGISTRY['refund']()`` ran the original, unguarded. The import is looked at
+    before the code runs, and the code refused."""
+    sys.modules.pop("tests.adversarial._smolagents_toolbox", None)
+    agent = code_agent(
+        [
+            f"import tests.adversarial._smolagents_toolbox as box\nbox.{where}",
+            "final_answer('x')",
+        ],
+        tmp_path,
+        additional_authorized_imports=["tests.adversarial._smolagents_toolbox"],
+    )
+    agent.run("try")
+    assert RAN == []
+    assert "ExposedToolsError" in observed(agent) or "unguarded tool objects" in observed(agent)
+    assert_invariants(agent.agentguard, tmp_path)
+
+
+def test_a_loaded_module_holding_tools_is_refused_at_guard() -> None:
+    """Already loaded, it is refused when the agent is guarded."""
+    importlib.import_module("tests.adversarial._smolagents_toolbox")
+    agent = CodeAgent(
+        tools=TOOLS,
+        model=ScriptedModel([]),
+        verbosity_level=-1,
+        additional_authorized_imports=["tests.adversarial._smolagents_toolbox"],
+    )
+    with pytest.raises(ExposedToolsError, match="_smolagents_toolbox"):
+        guard(agent, SPEC)
+
+
+@pytest.mark.parametrize("module", ["smolagents.*", "agentguard.*"])
+def test_imports_of_the_executor_or_the_guard_are_refused(module: str) -> None:
+    """``smolagents.local_python_executor`` lets code rewrite the executor's own checks;
+    ``agentguard.integrations`` holds the registry of guarded agents."""
+    agent = CodeAgent(
+        tools=TOOLS,
+        model=ScriptedModel([]),
+        verbosity_level=-1,
+        additional_authorized_imports=[module],
+    )
+    with pytest.raises(ExposedToolsError):
+        guard(agent, SPEC)
+
+
+def test_changing_a_guarded_tools_inputs_changes_no_original(tmp_path: Path) -> None:
+    """A tool handed to model code as a variable (``additional_args``) is the guarded copy
+    itself, not the executor's wrapper of it: its ``inputs`` were the original's dict."""
+    original = refund.inputs["order_id"]["type"]
+    agent = code_agent(
+        ["t.inputs['order_id']['type'] = 'integer'", "final_answer('ok')"], tmp_path, tools=[]
+    )
+    agent.run("try", additional_args={"t": refund})
+    assert refund.inputs["order_id"]["type"] == original
     assert_invariants(agent.agentguard, tmp_path)

@@ -79,3 +79,18 @@ def test_cutting_the_violating_tail_of_the_first_turn_fails(
     first_finish = next(i for i, line in enumerate(lines) if '"agentguard.finish"' in line)
     tampered = lines[:blocked] + lines[first_finish + 1 :]
     assert audit(tmp_path / "tail.jsonl", tampered, capsys) != 0
+
+
+def test_a_call_its_tool_cannot_take_never_enters_the_trace(tmp_path: Path) -> None:
+    """``refund(order='A')`` fails binding before the tool's body: it was recorded as an
+    executed call (with its TypeError); it is refused before any check, and the model
+    reads why."""
+    agent = code_agent(["refund(order='A')", "refund()", "final_answer('done')"], tmp_path)
+    agent.run("refund")
+    assert RAN == []
+    assert [c.name for c in agent.agentguard.report.trace] == ["final_answer"]
+    assert not [d for d in agent.agentguard.report.decisions if d.tool == "refund"]
+    assert "unexpected argument(s) order" in "\n".join(
+        str(getattr(s, "error", "")) for s in agent.memory.steps
+    )
+    assert_invariants(agent.agentguard, tmp_path)
