@@ -10,7 +10,7 @@ it and the imports never loop.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final, Literal
 
 from agentguard.errors import TraceRecordError
@@ -103,6 +103,51 @@ def decode_args(raw: Any, where: str, source: str) -> dict[str, Any]:
     return dict(raw)
 
 
+def call_arguments(
+    call: Mapping[str, Any], key: str, read: Collection[str], where: str, source: str
+) -> dict[str, Any]:
+    """The arguments of one tool-call record: ``call[key]`` decoded by :func:`decode_args`.
+
+    A reader never loses a call's arguments: when there are none under ``key`` (absent,
+    null, empty) and another key of the record, one the reader does not read (``read``
+    lists the keys it knows), holds an object or the JSON text of one, the arguments may
+    be there and the record is refused with :class:`TraceRecordError` naming it and that
+    key, never read as ``{}`` (an AgentDojo call, ``{"function", "args"}``, read as a chat
+    message had every argument dropped and every argument test pass).
+    """
+    args = decode_args(call.get(key), where, source)
+    if not args:
+        other = unread_arguments(call, read)
+        if other is not None:
+            raise TraceRecordError(
+                f"{where or 'a tool call'}: no arguments under {key!r}, but an object "
+                f"under {other!r}, which this format does not read; the call's arguments "
+                "are not guessed (read the file in its own format, or move them to "
+                f"{key!r})",
+                source=source,
+            )
+    return args
+
+
+def unread_arguments(call: Mapping[str, Any], read: Collection[str]) -> str | None:
+    """The first key of ``call`` outside ``read`` whose value is a non-empty object or the
+    JSON text of one (where a call's arguments could be); None when there is none."""
+    for name, value in call.items():
+        if name in read:
+            continue
+        if isinstance(value, Mapping):
+            if value:
+                return str(name)
+        elif isinstance(value, str) and value.lstrip()[:1] == "{":
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(decoded, Mapping) and decoded:
+                return str(name)
+    return None
+
+
 __all__ = [
     "ASSISTANT_MESSAGE",
     "DIALOGUE_NAMES",
@@ -112,6 +157,8 @@ __all__ = [
     "USER_MESSAGE",
     "CallKind",
     "Unknown",
+    "call_arguments",
     "decode_args",
     "decode_result",
+    "unread_arguments",
 ]

@@ -40,7 +40,7 @@ from agentguard.trace.call_fields import (
     UNKNOWN,
     CallKind,
     Unknown,
-    decode_args,
+    call_arguments,
 )
 from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.mcp_content import mcp_result
@@ -98,6 +98,9 @@ NAME_KEYS: Final = ("tool_name", "name", "tool")
 ARG_KEYS: Final = ("arguments", "args", "input", "tool_input")
 RESULT_KEYS: Final = ("tool_result", "result", "output", "observation")
 
+_READ_KEYS: Final = (*NAME_KEYS, *RESULT_KEYS, "is_error", "status", "kind")
+"""The keys a record is read by besides its arguments' (an object under any other key,
+with no arguments, is refused: :func:`~agentguard.trace.call_fields.call_arguments`)."""
 _PLAIN_KEYS: Final = frozenset({"tool_name", "arguments", "tool_result", "is_error"})
 """The keys of a record the plain path reads (``Call.to_record`` writes no others for a
 tool call)."""
@@ -391,8 +394,8 @@ def _read_one(
     name = next((record[k] for k in NAME_KEYS if k in record), None)
     if not isinstance(name, str) or not name:
         raise TraceRecordError(f"tool call {index} has no 'tool_name' string", source=source)
-    raw_args: Any = next((record[k] for k in ARG_KEYS if k in record), {})
-    args = decode_args(raw_args, f"record {index}", source)
+    arg_key = next((k for k in ARG_KEYS if k in record), ARG_KEYS[0])
+    args = call_arguments(record, arg_key, (*_READ_KEYS, arg_key), f"record {index}", source)
     result: Any = next((record[k] for k in RESULT_KEYS if k in record), UNKNOWN)
     error = record.get("is_error") is True or record.get("status") == "error"
     kind = _kind_of(record, name, index, source)

@@ -4,7 +4,8 @@ one by shape (or by name, when told).
 Detection, in order: an object is an agentguard report (``decisions`` + ``compliance``),
 a metrics record (``tool_calls``, no ``role``), a tau-bench result item (``traj`` +
 ``task_id`` + ``reward``), a tau2 simulation (``messages`` + ``task_id`` +
-``reward_info``/``termination_reason``), or an envelope (``messages``,
+``reward_info``/``termination_reason``), an AgentDojo run file (``messages`` +
+``suite_name`` + ``user_task_id``), or an envelope (``messages``,
 ``request``/``response``, ``choices``, ``input``/``output``, ``steps``) whose inner list
 is then detected. A list is, first match wins: agentguard decision-log events, MCP
 JSON-RPC messages (``tools/call``), smolagents
@@ -20,6 +21,7 @@ from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats import (
+    agentdojo,
     agentguard_logs,
     anthropic,
     claude_code,
@@ -61,6 +63,12 @@ OBJECT_FORMATS: Final = (
         "tau2 simulation {task_id, trial, messages, reward_info, ...}",
         tau2.detect,
         tau2.load,
+    ),
+    TraceFormat(
+        "agentdojo",
+        "AgentDojo run file {suite_name, user_task_id, injection_task_id, messages, ...}",
+        agentdojo.detect,
+        agentdojo.load,
     ),
 )
 """Formats whose record is one JSON object."""

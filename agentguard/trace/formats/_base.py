@@ -8,11 +8,12 @@ the detector can list and try them in order.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
+from agentguard.trace.call_fields import call_arguments, unread_arguments
 from agentguard.trace.final_tool import FINAL_TOOL, count_tool_calls
 from agentguard.trace.model import (
     DIALOGUE_NAMES,
@@ -176,6 +177,33 @@ class CallLog:
             out[TOOL_ERRORS] = sorted(set(errors))
         out.update(metrics or {})
         return Trace(tuple(calls), out)
+
+
+def arguments_of(
+    call: Mapping[str, Any],
+    key: str,
+    read: Collection[str],
+    where: str,
+    source: str,
+    *,
+    outer: Mapping[str, Any] | None = None,
+    outer_read: Collection[str] = (),
+) -> dict[str, Any]:
+    """A call's arguments, ``call[key]``, never silently lost (docs/traces.md,
+    "Arguments are never lost"): when there are none, an object under a key the reader
+    does not read (``read`` for ``call``; ``outer_read`` for ``outer``, the record that
+    holds ``call`` when the function sits inside one) is an error naming the record."""
+    args = call_arguments(call, key, read, where, source)
+    if not args and outer is not None and outer is not call:
+        other = unread_arguments(outer, outer_read)
+        if other is not None:
+            raise TraceRecordError(
+                f"{where or 'a tool call'}: no arguments under {key!r}, but an object "
+                f"under {other!r}, which this format does not read; the call's arguments "
+                "are not guessed (read the file in its own format)",
+                source=source,
+            )
+    return args
 
 
 def text_of(content: Any) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.formats._base import CallLog, mappings, require_list
+from agentguard.trace.formats._base import CallLog, arguments_of, mappings, require_list
 from agentguard.trace.model import UNKNOWN, Trace
 
 EXECUTED: Final = ("allow", "allow_override")  # a tuple: `in` must not hash user values
@@ -30,6 +30,17 @@ WITHDRAWN_EVENT: Final = "agentguard.withdrawn"
 FINISH_EVENT: Final = "agentguard.finish"
 """A run's last line (``enforcement/audit.py`` names it too: the trace layer imports no
 enforcement)."""
+EVENT_KEYS: Final = frozenset(
+    {
+        "event", "run_id", "step", "tool", "args", "constraint", "layer", "weight",
+        "severity", "verdict", "action", "message", "spec", "spec_hash", "timestamp",
+        "violations", "pending", "escalated", "call_id", "tool_call_id", "approval",
+        "shadow", "is_error", "position", "result", "kind", "seq", "prev", "hmac",
+        "detail", "hint",
+    }
+)  # fmt: skip
+"""The keys of decision-log events and report decisions (``enforcement/log.py``,
+``Decision.to_dict``); an object under another, with no ``args``, is refused."""
 REDACTED_RESULTS: Final = "redacted_results"
 """Metrics key: positions whose result the log holds only as a digest (redacted)."""
 
@@ -51,7 +62,9 @@ def load_report(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: 
         if not isinstance(decision, Mapping):
             raise TraceRecordError(f"decision {index} is not an object", source=source)
         if decision.get("action") in EXECUTED:
-            log.add(decision.get("tool"), decision.get("args"), where=f"decision {index}")
+            where = f"decision {index}"
+            args = arguments_of(decision, "args", EVENT_KEYS, where, source)
+            log.add(decision.get("tool"), args, where=where)
     return log.trace(_run_metrics(value))
 
 
@@ -92,7 +105,12 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
                 continue
             if event.get("event") != RESULT_EVENT:
                 continue
-            slot = log.add(event.get("tool"), event.get("args"), where=f"event {index}")
+            where = f"event {index}"
+            slot = log.add(
+                event.get("tool"),
+                arguments_of(event, "args", EVENT_KEYS, where, source),
+                where=where,
+            )
             if "result" in event:
                 log.set_result(slot, event["result"], error=event.get("is_error") is True)
             else:
@@ -113,7 +131,12 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
             and event.get("action") in EXECUTED
             and (event.get("call_id") is None or event.get("call_id") not in withdrawn)
         ):
-            log.add(event.get("tool"), event.get("args"), where=f"event {index}")
+            where = f"event {index}"
+            log.add(
+                event.get("tool"),
+                arguments_of(event, "args", EVENT_KEYS, where, source),
+                where=where,
+            )
     return log.trace(metrics)
 
 

@@ -11,14 +11,19 @@ answer is the last assistant message when it has text and no ``tool_use``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
+from agentguard.trace.formats._base import CallLog, arguments_of, mappings, result_of, text_of
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
 _USES = ("tool_use", "server_tool_use", "mcp_tool_use")
+USE_KEYS: Final = frozenset(
+    {"type", "id", "name", "input", "cache_control", "caller", "server_name"}
+)
+"""The keys of a ``tool_use`` block (``server_name`` on ``mcp_tool_use``, ``caller`` on a
+call made by code execution)."""
 
 
 def detect(value: Any) -> bool:
@@ -54,12 +59,9 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
                 continue
             kind = block.get("type")
             if kind in _USES:
-                log.add(
-                    block.get("name"),
-                    block.get("input", {}),
-                    ref=block.get("id"),
-                    where=f"message {index} {kind}",
-                )
+                where = f"message {index} {kind}"
+                args = arguments_of(block, "input", USE_KEYS, where, source)
+                log.add(block.get("name"), args, ref=block.get("id"), where=where)
             elif isinstance(kind, str) and kind.endswith("tool_result"):
                 content = block.get("content")
                 flagged = block.get("is_error") is True

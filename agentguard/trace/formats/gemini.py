@@ -11,13 +11,17 @@ final answer is the last turn when it is a ``model`` turn with text and no call.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-from agentguard.trace.formats._base import CallLog, list_at, mappings
+from agentguard.trace.formats._base import CallLog, arguments_of, list_at, mappings
 from agentguard.trace.model import Trace, decode_result
 
 _CALL = ("functionCall", "function_call")
 _RESPONSE = ("functionResponse", "function_response")
+CALL_KEYS: Final = frozenset(
+    {"id", "name", "args", "partialArgs", "partial_args", "willContinue", "will_continue"}
+)
+"""The keys of a ``FunctionCall`` (REST and SDK spellings)."""
 
 
 def detect(value: Any) -> bool:
@@ -46,12 +50,9 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
         for part in list_at(content, "parts", f"content {index}", source):
             call = _part(part, _CALL)
             if call is not None:
-                log.add(
-                    call.get("name"),
-                    call.get("args", {}),
-                    ref=call.get("id"),
-                    where=f"content {index}",
-                )
+                where = f"content {index}"
+                args = arguments_of(call, "args", CALL_KEYS, where, source)
+                log.add(call.get("name"), args, ref=call.get("id"), where=where)
                 continue
             reply = _part(part, _RESPONSE)
             if reply is not None:

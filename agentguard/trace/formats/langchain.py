@@ -18,9 +18,9 @@ AI message with text and no tool call.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
+from agentguard.trace.formats._base import CallLog, arguments_of, mappings, result_of, text_of
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
@@ -44,6 +44,14 @@ _KINDS = {
     "remove": "remove",
     "RemoveMessage": "remove",
 }
+
+
+CALL_KEYS: Final = frozenset({"name", "args", "id", "type"})
+"""The keys of a LangChain ``ToolCall``."""
+OPENAI_CALL_KEYS: Final = frozenset({"id", "type", "function", "index"})
+FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
+"""The keys of an OpenAI-style entry in ``additional_kwargs["tool_calls"]`` and of its
+``function``."""
 
 
 def detect(value: Any) -> bool:
@@ -83,20 +91,21 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
                 if not isinstance(call, Mapping):
                     continue
                 fn = call.get("function")
+                where = f"message {index}"
                 if isinstance(fn, Mapping):  # OpenAI-style entry from additional_kwargs
-                    log.add(
-                        fn.get("name"),
-                        fn.get("arguments"),
-                        ref=call.get("id"),
-                        where=f"message {index}",
+                    args = arguments_of(
+                        fn,
+                        "arguments",
+                        FUNCTION_KEYS,
+                        where,
+                        source,
+                        outer=call,
+                        outer_read=OPENAI_CALL_KEYS,
                     )
+                    log.add(fn.get("name"), args, ref=call.get("id"), where=where)
                 else:
-                    log.add(
-                        call.get("name"),
-                        call.get("args", {}),
-                        ref=call.get("id"),
-                        where=f"message {index}",
-                    )
+                    args = arguments_of(call, "args", CALL_KEYS, where, source)
+                    log.add(call.get("name"), args, ref=call.get("id"), where=where)
         elif kind == "tool":
             error = data.get("status") == "error"
             log.resolve(

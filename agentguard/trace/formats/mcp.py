@@ -22,10 +22,10 @@ are skipped. The final answer is not part of MCP, so there is none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.formats._base import CallLog, mappings
+from agentguard.trace.formats._base import CallLog, arguments_of, mappings
 from agentguard.trace.mcp_content import (
     CANCELLED_TEXT,
     jsonrpc_error_text,
@@ -36,6 +36,8 @@ from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
 _CALL = "tools/call"
+PARAMS_KEYS: Final = frozenset({"name", "arguments", "_meta", "task"})
+"""The keys of ``tools/call`` params (``CallToolRequestParams``)."""
 _CANCELLED = "notifications/cancelled"
 
 
@@ -73,9 +75,9 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
             continue  # refused by the server as it read the request: the tool never ran
         if failure is None and response is not None and _refusal(response.get("result")):
             continue  # refused by agentguard: never sent to the server
-        slot = log.add(
-            params.get("name"), params.get("arguments"), where=f"message {index + 1} tools/call"
-        )
+        where = f"message {index + 1} tools/call"
+        args = arguments_of(params, "arguments", PARAMS_KEYS, where, source)
+        slot = log.add(params.get("name"), args, where=where)
         if failure is not None:
             log.set_result(slot, jsonrpc_error_text(*failure), error=True)
         elif response is not None and "result" in response:

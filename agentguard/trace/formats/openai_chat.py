@@ -16,14 +16,32 @@ message whose text is a refusal (the LangChain adapter's note refusing a final a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.formats._base import CallLog, list_at, mappings, result_of, text_of
+from agentguard.trace.formats._base import (
+    CallLog,
+    arguments_of,
+    list_at,
+    mappings,
+    result_of,
+    text_of,
+)
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+CALL_KEYS: Final = frozenset({"id", "type", "function", "index"})
+"""The keys of a chat ``tool_calls`` entry (``{id, type, function: {...}}``; ``index`` in
+streamed deltas); an object under any other is refused when the function has no
+arguments (:func:`~agentguard.trace.formats._base.arguments_of`)."""
+FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
+"""The keys of its ``function`` (and of a legacy ``function_call``)."""
+INSPECT_CALL_KEYS: Final = frozenset(
+    {"id", "type", "function", "arguments", "parse_error", "view", "internal", "internal_name"}
+)
+"""The keys of an Inspect AI ``ToolCall`` (``function`` is the tool's name there)."""
 
 
 def detect(value: Any) -> bool:
@@ -105,12 +123,23 @@ def _assistant(log: CallLog, msg: Mapping[str, Any], index: int) -> None:
     for tc in calls:
         fn = tc.get("function", tc) if isinstance(tc, Mapping) else None
         if isinstance(fn, str):  # Inspect AI: {"id", "function": name, "arguments": {...}}
-            fn = {"name": fn, "arguments": tc.get("arguments", {})}
+            args = arguments_of(tc, "arguments", INSPECT_CALL_KEYS, where, log.source)
+            log.add(fn, args, ref=tc.get("id"), where=where)
+            continue
         if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
             raise TraceRecordError(f"{where}: tool call without a function name", source=log.source)
-        log.add(fn["name"], fn.get("arguments", {}), ref=tc.get("id"), where=where)
+        read = FUNCTION_KEYS if fn is not tc else FUNCTION_KEYS | CALL_KEYS
+        args = arguments_of(
+            fn, "arguments", read, where, log.source, outer=tc, outer_read=CALL_KEYS
+        )
+        log.add(fn["name"], args, ref=tc.get("id"), where=where)
     if isinstance(legacy, Mapping):
-        log.add(legacy.get("name"), legacy.get("arguments", {}), where=f"{where} function_call")
+        at = f"{where} function_call"
+        log.add(
+            legacy.get("name"),
+            arguments_of(legacy, "arguments", FUNCTION_KEYS, at, log.source),
+            where=at,
+        )
 
 
 def _note(msg: Mapping[str, Any]) -> bool:

@@ -15,9 +15,9 @@ adapter's ``reject_content`` sends) answers a call that never ran: the call is l
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-from agentguard.trace.formats._base import CallLog, mappings, result_of, text_of
+from agentguard.trace.formats._base import CallLog, arguments_of, mappings, result_of, text_of
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
@@ -47,6 +47,14 @@ _META = frozenset(
 )
 
 
+FUNCTION_CALL_KEYS: Final = frozenset(
+    {"type", "id", "call_id", "name", "arguments", "status", "namespace"}
+)
+"""The keys of a ``function_call`` item."""
+MCP_CALL_KEYS: Final = _META | {"name", "arguments"}
+"""The keys of an ``mcp_call`` item."""
+
+
 def detect(value: Any) -> bool:
     """Items with a ``type`` of ``function_call`` / ``*_call`` / ``*_call_output``."""
     return mappings(value) and any(_is_call_item(item) for item in value)
@@ -70,7 +78,7 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
             if log.seen(ref) or (ref is not None and str(ref) in done):
                 continue
             args = (
-                item.get("arguments", {})
+                arguments_of(item, "arguments", FUNCTION_CALL_KEYS, where, source)
                 if kind == "function_call"
                 else {"input": item.get("input")}
             )
@@ -96,7 +104,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:
 def _builtin(log: CallLog, item: Mapping[str, Any], kind: str, ref: Any, where: str) -> None:
     """A hosted tool call: the tool ran on the server, so call and result come together."""
     if kind == "mcp_call":
-        slot = log.add(item.get("name"), item.get("arguments", {}), ref=ref, where=where)
+        args = arguments_of(item, "arguments", MCP_CALL_KEYS, where, log.source)
+        slot = log.add(item.get("name"), args, ref=ref, where=where)
     else:
         action = item.get("action")
         args = (

@@ -38,10 +38,10 @@ observes it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from agentguard.trace.final_tool import FINAL_TOOL
-from agentguard.trace.formats._base import CallLog, decode_repr, list_at, mappings
+from agentguard.trace.formats._base import CallLog, arguments_of, decode_repr, list_at, mappings
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import REFUSAL_HEADS, is_refusal
 
@@ -264,9 +264,19 @@ def _function(call: Mapping[str, Any]) -> Mapping[str, Any]:
     return fn if isinstance(fn, Mapping) else {}
 
 
+CALL_KEYS: Final = frozenset({"id", "type", "function"})
+FUNCTION_KEYS: Final = frozenset({"name", "arguments", "description"})
+"""The keys of a ``ChatMessageToolCall`` and of its ``function``."""
+
+
 def _add(log: CallLog, call: Mapping[str, Any], where: str) -> int:
     fn = _function(call)
-    name, args = fn.get("name"), fn.get("arguments")
-    if isinstance(args, str) and not args.strip().startswith("{"):
-        args = {"code" if name == CODE_TOOL else "input": args}
+    name, raw = fn.get("name"), fn.get("arguments")
+    if isinstance(raw, str) and not raw.strip().startswith("{"):
+        args = {"code" if name == CODE_TOOL else "input": raw}
+    else:
+        read = FUNCTION_KEYS if fn is not call else FUNCTION_KEYS | CALL_KEYS
+        args = arguments_of(
+            fn, "arguments", read, where, log.source, outer=call, outer_read=CALL_KEYS
+        )
     return log.add(name, args, ref=call.get("id"), where=where)

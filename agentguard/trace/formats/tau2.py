@@ -21,8 +21,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
-from agentguard.trace.formats._base import FINAL_ANSWER, CallLog, list_at, mappings, result_of
+from agentguard.trace.formats._base import (
+    FINAL_ANSWER,
+    CallLog,
+    arguments_of,
+    list_at,
+    mappings,
+    result_of,
+)
 from agentguard.trace.model import Trace
+
+CALL_KEYS: Final = frozenset({"id", "name", "arguments", "requestor"})
+"""The keys of a tau2 ``ToolCall``."""
 
 USER_TOOL_CALLS: Final = "user_tool_calls"
 """Metrics key: positions of the calls the simulated user made (tau2 ``requestor: user``)."""
@@ -78,7 +88,8 @@ def read_messages(
             for tc in calls:
                 if not isinstance(tc, Mapping):
                     raise TraceRecordError(f"{where}: a tool call must be an object", source=source)
-                slot = log.add(tc.get("name"), tc.get("arguments"), ref=tc.get("id"), where=where)
+                args = arguments_of(tc, "arguments", CALL_KEYS, where, source)
+                slot = log.add(tc.get("name"), args, ref=tc.get("id"), where=where)
                 if tc.get("requestor", role) == "user":
                     users.add(slot)
         elif role == "tool":
