@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,6 +47,7 @@ from agentguard.enforcement.reporting import TraceNotKeptError
 from agentguard.enforcement.shadows import Shadows
 from agentguard.enforcement.state import STATE_FORMAT
 from agentguard.errors import AgentGuardError
+from agentguard.language import ast as A
 from agentguard.monitor import Monitor
 from agentguard.monitor.signing import Key, verify
 from agentguard.monitor.verdict import Classification
@@ -113,6 +114,7 @@ class Firewall(Proposing):
         # what depends on the spec and these options alone is built once per process
         # (enforcement/prototype.py); this firewall owns only its run's state
         proto = firewall_prototype(spec, registry, final_tools, enforce_tools)
+        self._enforce_tools = enforce_tools  # False: declarations learned later are not checked
         # (the walks over the formulas ran there, under a raised recursion limit, which
         # stays raised: this constructor needs no `allow_deep` frame of its own)
         self.spec = spec
@@ -225,6 +227,18 @@ class Firewall(Proposing):
                     message=mismatch.message,
                     verdict=mismatch.kind,
                 )
+
+    def declare_tools(self, found: Iterable[A.ToolDecl]) -> None:
+        """Declare tools the agent gained after the run began (an MCP server's tools,
+        listed again after ``tools/list_changed``), so a call to one is checked like a
+        call to a declared tool, not refused as unknown; a tool the spec declares keeps
+        the spec's declaration (see :meth:`ToolChecker.declare`). Not kept by
+        :meth:`save`: an adapter restoring a run declares them again."""
+        if not self._enforce_tools:
+            return
+        with self._lock:
+            self.tools.declare(found)
+            self._tools_check = self.tools.check if self.tools.enabled else None
 
     @classmethod
     def restore(

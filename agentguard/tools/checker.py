@@ -13,7 +13,7 @@ tool interface, not constraints of the procedure, so they never enter a complian
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal, get_args
 
@@ -164,7 +164,7 @@ class ToolChecker:
         self.registry = plan.registry
         self._requires = plan.requires
         self._past: dict[str, PastFormula] = {n: p.restarted() for n, p in plan.past.items()}
-        self._params = plan.params
+        self._params: Mapping[str, Mapping[str, A.Param]] = plan.params
         self._trivial = plan.trivial
         # values seen so far at each declared `from` source, fed by observe()
         self._by_tool = plan.by_tool
@@ -204,6 +204,30 @@ class ToolChecker:
     def enabled(self) -> bool:
         """Only a spec that declares tools is checked."""
         return bool(self.tools)
+
+    def declare(self, found: Iterable[A.ToolDecl]) -> None:
+        """Declare tools learned while the checks run (an MCP server's tools, listed
+        again after ``tools/list_changed``): from the next call each is checked like a
+        declared one. A tool the plan declares (the spec's own line) keeps that
+        declaration; one learned before is replaced (its server changed the schema).
+        Learned declarations check arguments only: a ``from`` source or ``requires``
+        would begin mid-run with nothing observed, so they are dropped."""
+        learned = {
+            d.name: A.ToolDecl(
+                d.name,
+                tuple(replace(p, source=None) for p in d.params),
+                allow_extra=d.allow_extra,
+            )
+            for d in found
+            if d.name not in self.plan.tools
+        }
+        if not learned:
+            return
+        self.tools.update(learned)
+        params = {n: MappingProxyType({p.name: p for p in d.params}) for n, d in learned.items()}
+        self._params = {**self._params, **params}
+        fits_bare = {n for n, d in learned.items() if all(p.optional for p in d.params)}
+        self._trivial = (self._trivial - learned.keys()) | fits_bare
 
     def check(
         self,
