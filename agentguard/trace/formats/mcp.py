@@ -15,8 +15,11 @@ and is kept, with the error the MCP proxy gives it live
 proxy's cancellation error. A request answered with agentguard's refusal is left out too
 (``agentguard mcp-proxy``: an ``isError`` result whose one text block starts with the
 marker line of :mod:`agentguard.trace.refusal`); a request with no response yet keeps an
-unknown result. Other methods (``initialize``, ``tools/list``, notifications)
-are skipped. The final answer is not part of MCP, so there is none.
+unknown result. A call's arguments are those the server acted on: the client's, with
+the defaults of the tool's ``inputSchema`` filled in, from the ``tools/list`` results
+the log holds before the call (:mod:`agentguard.trace.mcp_arguments`, the proxy's rule).
+Other methods (``initialize``, ``tools/list``, notifications) are skipped. The final
+answer is not part of MCP, so there is none.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace.formats._base import CallLog, arguments_of, mappings
+from agentguard.trace.mcp_arguments import server_arguments
 from agentguard.trace.mcp_content import (
     CANCELLED_TEXT,
     jsonrpc_error_text,
@@ -36,6 +40,7 @@ from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
 
 _CALL = "tools/call"
+_LIST = "tools/list"
 PARAMS_KEYS: Final = frozenset({"name", "arguments", "_meta", "task"})
 """The keys of ``tools/call`` params (``CallToolRequestParams``)."""
 _CANCELLED = "notifications/cancelled"
@@ -54,6 +59,7 @@ def detect(value: Any) -> bool:
 def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
     responses: dict[str, Mapping[str, Any]] = {}
     cancelled: set[str] = set()
+    listings: set[str] = set()  # ids of tools/list requests
     for message in value:
         if "method" not in message and "id" in message:
             responses.setdefault(_key(message["id"]), message)
@@ -61,8 +67,14 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
             params = message.get("params")
             if isinstance(params, Mapping) and "requestId" in params:
                 cancelled.add(_key(params["requestId"]))
+        elif message.get("method") == _LIST and "id" in message:
+            listings.add(_key(message["id"]))
     log = CallLog(source)
+    schemas: dict[str, Any] = {}  # tool name -> inputSchema, as last listed
     for index, message in enumerate(value):
+        if "method" not in message and "id" in message and _key(message["id"]) in listings:
+            _learn(schemas, message.get("result"))
+            continue
         if message.get("method") != _CALL or "id" not in message:
             continue
         params = message.get("params")
@@ -77,7 +89,10 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
             continue  # refused by agentguard: never sent to the server
         where = f"message {index + 1} tools/call"
         args = arguments_of(params, "arguments", PARAMS_KEYS, where, source)
-        slot = log.add(params.get("name"), args, where=where)
+        name = params.get("name")
+        if isinstance(name, str):  # the arguments as the server acted on them
+            args = server_arguments(schemas.get(name), args).args
+        slot = log.add(name, args, where=where)
         if failure is not None:
             log.set_result(slot, jsonrpc_error_text(*failure), error=True)
         elif response is not None and "result" in response:
@@ -86,6 +101,14 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         elif response is None and key in cancelled:  # sent, then given up on: it may have run
             log.set_result(slot, CANCELLED_TEXT, error=True)
     return log.trace()
+
+
+def _learn(schemas: dict[str, Any], result: Any) -> None:
+    """The input schemas a ``tools/list`` result lists (a page updates those it names)."""
+    tools = result.get("tools") if isinstance(result, Mapping) else None
+    for tool in tools if isinstance(tools, list) else ():
+        if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+            schemas[tool["name"]] = tool.get("inputSchema")
 
 
 def _failure(response: Mapping[str, Any] | None) -> tuple[Any, Any] | None:
