@@ -1,58 +1,54 @@
 """An MCP gateway: the firewall in front of any MCP server (official ``mcp`` SDK 2.x).
 
-:class:`McpGateway` starts the server given by a command (stdio), lists its tools once
-(their input schemas become ``tool`` declarations for the firewall's schema checks, see
+:class:`McpGateway` starts the server given by a command (stdio), lists its tools (their
+input schemas become ``tool`` declarations for the firewall's schema checks, see
 :mod:`agentguard.integrations._json_schema`) and serves the same tools to MCP clients,
-over stdio (:func:`serve_stdio`) or streamable HTTP on a local port
-(:func:`serve_http`):
+over stdio (:func:`serve_stdio`) or streamable HTTP on a local port (:func:`serve_http`):
 
-* ``tools/list`` is forwarded unchanged;
-* every ``tools/call`` is proposed to the client session's firewall before it is
-  forwarded; a refused call never reaches the server and is answered with an MCP tool
-  error (``isError``) whose text names the constraint and its repair hint, the text the
-  other adapters give a model;
-* a result's content blocks are unwrapped (one text block, JSON decoded; see
-  :mod:`agentguard.trace.mcp_content`) before the monitor sees them; the client gets
-  the result unchanged;
-* a tool error (``isError``) is a call that ran, with its error on it; so is a call the
-  server answers with a JSON-RPC error of a code other than those of a request refused as
-  it was read, and a call during which the server dies (its effects may have happened;
-  after that every call is refused and withdrawn). A call refused as it was read
-  (invalid params, method not found: :func:`~agentguard.trace.mcp_content.rejected_request`)
-  never ran and is withdrawn. JSON-RPC errors are forwarded to the client as they are;
-* a call the client cancels (``notifications/cancelled``) while the server runs it was
-  sent, so it may have run: it enters the trace with the error
-  :data:`~agentguard.trace.mcp_content.CANCELLED_TEXT` (the SDK passes the cancellation
-  on to the server);
-* one firewall session per client session (the stdio connection; an HTTP
-  ``Mcp-Session-Id``; requests without one share a session); a HARD_STOP ends that
-  session's calls (each later one is refused); its decision log and ``finish``
-  report are written when the client disconnects (stdio EOF, HTTP ``DELETE``) or the
-  proxy is stopped (SIGINT / SIGTERM).
+* ``tools/list`` is forwarded as the server answers it; the gateway learns the tools
+  from it too (:class:`~agentguard.integrations._mcp_upstream.ToolCatalog`). When the
+  server says its tools changed (``notifications/tools/list_changed``), the gateway lists
+  them again, declares the new ones to every open run and passes the notification on;
+* every ``tools/call`` is judged with the arguments the server will act on: the client's
+  arguments with the tool's ``inputSchema`` defaults filled in; text the server would
+  convert (``"9000"`` for a number) is refused, never judged as text
+  (:mod:`agentguard.trace.mcp_arguments`). The request is forwarded as the client sent
+  it. A refused call never reaches the server and is answered with an MCP tool error
+  (``isError``) whose text names the constraint and its repair hint;
+* a result's content blocks are unwrapped (:mod:`agentguard.trace.mcp_content`) before
+  the monitor sees them; the client gets the result unchanged;
+* a tool error (``isError``) is a call that ran, with its error on it; so is a JSON-RPC
+  error of a code other than those of a request refused as it was read
+  (:func:`~agentguard.trace.mcp_content.rejected_request`: withdrawn), a call the client
+  cancelled after it was sent, and a call during which the server died (it may have read
+  it). A call whose request never reached a live server (it had exited; the transport
+  never took the request) did not run: it is withdrawn, the log saying why;
+* one run per MCP session, ended when that session ends (:mod:`._mcp_serving`).
 
-Every firewall interaction goes through :class:`_Session`, the adapter's one seam.
+Every firewall interaction goes through :class:`~._mcp_session.GatewaySession`.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
 from agentguard.enforcement.report import FirewallReport
-from agentguard.errors import AgentGuardError, MissingExtraError
+from agentguard.errors import MissingExtraError
 from agentguard.guard import blocked_text
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import coerce_spec
+from agentguard.trace.mcp_arguments import server_arguments
 from agentguard.trace.mcp_content import (
     CANCELLED_TEXT,
     jsonrpc_error_text,
@@ -61,20 +57,25 @@ from agentguard.trace.mcp_content import (
 )
 from agentguard.trace.refusal import refusal_text
 
-from ._json_schema import declarations, with_declarations
+from ._json_schema import declarations
 from ._mcp_serving import (
-    STATELESS_SESSION,
+    PER_REQUEST,
+    REFUSE,
+    STATELESS_POLICIES,
     STDIO_SESSION,
+    client_run,
+    gateway_server,
+    listen,
     serve_http,
     serve_stdio,
-    session_key,
 )
+from ._mcp_session import GatewaySession, Scrubber
+from ._mcp_streams import Delivery, call
+from ._mcp_upstream import GatewayError, Upstream
 
 try:
-    import anyio
-    import anyio.lowlevel
     import mcp_types as types
-    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp import ClientSession, StdioServerParameters
     from mcp.server.lowlevel.server import Server
     from mcp.shared.exceptions import MCPError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -82,64 +83,19 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 log = logging.getLogger("agentguard.mcp")
 
-_LIST_PAGES: Final = 100  # a server whose listing never ends cannot hang the start
-
-
-class GatewayError(AgentGuardError, RuntimeError):
-    """The upstream MCP server could not be started or listed."""
-
-
-# ---------------------------------------------------------------- the seam
-class _Session:
-    """One client session's firewall: propose, start, then complete or withdraw; finish.
-
-    The only place the gateway talks to the firewall. ``start`` may wait for calls it
-    relied on to finish, so it runs in a worker thread, never blocking the event loop
-    those calls finish on.
-    """
-
-    def __init__(self, key: str, firewall: Firewall) -> None:
-        self.key = key
-        self.firewall = firewall
-        self.report: FirewallReport | None = None
-
-    def propose(self, name: str, args: Mapping[str, Any], call_id: str | None) -> Decision:
-        return self.firewall.propose(name, args, tool_call_id=call_id)
-
-    async def start(self, decision: Decision) -> Decision:
-        """The decision to act on now that the call is about to be forwarded."""
-        started: Decision = await anyio.to_thread.run_sync(self.firewall.start, decision)
-        return started
-
-    def ran(self, decision: Decision, result: Any, *, error: str | None = None) -> None:
-        if self.report is not None:  # the client left while the call ran: the run is over
-            log.warning("agentguard: %s finished after its session ended", decision.tool)
-            return
-        self.firewall.complete(decision, result, error=error)
-
-    def withdrawn(self, decision: Decision, reason: str, *, started: bool = False) -> None:
-        if self.report is None:
-            self.firewall.withdraw(decision, reason, started=started)
-
-    @property
-    def stopped(self) -> bool:
-        return self.firewall.stopped
-
-    def finish(self) -> FirewallReport:
-        if self.report is None:
-            self.report = self.firewall.finish()
-        return self.report
-
 
 # ---------------------------------------------------------------- the gateway
 @dataclass
 class McpGateway:
     """The firewall in front of the MCP server started by ``command`` (see the module doc).
 
-    ``report_path`` receives one JSON line per finished session
-    (``FirewallReport.to_dict()``, readable by ``agentguard check``); ``log_path`` and
-    the other ``firewall_kwargs`` go to each session's :class:`Firewall`.
-    ``schema_checks=False`` keeps the server's input schemas out of the firewall.
+    ``report_path`` receives one JSON line per finished run (``FirewallReport.to_dict()``,
+    redacted as the log is when ``firewall_kwargs`` holds a ``redact``; readable by
+    ``agentguard check``); ``log_path`` and the other ``firewall_kwargs`` go to each run's
+    :class:`Firewall`. ``schema_checks=False`` keeps the server's input schemas out of the
+    firewall (the arguments are still read by them: defaults, types). ``stateless``: how
+    HTTP requests that belong to no MCP session are served, ``"refuse"`` (the default) or
+    ``"per-request"`` (each a run of its own); see docs/mcp.md.
     """
 
     spec: A.Spec
@@ -149,7 +105,8 @@ class McpGateway:
     report_path: Path | None = None
     schema_checks: bool = True
     firewall_kwargs: dict[str, Any] = field(default_factory=dict)
-    sessions: dict[str, _Session] = field(default_factory=dict, init=False)
+    stateless: str = REFUSE
+    sessions: dict[str, GatewaySession] = field(default_factory=dict, init=False)
     reports: list[FirewallReport] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -157,16 +114,20 @@ class McpGateway:
         self.spec = coerce_spec(self.spec, self.firewall_kwargs.get("registry"))
         if not self.command:
             raise GatewayError("no MCP server command given (agentguard mcp-proxy SPEC -- COMMAND)")
-        self._upstream: ClientSession | None = None
-        self._init: types.InitializeResult | None = None
-        self._tools: list[types.Tool] = []
-        self._down: str | None = None  # why the server is gone, once it is
+        if self.stateless not in STATELESS_POLICIES:
+            raise GatewayError(
+                f"stateless must be one of {', '.join(STATELESS_POLICIES)}, not {self.stateless!r}"
+            )
         self._lock = threading.Lock()
+        self._ended: dict[str, GatewaySession] = {}  # runs of keys that may be asked again
+        self._scrub = Scrubber(self.firewall_kwargs.get("redact"))
+        self._upstream = Upstream(self._declare)
+        self.listeners = self._upstream.listeners
 
     # upstream -----------------------------------------------------------------------
     @asynccontextmanager
     async def connected(self) -> AsyncIterator[McpGateway]:
-        """Start the server, initialize, list its tools; on exit every session is finished."""
+        """Start the server, initialize, list its tools; on exit every run is finished."""
         params = StdioServerParameters(
             command=self.command[0],
             args=list(self.command[1:]),
@@ -174,50 +135,60 @@ class McpGateway:
             env=dict(os.environ if self.env is None else self.env),
             cwd=self.cwd,
         )
-        async with AsyncExitStack() as stack:
-            try:
-                read, write = await stack.enter_async_context(stdio_client(params, sys.stderr))
-                upstream = await stack.enter_async_context(ClientSession(read, write))
-                self._init = await upstream.initialize()
-                self._tools = await _list_all(upstream)
-            except (OSError, MCPError) as exc:
-                raise GatewayError(
-                    f"cannot start the MCP server {' '.join(self.command)!r}: {exc}"
-                ) from exc
-            self._upstream = upstream
+        async with self._upstream.running(params):
             try:
                 yield self
             finally:
-                self._upstream = None
                 self.finish_all()
 
     @property
     def tools(self) -> tuple[types.Tool, ...]:
-        """The server's tools, as listed when the gateway started."""
-        return tuple(self._tools)
+        """The server's tools, as last listed."""
+        return self._upstream.catalog.tools
 
-    def firewall_spec(self) -> A.Spec:
-        """The spec with the server's input schemas added as tool declarations."""
-        if not self.schema_checks:
-            return self.spec
-        found = declarations((t.name, t.input_schema) for t in self._tools)
-        return with_declarations(self.spec, found)
+    async def refresh_tools(self) -> None:
+        """List the server's tools again (as on its ``notifications/tools/list_changed``)."""
+        await self._upstream.refresh()
 
-    # sessions ------------------------------------------------------------------------
-    def session(self, key: str) -> _Session:
-        """The firewall session of client session ``key`` (started on first use)."""
+    def _declare(self, tools: Sequence[types.Tool]) -> None:
+        """Declare new or changed tools to every open run (their schemas' checks)."""
+        if not self.schema_checks or not tools:
+            return
+        found = declarations((t.name, t.input_schema) for t in tools)
         with self._lock:
-            found = self.sessions.get(key)
-            if found is None:
-                listed = {t.name: t.input_schema for t in self._tools}
-                options = {"agent_tools": listed, "keep_trace": True, **self.firewall_kwargs}
-                firewall = Firewall(self.firewall_spec(), **options)
-                found = self.sessions[key] = _Session(key, firewall)
-                log.info("agentguard: session %s started (run %s)", key, firewall.run_id)
-            return found
+            running = list(self.sessions.values())
+        for session in running:
+            session.firewall.declare_tools(found)
+
+    # runs ------------------------------------------------------------------------
+    def session(self, key: str) -> GatewaySession:
+        """The run of client session ``key`` (started on first use). Once ended, the
+        ended run: its firewall refuses every call and logs it, never a fresh start."""
+        with self._lock:
+            found = self.sessions.get(key) or self._ended.get(key)
+        return found if found is not None else self.open_run(key, remember=True)
+
+    def open_run(self, key: str, *, remember: bool = False) -> GatewaySession:
+        """A new run for ``key`` (``remember``: ``session(key)`` finds it once ended)."""
+        listed = {t.name: t.input_schema for t in self._upstream.catalog.tools}
+        options = {"agent_tools": listed, "keep_trace": True, **self.firewall_kwargs}
+        firewall = Firewall(self.spec, **options)
+        if self.schema_checks:
+            firewall.declare_tools(declarations(listed.items()))
+        run = GatewaySession(key, firewall, self._scrub)
+        with self._lock:
+            found = self.sessions.get(key) or self._ended.get(key)
+            if found is not None:  # another thread opened it meanwhile
+                return found
+            self.sessions[key] = run
+            if remember:
+                self._ended[key] = run  # found by session(key) after it ends
+        log.info("agentguard: session %s started (run %s)", key, firewall.run_id)
+        return run
 
     def end_session(self, key: str) -> FirewallReport | None:
-        """Finish client session ``key``: deferred constraints, the log, the report line."""
+        """Finish the run of client session ``key``: deferred constraints, the log, the
+        report line. A run is finished once; later calls of it are refused."""
         with self._lock:
             session = self.sessions.pop(key, None)
         if session is None:
@@ -226,8 +197,9 @@ class McpGateway:
         self.reports.append(report)
         if self.report_path is not None:
             self.report_path.parent.mkdir(parents=True, exist_ok=True)
+            line = json.dumps(self._scrub.report(report), default=str)
             with self.report_path.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(report.to_dict(), default=str) + "\n")
+                out.write(line + "\n")
         log.info(
             "agentguard: session %s finished: compliance %.3f (%s), %d blocked",
             key,
@@ -238,66 +210,75 @@ class McpGateway:
         return report
 
     def finish_all(self) -> list[FirewallReport]:
-        """Finish every open session (the proxy is stopping)."""
+        """Finish every open run (the proxy is stopping)."""
         done = [self.end_session(key) for key in list(self.sessions)]
         return [r for r in done if r is not None]
 
     # the served side -------------------------------------------------------------------
-    def server(self) -> Server[Any]:
-        """The MCP server the clients talk to (the upstream's name, version, instructions)."""
-        info = self._init.server_info if self._init is not None else None
-        return Server(
-            info.name if info is not None else "agentguard-mcp-proxy",
-            version=info.version if info is not None else "",
-            instructions=self._init.instructions if self._init is not None else None,
+    def server(self, *, sessions_only: bool = False) -> Server[Any]:
+        """The MCP server the clients talk to (the upstream's name, version,
+        instructions); ``sessions_only``: it does not offer the stateless protocol."""
+        init = self._upstream.init
+        return gateway_server(
+            init.server_info.name if init is not None else "agentguard-mcp-proxy",
+            version=init.server_info.version if init is not None else "",
+            instructions=init.instructions if init is not None else None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            sessions_only=sessions_only,
         )
 
     async def _list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        del ctx
-        upstream = self._require_upstream()
-        return await upstream.list_tools(params=params)
+        listen(self, ctx)
+        return await self._upstream.page(params.cursor if params is not None else None)
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        session = self.session(session_key(ctx))
-        name, args = params.name, dict(params.arguments or {})
+        name = params.name
+        found = client_run(self, ctx)
+        if isinstance(found, str):
+            log.warning("agentguard: %r not run: %s", name, found)
+            return _error_result(refusal_text(f"agentguard did not run {name}: {found}"))
+        session = found
+        listen(self, ctx)
+        sent = copy.deepcopy(dict(params.arguments or {}))  # forwarded as the client sent it
+        upstream = self._upstream
+        tool = await upstream.tool(name)
+        acted = server_arguments(None if tool is None else tool.input_schema, sent)
         request_id = getattr(ctx, "request_id", None)
-        decision = session.propose(name, args, None if request_id is None else str(request_id))
-        if decision.executes and (self._down is not None or self._upstream is None):
-            reason = f"the MCP server is not running ({self._down or 'not started'})"
-            session.withdrawn(decision, reason)
-            return _error_result(refusal_text(f"agentguard did not run {name}: {reason}"))
-        if decision.executes:
-            decision = await session.start(decision)  # a refusal here counts as withdrawn
+        decision = session.propose(
+            name, acted.args, None if request_id is None else str(request_id)
+        )
         if not decision.executes:
             if decision.action is Action.STOP:
-                log.warning("agentguard: session %s stopped at %s", session.key, name)
+                log.warning("agentguard: session %s stopped at %r", session.key, name)
             return refusal(decision)
-        if self._upstream is None:  # the gateway stopped while the call waited to start
-            return self._failed(session, decision, "the gateway is stopping", down=True)
-        return await self._forward(session, decision, self._upstream)
+        why = upstream.unavailable() or upstream.catalog.problem(name) or acted.problem
+        if why is not None:
+            session.withdrawn(decision, why)
+            return _error_result(refusal_text(f"agentguard did not run {name}: {why}"))
+        decision = await session.start(decision)  # a refusal here counts as withdrawn
+        if not decision.executes:
+            return refusal(decision)
+        if upstream.session is None or upstream.down is not None:  # gone while it waited
+            return self._never_reached(session, decision, upstream.down or "the gateway stopped")
+        return await self._forward(session, decision, upstream.session, sent)
 
     async def _forward(
-        self, session: _Session, decision: Decision, upstream: ClientSession
+        self, session: GatewaySession, decision: Decision, upstream: ClientSession, sent: Any
     ) -> types.CallToolResult:
-        name = decision.tool
-        try:  # a cancellation that came while the call waited to start: never sent
-            await anyio.lowlevel.checkpoint_if_cancelled()
-        except BaseException:
-            session.withdrawn(
-                decision, "the client cancelled the request before it was sent", started=True
-            )
-            raise
+        name, delivery = decision.tool, Delivery()
         try:
-            result = await upstream.call_tool(name, dict(decision.args))
+            result = await call(upstream, name, sent, delivery)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
-                return self._failed(session, decision, str(exc), down=True)
+                reason = self._upstream.down or str(exc)
+                if not delivery.may_have_reached:
+                    return self._never_reached(session, decision, reason)
+                return self._failed(session, decision, reason, down=True)
             # a JSON-RPC error, forwarded to the client as is. A code saying the request
             # was refused as it was read (invalid params...): the tool never ran, the
             # call is withdrawn; any other may have come from a tool that had begun: it
@@ -305,17 +286,23 @@ class McpGateway:
             if rejected_request(exc.code):
                 reason = f"the server refused the request (JSON-RPC error {exc.code}: {exc})"
                 session.withdrawn(decision, reason, started=True)
-                log.warning("agentguard: %s: %s", name, reason)
             else:
                 text = jsonrpc_error_text(exc.code, exc.message)
                 session.ran(decision, text, error=text)
-                log.warning("agentguard: %s: %s", name, text)
+                session.say(logging.WARNING, decision, f"{name}: {text}")
             raise
-        except Exception as exc:  # noqa: BLE001 - the call was sent; whatever failed, it may have run
-            return self._failed(session, decision, f"{type(exc).__name__}: {exc}", down=False)
-        except BaseException:  # the client cancelled the request: it was sent, it may have run
-            session.ran(decision, CANCELLED_TEXT, error=CANCELLED_TEXT)
-            log.warning("agentguard: %s: %s", name, CANCELLED_TEXT)
+        except Exception as exc:  # noqa: BLE001 - whatever failed, a request sent may have run
+            reason = f"{type(exc).__name__}: {exc}"
+            if not delivery.may_have_reached:
+                return self._never_reached(session, decision, reason)
+            return self._failed(session, decision, reason, down=False)
+        except BaseException:  # the client cancelled the request
+            if not delivery.may_have_reached:  # before it was sent: it never ran
+                reason = "the client cancelled the request before it was sent"
+                session.withdrawn(decision, reason, started=True)
+            else:  # sent: it may have run (the SDK passes the cancellation on)
+                session.ran(decision, CANCELLED_TEXT, error=CANCELLED_TEXT)
+                session.say(logging.WARNING, decision, f"{name}: {CANCELLED_TEXT}")
             raise
         value, error = unwrap_call_tool_result(
             result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -323,37 +310,25 @@ class McpGateway:
         session.ran(decision, value, error=_text(value) if error else None)
         return result
 
+    def _never_reached(
+        self, session: GatewaySession, decision: Decision, reason: str
+    ) -> types.CallToolResult:
+        """The request never reached a live server: the call did not run."""
+        self._upstream.ended(reason)
+        why = f"the MCP server is not running ({reason})"
+        session.withdrawn(decision, f"its request never reached the server: {why}", started=True)
+        return _error_result(refusal_text(f"agentguard did not run {decision.tool}: {why}"))
+
     def _failed(
-        self, session: _Session, decision: Decision, reason: str, *, down: bool
+        self, session: GatewaySession, decision: Decision, reason: str, *, down: bool
     ) -> types.CallToolResult:
         """The forwarded call failed without a result; ``down``: the server is gone."""
         if down:
-            self._down = reason
+            self._upstream.ended(reason)
         text = f"agentguard: the MCP server failed while running {decision.tool}: {reason}"
-        log.error("%s", text)
+        session.say(logging.ERROR, decision, text)
         session.ran(decision, text, error=text)  # it may have run before the server died
         return _error_result(text)
-
-    def _require_upstream(self) -> ClientSession:
-        if self._upstream is None or self._down is not None:
-            raise MCPError(
-                types.INTERNAL_ERROR,
-                f"agentguard: the MCP server is not running ({self._down or 'not started'})",
-            )
-        return self._upstream
-
-
-async def _list_all(upstream: ClientSession) -> list[types.Tool]:
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(_LIST_PAGES):
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await upstream.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
 
 
 def refusal(decision: Decision) -> types.CallToolResult:
@@ -370,12 +345,13 @@ def _text(value: Any) -> str:
 
 
 __all__ = [
-    "STATELESS_SESSION",
+    "PER_REQUEST",
+    "REFUSE",
+    "STATELESS_POLICIES",
     "STDIO_SESSION",
     "GatewayError",
     "McpGateway",
     "refusal",
     "serve_http",
     "serve_stdio",
-    "session_key",
 ]

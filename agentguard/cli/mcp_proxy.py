@@ -73,6 +73,15 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
         help="with --http: the address to bind (default 127.0.0.1)",
     )
     parser.add_argument(
+        "--stateless",
+        choices=("refuse", "per-request"),
+        default=d("refuse"),
+        help=(
+            "with --http: how a request that belongs to no MCP session (the stateless "
+            "protocol) is served: refused (default), or judged as a run of its own"
+        ),
+    )
+    parser.add_argument(
         "--no-schema-checks",
         dest="schema_checks",
         action="store_false",
@@ -150,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         report_path=args.report,
         schema_checks=args.schema_checks,
         firewall_kwargs=kwargs,
+        stateless=args.stateless,
     )
     import anyio
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -24,55 +23,17 @@ from agentguard.trace.mcp_content import CANCELLED_TEXT
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-HERE = Path(__file__).parent / "mcp_servers"
+from tests.integrations.mcp_servers.harness import (  # noqa: E402
+    HERE,
+    SHOP,
+    Run,
+    free_port,
+    text,
+    through_proxy,
+)
+
 SPEC = HERE / "shop.ltl"
-SERVER = [sys.executable, str(HERE / "shop.py")]
-
-
-class Run:
-    """One proxy run's files: what reached the server, the decision log, the reports."""
-
-    def __init__(self, root: Path, spec: Path = SPEC) -> None:
-        self.spec = spec
-        self.record = root / "server_calls.jsonl"
-        self.log = root / "decisions.jsonl"
-        self.report = root / "reports.jsonl"
-
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "SHOP_RECORD": str(self.record)}
-
-    def proxy_args(self, *extra: str) -> list[str]:
-        return [
-            "-m",
-            "agentguard",
-            "mcp-proxy",
-            str(self.spec),
-            "--log",
-            str(self.log),
-            "--report",
-            str(self.report),
-            *extra,
-            "--",
-            *SERVER,
-        ]
-
-    def reached_server(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        return [json.loads(line) for line in self.record.read_text().splitlines()]
-
-    def reports(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.report.read_text().splitlines()]
-
-
-@asynccontextmanager
-async def through_proxy(run: Run, *extra: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable, args=run.proxy_args(*extra), env=run.env()
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
+SERVER = SHOP
 
 
 @asynccontextmanager
@@ -81,10 +42,6 @@ async def direct(run: Run) -> AsyncIterator[ClientSession]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
-
-
-def text(result: Any) -> str:
-    return "\n".join(block.text for block in result.content)
 
 
 def test_allowed_calls_pass_and_refused_ones_never_reach_the_server(tmp_path: Path) -> None:
@@ -328,10 +285,11 @@ def test_a_call_cancelled_before_it_was_sent_is_withdrawn(tmp_path: Path) -> Non
         async with gateway.connected():
             session = gateway.session("client")
             decision = await session.start(session.propose("lookup_order", {"order_id": "A1"}, "1"))
-            assert gateway._upstream is not None
+            upstream = gateway._upstream.session
+            assert upstream is not None
             with anyio.CancelScope() as scope:
                 scope.cancel()  # the client's notifications/cancelled, meanwhile
-                await gateway._forward(session, decision, gateway._upstream)
+                await gateway._forward(session, decision, upstream, {"order_id": "A1"})
             return scope.cancelled_caught
 
     assert anyio.run(scenario)
@@ -356,12 +314,6 @@ def _assert_every_record_scores_alike(
         assert verify_trace(loaded.trace, str(SPEC)).to_dict() == report["compliance"], path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_for(
     port: int, proc: subprocess.Popen[bytes], errors: Path, seconds: float = 60.0
 ) -> None:
@@ -381,7 +333,7 @@ def test_streamable_http_gives_each_client_session_its_own_firewall(tmp_path: Pa
     """Two HTTP client sessions are judged separately (one's lookup does not license the
     other's refund); closing a session writes its report; stopping the proxy writes the rest."""
     run = Run(tmp_path)
-    port = _free_port()
+    port = free_port()
     errors = tmp_path / "proxy.stderr"
     command = [sys.executable, *run.proxy_args("--http", str(port))]
     with (

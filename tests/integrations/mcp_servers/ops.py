@@ -1,0 +1,150 @@
+"""An operations MCP server (official SDK, ``MCPServer``) for the gateway's adversarial
+tests, run over stdio by the proxy.
+
+Every tool body appends ``{"tool", "args"}`` to the file named by ``SHOP_RECORD`` with
+the arguments *as the server acts on them* (after pydantic filled in the defaults and
+converted the types), so a test can compare what ran with what was checked:
+
+* ``delete_path(path, force=True)``: a default the client may leave out (its record
+  also keeps the arguments as the request carried them, ``sent``);
+* ``deploy(opts)``: a nested model whose ``force`` defaults to true;
+* ``transfer(amount: float)``, ``maybe_transfer(amount: float | None)`` and
+  ``pay(amount: Decimal)``: pydantic turns the text ``"9000"`` into a number;
+* ``enable_admin``: adds the tool ``admin_wipe(target, force=True)`` and tells the client
+  (``notifications/tools/list_changed``), ``enable_admin_quietly`` adds it without a word;
+  ``disable_admin`` removes it again;
+* ``login(token)`` and ``redeem(token)``: echo a secret in their result, tool error or
+  JSON-RPC error;
+* ``exit_soon``: answers, then the process exits (the server dies between calls).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from decimal import Decimal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+app = MCPServer("ops", instructions="A test operations server.")
+
+
+def _ran(tool: str, ctx: Context | None = None, **args: object) -> None:
+    path = os.environ.get("SHOP_RECORD")
+    if path:
+        record: dict[str, object] = {"tool": tool, "args": args}
+        if ctx is not None:  # the arguments as the request carried them, before pydantic
+            record["sent"] = (ctx.request_context.params or {}).get("arguments")
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record, default=str) + "\n")
+
+
+class DeployOptions(BaseModel):
+    env: str
+    force: bool = True
+
+
+@app.tool()
+def delete_path(path: str, ctx: Context, force: bool = True) -> str:
+    """Delete a path; without force=false it deletes recursively."""
+    _ran("delete_path", ctx, path=path, force=force)
+    return f"deleted {path}"
+
+
+@app.tool()
+def deploy(opts: DeployOptions) -> str:
+    """Deploy with these options."""
+    _ran("deploy", opts=opts.model_dump())
+    return f"deployed to {opts.env}"
+
+
+@app.tool()
+def transfer(amount: float) -> str:
+    """Transfer an amount."""
+    _ran("transfer", amount=amount)
+    return f"transferred {amount}"
+
+
+@app.tool()
+def maybe_transfer(ctx: Context, amount: float | None = None) -> str:
+    """Transfer an amount, if one is given."""
+    _ran("maybe_transfer", ctx, amount=amount)
+    return f"transferred {amount}"
+
+
+@app.tool()
+def pay(amount: Decimal) -> str:
+    """Pay an exact amount."""
+    _ran("pay", amount=float(amount))
+    return f"paid {amount}"
+
+
+def admin_wipe(target: str, force: bool = True) -> str:
+    """Wipe a target (added at run time by enable_admin)."""
+    _ran("admin_wipe", target=target, force=force)
+    return f"wiped {target}"
+
+
+@app.tool()
+async def enable_admin(ctx: Context) -> str:
+    """Add the admin_wipe tool and tell the client its tools changed."""
+    _ran("enable_admin")
+    app.add_tool(admin_wipe)
+    await ctx.session.send_tool_list_changed()
+    return "admin tools enabled"
+
+
+@app.tool()
+def enable_admin_quietly() -> str:
+    """Add the admin_wipe tool without telling the client (a server that forgets to)."""
+    _ran("enable_admin_quietly")
+    app.add_tool(admin_wipe)
+    return "admin tools enabled"
+
+
+@app.tool()
+async def disable_admin(ctx: Context) -> str:
+    """Remove the admin_wipe tool and tell the client its tools changed."""
+    _ran("disable_admin")
+    app.remove_tool("admin_wipe")
+    await ctx.session.send_tool_list_changed()
+    return "admin tools disabled"
+
+
+@app.tool()
+def login(token: str) -> str:
+    """Log in with a token (the result echoes it; a token starting "bad" fails, echoed)."""
+    _ran("login", token=token)
+    if token.startswith("bad"):
+        raise ToolError(f"token {token} was refused")
+    return f"logged in with {token}"
+
+
+@app.tool()
+def redeem(token: str) -> str:
+    """Redeem a token; the ledger fails after it redeemed, echoing the token."""
+    _ran("redeem", token=token)
+    raise MCPError(code=-32603, message=f"ledger failed on {token}")
+
+
+@app.tool()
+def exit_soon() -> str:
+    """Answer, then exit the server process a moment later."""
+    _ran("exit_soon")
+    threading.Timer(0.2, os._exit, args=(0,)).start()
+    return "exiting"
+
+
+@app.tool()
+def status() -> str:
+    """A harmless status check."""
+    _ran("status")
+    return "ok"
+
+
+if __name__ == "__main__":
+    app.run()
