@@ -101,7 +101,6 @@ class OpenAIAgentsGuard:
         self.reports: list[FirewallReport] = []
         self._declared: dict[str, A.ToolDecl] = {}
         self._schemas: dict[str, Any] = {}
-        self._own_tools = frozenset(t.name for t in self.spec.tools)
         self._lock = threading.Lock()
         self.runs = Runs(self, self._new_run)
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
@@ -184,12 +183,14 @@ class OpenAIAgentsGuard:
         self._schemas.setdefault(tool.name, tool.params_json_schema)
 
     def admit(self, run: AgentRun, name: str) -> None:
-        """A guarded tool that joined after ``run``'s firewall was built is known to it
-        (without a schema check in this run) unless the user's spec declares the tools."""
+        """A guarded tool that joined after ``run``'s firewall was built (a handoff's
+        agent made at run time, a tool added by instructions) is known to the run, as the
+        tools known at its start are, without a schema check in this run: never refused
+        as an unknown tool."""
         checker = run.firewall.tools
-        if not checker.tools or name in checker.tools or name in checker.implicit:
+        if not self.schema_checks or not checker.tools or name in checker.tools:
             return
-        if name in self._declared and name not in self._own_tools:
+        if name in self._declared and name not in checker.implicit:
             checker.implicit = checker.implicit | {name}
 
     # the model turn ----------------------------------------------------------------

@@ -241,8 +241,12 @@ def test_a_state_resumed_twice_at_once_runs_its_call_once(tmp_path: Path) -> Non
         "OutputGuardrailTripwireTriggered",
         "RunResult",
     ]
-    withdrawn = [line for line in log_lines(log) if line["event"] == "agentguard.withdrawn"]
-    assert ["already run in this run" in line["message"] for line in withdrawn] == [True]
+    withdrawn = [
+        line["message"]
+        for line in log_lines(log)
+        if line["event"] == "agentguard.withdrawn" and line["tool"] == "issue_refund"
+    ]  # (the replay's answer may be withdrawn too: the other resume ended the run first)
+    assert ["already run in this run" in message for message in withdrawn] == [True]
     assert len(support.agentguard.reports) == 1
     assert_invariants(shop, support.agentguard.report, lenient, log, tmp_path)
 
