@@ -149,16 +149,11 @@ class _Builder:
         once = isinstance(f, A.Once)
         if f.bound is None:
             return self._register(Register(Past.ONCE if once else Past.HISTORICALLY, op))
-        # O[<=k] φ = φ | Y O[<=k-1] φ and H[<=k] φ = φ & Z H[<=k-1] φ, down to φ itself
-        # (the NonEmpty guard keeps the empty trace's value: O false, H true)
-        s = self.store
-        out = op
-        for _ in range(max(f.bound, 0)):
-            if once:
-                out = s.or_((op, self._register(Register(Past.YESTERDAY, out))))
-            else:
-                out = s.and_((op, self._register(Register(Past.WEAK_YESTERDAY, out))))
-        return s.and_((s.nonempty, out)) if once else s.or_((s.end, out))
+        if f.bound < 0:  # an empty window (only from the Python API), as the evaluator reads it
+            return FALSE if once else TRUE
+        # one register holding a window of ages 0..k, whatever k (monitor/windows.py)
+        kind = Past.ONCE_WITHIN if once else Past.HISTORICALLY_WITHIN
+        return self._register(Register(kind, op, bound=f.bound))
 
     def _register(self, reg: Register) -> int:
         index = self.register_ids.get(reg)

@@ -18,7 +18,8 @@ opcode strings are short because saved states carry them (``agentguard.monitor/1
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 Node = tuple[Any, ...]
@@ -50,6 +51,7 @@ FALSE = 1
 """Node id of ``false`` (and residual id of the false residual)."""
 DNF_TRUE: Dnf = frozenset({frozenset()})
 DNF_FALSE: Dnf = frozenset()
+_NO_BOUNDS: Mapping[tuple[str, int], int] = MappingProxyType({})
 
 
 class Store:
@@ -61,6 +63,7 @@ class Store:
         self._neg: dict[int, int] = {}
         self._dnf: dict[int, Dnf] = {}
         self._comp: dict[Cube, frozenset[int]] = {}
+        self._within: dict[Cube, Mapping[tuple[str, int], int]] = {}
         self.residuals: list[Dnf] = []
         self._residual_ids: dict[Dnf, int] = {}
         self.mk((Op.TRUE,))
@@ -274,7 +277,7 @@ class Store:
             return b
         if not b or a == b:
             return a
-        return _minimise(a | b)
+        return self._minimise(a | b)
 
     def d_and(self, a: Dnf, b: Dnf) -> Dnf:
         if not a or not b:
@@ -284,16 +287,90 @@ class Store:
         if b == DNF_TRUE:
             return a
         cubes = set()
-        comp = self._complements
+        comp, within = self._complements, self._bounded
         for x in a:
             cx = comp(x)
             if not cx.isdisjoint(x):
                 continue
+            wx = within(x)
             for y in b:
                 cy = comp(y)
                 if cx.isdisjoint(y) and cy.isdisjoint(x) and cy.isdisjoint(y):
-                    cubes.add(x | y)
-        return _minimise(frozenset(cubes))
+                    wy = within(y) if wx else None
+                    cubes.add(self._tightest(x | y, wx, wy) if wy else x | y)
+        return self._minimise(frozenset(cubes))
+
+    def _bounded(self, cube: Cube) -> Mapping[tuple[str, int], int]:
+        """The cube's bounded elements ``F[<=j] c`` / ``G[<=j] c``, by (opcode, operand)
+        (memoised; most cubes have none and share one empty mapping)."""
+        found = self._within.get(cube)
+        if found is None:
+            out: dict[tuple[str, int], int] = {}
+            for e in cube:
+                n = self.nodes[e]
+                if n[0] in (Op.EVENTUALLY_WITHIN, Op.ALWAYS_WITHIN):
+                    out[n[0], n[2]] = e  # a normalised cube has one per key
+            found = self._within[cube] = out or _NO_BOUNDS
+        return found
+
+    def _tightest(
+        self, cube: Cube, wx: Mapping[tuple[str, int], int], wy: Mapping[tuple[str, int], int]
+    ) -> Cube:
+        """``cube`` with one bounded element per (opcode, operand): ``F[<=i] c & F[<=j] c``
+        is ``F[<=min(i, j)] c`` and ``G[<=i] c & G[<=j] c`` is ``G[<=max(i, j)] c``. Without
+        this a run of ``G(a -> F[<=k] b)`` piled up to k obligations in one cube, and each
+        call cost O(k)."""
+        drop = []
+        for key, ex in wx.items():
+            ey = wy.get(key)
+            if ey is None or ey == ex:
+                continue
+            bx, by = self.nodes[ex][1], self.nodes[ey][1]
+            x_tighter = (bx < by) == (key[0] == Op.EVENTUALLY_WITHIN)  # F: less, G: more
+            drop.append(ey if x_tighter else ex)
+        return cube.difference(drop) if drop else cube
+
+    def _minimise(self, cubes: frozenset[Cube]) -> Dnf:
+        """Drop every cube that implies another (the disjunction keeps the weaker one).
+
+        A cube implies another that is a subset of it, or that differs only in bounds:
+        ``G[<=5] c`` implies ``G[<=3] c`` and ``F[<=3] c`` implies ``F[<=5] c``. Without the
+        second rule ``F[<=k] G[<=k] a`` kept one cube per pending ``G`` (a build of 37 s at
+        k = 100, and calls costing O(k) each).
+        """
+        if len(cubes) < 2:
+            return cubes
+        bounded = any(self._bounded(c) for c in cubes)
+        kept: list[Cube] = []
+        for cube in sorted(cubes, key=len):
+            if not bounded:
+                if not any(k <= cube for k in kept):
+                    kept.append(cube)
+                continue
+            if any(self._implies(cube, k) for k in kept):
+                continue
+            # a kept cube of the same length may be the stronger one (G[<=5] c vs G[<=3] c)
+            kept = [k for k in kept if len(k) < len(cube) or not self._implies(k, cube)]
+            kept.append(cube)
+        return frozenset(kept)
+
+    def _implies(self, cube: Cube, other: Cube) -> bool:
+        """Does ``cube`` imply ``other``: each element of ``other`` is in ``cube``, or is a
+        bounded element that ``cube`` holds with a tighter bound?"""
+        if other <= cube:
+            return True
+        within = self._bounded(cube)
+        for e in other - cube:
+            n = self.nodes[e]
+            if n[0] not in (Op.EVENTUALLY_WITHIN, Op.ALWAYS_WITHIN):
+                return False
+            mine = within.get((n[0], n[2]))
+            if mine is None:
+                return False
+            bound = self.nodes[mine][1]
+            if bound > n[1] if n[0] == Op.EVENTUALLY_WITHIN else bound < n[1]:
+                return False
+        return True
 
     def _complements(self, cube: Cube) -> frozenset[int]:
         """The ids of the negations of the cube's literals (memoised: a cube meets one
@@ -335,13 +412,3 @@ class Store:
             if out == DNF_TRUE:
                 break
         return self.residual(out)
-
-
-def _minimise(cubes: frozenset[Cube]) -> Dnf:
-    if len(cubes) < 2:
-        return cubes
-    kept: list[Cube] = []
-    for cube in sorted(cubes, key=len):
-        if not any(k <= cube for k in kept):
-            kept.append(cube)
-    return frozenset(kept)

@@ -2,6 +2,10 @@
 node table, never process-local ids, so another process (with its own interning order)
 rebuilds the identical state. A document that does not fit the machine raises
 ``ValueError`` (the monitor turns it into ``MonitorStateError``).
+
+A bounded past operator's register is saved as its window, ``{"window": [[age, cubes],
+...]}`` (ages within its bound). A document saved when such operators were unrolled into
+``Y`` registers has another number of registers, and is refused as not fitting.
 """
 
 from __future__ import annotations
@@ -9,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from agentguard.monitor import windows as W
 from agentguard.monitor.formula import FALSE, TRUE, Op
+from agentguard.monitor.registers import Register
 from agentguard.monitor.stepping import Automaton
 
 
@@ -21,9 +27,14 @@ def save_cstate(self: Automaton, cstate: int) -> dict[str, Any]:
     def cubes(r: int) -> list[list[int]]:
         return [[_save_node(self, e, nodes) for e in sorted(c)] for c in self.store.residuals[r]]
 
+    def content(reg: Register, c: int) -> Any:
+        if reg.windowed:
+            return {"window": [[age, cubes(r)] for age, r in self.windows[c]]}
+        return cubes(c)
+
     return {
         "cubes": cubes(residual),
-        "regs": [cubes(r) for r in regs],
+        "regs": [content(reg, c) for reg, c in zip(self.registers, regs, strict=True)],
         "nodes": {str(k): v for k, v in nodes.items()},
     }
 
@@ -64,7 +75,7 @@ def restore_cstate(self: Automaton, doc: Any) -> int:
     regs_doc = expect_list(doc.get("regs"), "machine state registers")
     if len(regs_doc) != len(self.registers):
         raise ValueError("state has a different number of past-time registers")
-    reg_cubes = [_cubes(r, raw) for r in regs_doc]
+    reg_docs = [_content(reg, r, raw) for reg, r in zip(self.registers, regs_doc, strict=True)]
     with self.lock:
         s = self.store
         bound = max(
@@ -112,7 +123,13 @@ def restore_cstate(self: Automaton, doc: Any) -> int:
         def residual(cs: list[list[int]]) -> int:
             return s.residual(frozenset(frozenset(build(e) for e in c) for c in cs))
 
-        regs = tuple(residual(r) for r in reg_cubes)
+        def content(reg: Register, doc: Any) -> int:
+            if not reg.windowed:
+                return residual(doc)
+            entries = [(age, residual(cs)) for age, cs in doc]
+            return self.windows.intern(W.normalise(reg, entries))
+
+        regs = tuple(content(reg, d) for reg, d in zip(self.registers, reg_docs, strict=True))
         return self.intern(residual(cubes), regs)
 
 
@@ -136,6 +153,23 @@ def _ref(value: Any, raw: Mapping[int, Any]) -> int:
     if k not in raw:
         raise ValueError(f"machine state refers to node {k}, which it does not define")
     return k
+
+
+def _content(reg: Register, value: Any, raw: Mapping[int, Any]) -> Any:
+    """A register's saved content, checked: cubes, or a window's ``[age, cubes]`` entries."""
+    if not reg.windowed:
+        return _cubes(value, raw)
+    doc = expect_mapping(value, "a bounded operator's window")
+    entries = expect_list(doc.get("window"), "a window's entries")
+    out = []
+    for e in entries:
+        pair = expect_list(e, "a window entry")
+        if len(pair) != 2:
+            raise ValueError("a window entry must be [age, cubes]")
+        out.append(
+            (expect_int(pair[0], "a window entry's age", hi=reg.bound), _cubes(pair[1], raw))
+        )
+    return out
 
 
 def _cubes(value: Any, raw: Mapping[int, Any]) -> list[list[int]]:

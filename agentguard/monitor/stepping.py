@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Final
 
+from agentguard.monitor import windows as W
 from agentguard.monitor.atoms import (
     Atom,
     Env,
@@ -89,6 +90,7 @@ class Automaton:
     _refs: dict[tuple[int, tuple[int, ...]], frozenset[int]] = field(default_factory=dict)
     _atoms_memo: dict[int, frozenset[int]] = field(default_factory=dict)
     _valuations: dict[Letter, dict[int, bool]] = field(default_factory=dict)
+    windows: W.Windows = field(default_factory=W.Windows)
     init: int = 0
     too_large: bool = False
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
@@ -105,17 +107,19 @@ class Automaton:
             self._data[cls] = tuple(
                 i for i in self._events if self._applies(i, cls) and self._event(i).has_data
             )
+        self._initial_regs = tuple(self._initial(r) for r in self.registers)
+        self.init = self.intern(self.store.residual(self.store.dnf(self.root)), self._initial_regs)
+
+    def _initial(self, reg: Register) -> int:
+        """A register's content at position 0 (a window id for a bounded operator)."""
         s = self.store
-        initial = {Past.YESTERDAY: DNF_FALSE, Past.WEAK_YESTERDAY: DNF_TRUE}
-        self._initial_regs = tuple(
-            s.residual(
-                initial[r.kind]
-                if r.kind in initial
-                else s.dnf(r.right if r.kind == Past.SINCE else r.left)
-            )
-            for r in self.registers
-        )
-        self.init = self.intern(s.residual(s.dnf(self.root)), self._initial_regs)
+        if reg.windowed:
+            return self.windows.intern(W.initial(s, reg))
+        if reg.kind == Past.YESTERDAY:
+            return s.residual(DNF_FALSE)
+        if reg.kind == Past.WEAK_YESTERDAY:
+            return s.residual(DNF_TRUE)
+        return s.residual(s.dnf(reg.right if reg.kind == Past.SINCE else reg.left))
 
     # ------------------------------------------------------------------ basics
     def _event(self, i: int) -> EventAtom:
@@ -169,6 +173,14 @@ class Automaton:
                 atoms |= self.store.atoms_of(e, self._atoms_memo)
         return atoms
 
+    def _content_atoms(self, reg: Register, content: int) -> set[int]:
+        if not reg.windowed:
+            return self._residual_atoms(content)
+        atoms: set[int] = set()
+        for _, r in self.windows[content]:
+            atoms |= self._residual_atoms(r)
+        return atoms
+
     def _referenced_registers(self, residual: int, regs: tuple[int, ...]) -> frozenset[int]:
         key = (residual, regs)
         found = self._refs.get(key)
@@ -180,7 +192,7 @@ class Automaton:
         while stack:  # a register's operands and content may read inner registers
             j = stack.pop()
             r = self.registers[j]
-            inner = self.store.atoms_of(r.left, self._atoms_memo) | self._residual_atoms(regs[j])
+            inner = self.store.atoms_of(r.left, self._atoms_memo) | self._content_atoms(r, regs[j])
             if r.right >= 0:
                 inner = inner | self.store.atoms_of(r.right, self._atoms_memo)
             for i in inner:
@@ -253,13 +265,22 @@ class Automaton:
         val = self._valuation(letter)
         s = self.store
         vs: list[int] = []  # each register's content progressed over this call (inner first)
-        for content in regs:
-            inner = (letter, tuple(vs))
-            vs.append(s.map_residual(content, functools.partial(self._prog, val=val, ctx=inner)))
+        moved: dict[int, list[W.Entry]] = {}  # a window's entries progressed, by register
+        for j, content in enumerate(regs):
+            prog = functools.partial(self._prog, val=val, ctx=(letter, tuple(vs)))
+            reg = self.registers[j]
+            if reg.windowed:
+                moved[j] = [(age, s.map_residual(r, prog)) for age, r in self.windows[content]]
+                vs.append(s.residual(W.truth(s, reg, (r for _, r in moved[j]))))
+            else:
+                vs.append(s.map_residual(content, prog))
         ctx = (letter, tuple(vs))
         new_regs = []
         for j, reg in enumerate(self.registers):
             v = s.residuals[vs[j]]
+            if reg.windowed:
+                new_regs.append(self.windows.intern(W.advance(s, reg, moved[j])))
+                continue
             if reg.kind in (Past.YESTERDAY, Past.WEAK_YESTERDAY):
                 nxt = self._prog(reg.left, val, ctx)
             elif reg.kind == Past.ONCE:
