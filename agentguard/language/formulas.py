@@ -77,6 +77,8 @@ class FormulaPass:
             return None
 
     def formula(self, node: S.Node, env: Env) -> A.Formula:
+        if env.expansion is not None:
+            macros.charge(self.scope, env)
         src = env.source
         span = node.span
         if isinstance(node, S.Binary):
@@ -130,7 +132,7 @@ class FormulaPass:
                 src,
             )
         if name in env.macro_args:
-            return self._macro_argument(*env.macro_args[name])
+            return self._macro_argument(*env.macro_args[name], env)
         if name in env.bound:
             raise self.scope.problem(f"variable {name!r} is used as a formula", span, src)
         if name == "any":
@@ -159,14 +161,16 @@ class FormulaPass:
             )
         return A.Event(inner.tool, inner.tests, word, span)
 
-    def _macro_argument(self, arg: S.Node, arg_env: Env) -> A.Formula:
+    def _macro_argument(self, arg: S.Node, arg_env: Env, env: Env) -> A.Formula:
+        """The argument bound to a parameter, resolved where it was written, and counted
+        as part of the expansion that uses it (``env``'s)."""
         macros.check_formula_argument(self.scope, arg, arg_env)
-        return self.formula(arg, arg_env)
+        return self.formula(arg, arg_env.expanding(env.expansion))
 
     def _call(self, node: S.Call, env: Env) -> A.Formula:
         name, args, span, src = node.name, node.args, node.span, env.source
         if name in env.macro_args and not args:  # `x()` for a macro parameter `x`
-            return self._macro_argument(*env.macro_args[name])
+            return self._macro_argument(*env.macro_args[name], env)
         if name in A.TRACE_PREDICATES:
             return A.TracePredicate(name, self._trace_predicate_args(node, env), span)
         if name in self.scope.macros:

@@ -7,6 +7,7 @@ pass lands in the same list and is raised together with the others.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -37,16 +38,41 @@ class Macro:
 
 
 @dataclass(frozen=True, slots=True)
+class MacroUse:
+    """A macro use written outside any macro body: the place an expansion that runs over
+    its budget is reported (the use a reader can see and change)."""
+
+    name: str
+    span: A.Span | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class Env:
-    """Lexical environment while resolving a formula."""
+    """Lexical environment while resolving a formula.
+
+    ``inside`` names the macros whose bodies this environment is inside (a use of one
+    of them expands recursively); ``expansion`` is the outermost macro use being expanded
+    (None outside macros): every node resolved under it is counted against the expansion
+    budget (:mod:`.macros`).
+    """
 
     bound: tuple[str, ...] = ()
     macro_args: Mapping[str, tuple[S.Node, Env]] = field(default_factory=dict)
     depth: int = 0
     source: str = "<string>"
+    expansion: MacroUse | None = None
+    inside: tuple[str, ...] = ()
 
     def bind(self, name: str) -> Env:
-        return Env((*self.bound, name), self.macro_args, self.depth, self.source)
+        return dataclasses.replace(self, bound=(*self.bound, name))
+
+    def expanding(self, use: MacroUse | None) -> Env:
+        """This environment counted inside ``use``'s expansion: a macro argument is
+        resolved in its caller's environment, but once per place the body uses it."""
+        if self.expansion is not None or use is None:
+            return self
+        return dataclasses.replace(self, expansion=use)
 
 
 @dataclass(slots=True)
@@ -60,6 +86,7 @@ class Scope:
     tools: dict[str, A.ToolDecl] = field(default_factory=dict)
     declared_predicates: dict[str, int] = field(default_factory=dict)
     declared_extractors: set[str] = field(default_factory=set)
+    expanded: int = 0  # syntax nodes resolved inside macro expansions (macros.charge)
 
     def problem(self, message: str, span: A.Span | None, source: str) -> Skip:
         """Record a problem at ``span`` (the source's start when unknown); raise the result

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from agentguard.language import ast as A
+from agentguard.language import macros
 from agentguard.language import syntax as S
 from agentguard.language.scope import Env, Scope, ref_text
 from agentguard.language.vocabulary import BUILTIN_EXTRACTORS
@@ -19,6 +20,8 @@ class TermPass:
         self.scope = scope
 
     def term(self, node: S.Node, env: Env) -> A.Term:
+        if env.expansion is not None:
+            macros.charge(self.scope, env)
         src = env.source
         span = node.span
         if isinstance(node, S.String):
@@ -70,7 +73,7 @@ class TermPass:
         name, path, span = node.head, node.path, node.span
         if name in env.macro_args and not path:
             inner, inner_env = env.macro_args[name]
-            return self.term(inner, inner_env)
+            return self.term(inner, inner_env.expanding(env.expansion))
         if name in env.bound:
             return A.Var(name, path, span)
         if name == "metrics" and path:

@@ -93,6 +93,27 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
         "macro 'm' expands recursively",
     ),
     (
+        "macro_too_deep",
+        "".join(f"def m{i} := m{i + 1}\n" for i in range(70)) + "def m70 := a\nconstraint c := m0",
+        SEMANTIC,
+        64,
+        12,
+        "macro 'm64' nests more than 64 macro uses deep "
+        "(agentguard.language.macros.MAX_MACRO_DEPTH)",
+    ),
+    (
+        "macro_over_budget",
+        "def a(x) := x & x\n"
+        + "".join(f"def {b}(x) := {a}({a}(x))\n" for a, b in zip("abcde", "bcdef", strict=True))
+        + "constraint c := G f(t)",
+        SEMANTIC,
+        7,
+        19,
+        "macro 'f' expands to more than 100,000 syntax nodes (the budget of a spec's macro "
+        "expansions, agentguard.language.macros.MAX_EXPANSION): a macro that uses another "
+        "twice doubles its size at each level",
+    ),
+    (
         "macro_arg_not_formula",
         'def m(x) := x\nconstraint c := m("s")',
         SEMANTIC,
@@ -581,6 +602,6 @@ def test_every_message_template_is_in_the_table() -> None:
         OUTSIDE_MESSAGE.format(root="/r"),
     ]
     templates = _templates()
-    assert len(templates) == 55
+    assert len(templates) == 57
     missing = [t for t in templates if not any(re.fullmatch(t, m) for m in produced)]
     assert not missing, missing
