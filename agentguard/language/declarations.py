@@ -15,7 +15,7 @@ from agentguard.errors import Problem, SpecError, SpecSyntaxError
 from agentguard.language import ast as A
 from agentguard.language import macros
 from agentguard.language import syntax as S
-from agentguard.language.files import inside, read_spec_file
+from agentguard.language.files import SpecReads, identity, inside
 from agentguard.language.formulas import FormulaPass
 from agentguard.language.scope import Env, Scope, Skip
 from agentguard.language.transformer import parse_file
@@ -33,9 +33,25 @@ class DeclarationPass:
         self.spec_name: str | None = None
         self._constraint_names: set[str] = set()
         self.loading: list[Path] = []
-        self.loaded: set[Path] = set()
+        self.loaded: set[Path] = set()  # read once each, however many files import them
+        self.reads = SpecReads()  # bytes and files read, capped for the spec as a whole
+        self._names: dict[tuple[int, int], Path] = {}  # a file's first path, by identity
         self.import_roots: tuple[Path, ...] = ()  # folders imports may reach besides root
         self.root = Path.cwd()  # the top spec's folder: imports stay inside its tree
+
+    def canonical(self, path: Path) -> Path:
+        """The path a file already loaded was loaded under: a file imported under another
+        name (a hard link) is the same import, read once, and a cycle through it is found."""
+        ident = identity(path)
+        return path if ident is None else self._names.get(ident, path)
+
+    def enter(self, path: Path) -> None:
+        """``path`` is being loaded: on the stack of open imports, and loaded for good."""
+        ident = identity(path)
+        if ident is not None:
+            self._names.setdefault(ident, path)
+        self.loading.append(path)
+        self.loaded.add(path)
 
     # ------------------------------------------------------------ pass 1: names
     def collect(self, file: S.SpecFile, source: str, base: Path | None, *, top: bool) -> None:
@@ -72,6 +88,7 @@ class DeclarationPass:
             path = where.resolve()
         except (OSError, ValueError):  # ValueError: a NUL byte in the path
             path = where
+        path = self.canonical(path)
         if path in self.loading:
             chain = " -> ".join(p.name for p in [*self.loading, path])
             self.scope.problem(f"cyclic import: {chain}", item.span, source)
@@ -88,7 +105,7 @@ class DeclarationPass:
             )
             return
         try:
-            text = read_spec_file(path)
+            text = self.reads.read(path)
         except SpecError as exc:  # never the file's content: only why it cannot be read
             self.scope.problem(
                 f"cannot import {rel!r}: {str(exc).removeprefix(f'{path}: ')}", item.span, source
@@ -104,8 +121,7 @@ class DeclarationPass:
             detail = exc.message if path.suffix == ".ltl" else "not AgentLTL (syntax error)"
             self.scope.problems.append(Problem(f"in imported file: {detail}", exc.location))
             return
-        self.loading.append(path)
-        self.loaded.add(path)
+        self.enter(path)
         self.collect(file, str(path), path.parent, top=False)
         self.resolve_items(file, str(path))
         self.loading.pop()

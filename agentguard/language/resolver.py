@@ -45,10 +45,10 @@ class Resolver:
         file = parse_file(text, source)
         decls, scope = self.declarations, self.scope
         decls.root = (base or Path.cwd()).resolve()
+        decls.reads.count_text(text)
         path = Path(source).resolve() if base is not None or Path(source).exists() else None
         if path is not None:
-            decls.loading.append(path)
-            decls.loaded.add(path)
+            decls.enter(path)
         decls.collect(file, source, base, top=True)
         decls.resolve_items(file, source)
         if scope.problems:
