@@ -71,9 +71,12 @@ def ordered_letters(machine: Machine) -> list[Letter] | None:
     return sorted(letters, key=lambda letter: (bin(letter[1]).count("1"), letter[0] == "", letter))
 
 
-def explore(machine: Machine, budget: int = MAX_EXPLORE, seconds: float = SECONDS) -> Exploration:
-    """Explore the whole reachable abstraction (up to ``budget`` states and ``seconds``)."""
-    deadline = time.monotonic() + seconds
+def explore(
+    machine: Machine, budget: int = MAX_EXPLORE, seconds: float | None = None
+) -> Exploration:
+    """Explore the whole reachable abstraction (up to ``budget`` states and ``seconds``,
+    by default :data:`SECONDS` as it is when called)."""
+    deadline = time.monotonic() + (SECONDS if seconds is None else seconds)
     exact = machine.propositional
     roots = starts(machine)
     letters = ordered_letters(machine)

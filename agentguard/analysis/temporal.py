@@ -16,6 +16,7 @@ from functools import lru_cache, reduce
 from agentguard.analysis.findings import LintWarning, located
 from agentguard.analysis.search import Exploration, accepting_paths, explore
 from agentguard.language import ast as A
+from agentguard.language.walk import subformulas
 from agentguard.monitor.atoms import Unsupported
 from agentguard.monitor.builder import build_machine
 from agentguard.monitor.compile import compile_plan
@@ -170,12 +171,27 @@ def constraint_findings(
             located(
                 "late",
                 c.name,
-                f"constraint {c.name!r} may be detected late: {f.late}",
+                f"constraint {c.name!r} may be detected late: {f.late}{_wide_bound(c.formula)}",
                 c.span,
                 source,
             )
         )
     return out, f
+
+
+_BOUNDED = (A.Eventually, A.Always, A.Once, A.Historically)
+_SIGN = {A.Eventually: "F", A.Always: "G", A.Once: "O", A.Historically: "H"}
+
+
+def _wide_bound(f: A.Formula) -> str:
+    """Names the widest bound when it alone passes the state budget (a state per step up
+    to the bound), so the author sees which operator to narrow; "" otherwise."""
+    wide = [g for g in subformulas(f) if isinstance(g, _BOUNDED) and (g.bound or 0) > MAX_EXPLORE]
+    if not wide:
+        return ""
+    g = max(wide, key=lambda w: w.bound or 0)
+    where = f" at {g.span.line}:{g.span.column}" if g.span else ""
+    return f" ({_SIGN[type(g)]}[<={g.bound}]{where} counts up to {g.bound:,} steps)"
 
 
 def joint_machine(formulas: Sequence[A.Formula], match: Matcher = values_match) -> Machine | None:

@@ -68,6 +68,17 @@ def test_state_budget_is_late(monkeypatch: pytest.MonkeyPatch) -> None:
     assert kinds("constraint many := F[<=6000] a") == [("late", "many")]
 
 
+def test_a_late_constraint_names_a_bound_wider_than_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The `late` warning of a window wider than the state budget names the operator and
+    its place, so the author knows which bound to narrow."""
+    monkeypatch.setattr(search, "SECONDS", 120.0)
+    (w,) = lint_spec(parse_spec("constraint c := F[<=1000000] a"))
+    assert w.kind == "late"
+    assert w.message.endswith("(F[<=1000000] at 1:17 counts up to 1,000,000 steps)")
+
+
 def test_data_tests_abstracted_soundly() -> None:
     """Unsatisfiable whatever the arguments: reported, and the message says data was abstracted."""
     (w,) = lint_spec(parse_spec("constraint c := F refund(amount > 5) & G !refund"))
