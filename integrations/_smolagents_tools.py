@@ -83,6 +83,10 @@ def _gate(
     # first use and calls ``forward``: done here directly when the class keeps that call
     plain_call = type(tool).__call__ is smolagents_module().Tool.__call__
     binds = shape.binds if plain_call else None  # a __call__ of its own takes what it takes
+    # a ToolCallingAgent's calls were validated by smolagents before they got here; a
+    # CodeAgent's never are: model code's ``force=1`` for a boolean ran as a forced
+    # delete while ``force = true`` judged it false
+    validate = _validator(tool) if raise_on_block else None
     propose_and_start = session.propose_and_start
 
     def refused(decision: Decision) -> Any:
@@ -99,6 +103,8 @@ def _gate(
             arguments = with_defaults(arguments, defaults)
         if binds is not None:  # a call forward cannot take never runs: not checked, not run
             binds(name, arguments)
+        if validate is not None:
+            validate(name, arguments)
         REACHED.reached = True  # the framework got as far as the tool: not withdrawn
         started = propose_and_start(name, arguments)
         if started.action not in EXECUTING:
@@ -120,6 +126,29 @@ def _gate(
 
 _OWN_KEYWORD = "sanitize_inputs_outputs"
 """``Tool.__call__``'s own keyword: an argument of that name is the call's to take."""
+
+
+def _validator(tool: Any) -> Callable[[str, Mapping[str, Any]], None] | None:
+    """smolagents' own check of a call against the tool's declared ``inputs`` (the one a
+    ToolCallingAgent's calls pass), run on the values the tool will get; a failure is a
+    :class:`ToolArgumentsError` the model reads, before any check. None for a tool
+    without declared inputs."""
+    from smolagents.tools import validate_tool_arguments
+
+    if not isinstance(getattr(tool, "inputs", None), dict) or not tool.inputs:
+        return None
+
+    def validate(name: str, arguments: Mapping[str, Any]) -> None:
+        try:
+            plain = snapshot_arguments(arguments)
+        except UncheckableArgumentsError:
+            return  # the firewall refuses it, naming why
+        try:
+            validate_tool_arguments(tool, plain)
+        except (TypeError, ValueError) as exc:
+            raise ToolArgumentsError(f"{name}: {exc}") from None
+
+    return validate
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ any of it runs, calls smolagents never ran withdrawn, and the final answer gated
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
@@ -27,7 +28,7 @@ def final_answer_check(session: GuardSession) -> Callable[..., bool]:
             raise RunStopped(decision)
         if not decision.executes:
             raise FinalAnswerRefused(blocked_text(decision))
-        session.complete(decision, arguments["answer"])
+        session.complete(decision, decision.arguments().get("answer"))
         return True
 
     return agentguard_final_answer
@@ -46,15 +47,55 @@ def last_answer_checked(
         if not decision.executes:
             note = f"max steps reached and the final answer is refused: {decision.message}"
             raise RunStopped(replace(decision, action=Action.STOP, message=note))
-        session.complete(decision, arguments["answer"])
+        session.complete(decision, decision.arguments().get("answer"))
         return answer
 
     return handle_max_steps
 
 
 def _plain(value: Any) -> Any:
-    """smolagents wraps answers in AgentText (a str subclass); specs see the plain value."""
-    return str(value) if isinstance(value, str) else value
+    """What the final answer's check judges: smolagents' ``AgentText`` (a str subclass)
+    as the text it wraps; an answer whose text a ``__str__``, ``__repr__`` or
+    ``__format__`` of its own decides (a model-defined ``str`` subclass: the check would
+    read its characters, the caller whatever the method says then) as an
+    :class:`AnswerReadingOtherwise`, which the firewall refuses."""
+    if isinstance(value, str) and hasattr(value, "to_raw"):  # AgentText
+        value = value.to_raw()
+    if not _faithful(value, ANSWER_DEPTH, [ANSWER_BUDGET]):
+        return AnswerReadingOtherwise()
+    return str.__str__(value) if isinstance(value, str) else value
+
+
+ANSWER_DEPTH = 100
+"""How deep in a final answer (lists and dicts) values are looked at."""
+ANSWER_BUDGET = 100_000
+"""How many values of a final answer are looked at, at most (the rest are the check's)."""
+
+
+class AnswerReadingOtherwise:
+    """Stands, in the final answer's check, for an answer holding a text or number whose
+    own ``__str__``, ``__repr__`` or ``__format__`` decides how it reads: the check would
+    judge one text and the caller read another, so the firewall refuses it (an object
+    it cannot hold); the model is told, and answers again."""
+
+
+def _faithful(value: Any, depth: int, budget: list[int]) -> bool:
+    budget[0] -= 1
+    kind = type(value)
+    if kind in _EXACT or depth <= 0 or budget[0] <= 0:
+        return True  # the firewall's own check has the last word past these bounds
+    if kind is list or kind is tuple:
+        return all(_faithful(v, depth - 1, budget) for v in value)
+    if kind is dict:
+        return all(_faithful(v, depth - 1, budget) for v in value.values())
+    for base in (str, int, float):
+        if isinstance(value, base) and not isinstance(value, enum.Enum):
+            return all(getattr(kind, m) is getattr(base, m) for m in _READERS)
+    return True
+
+
+_EXACT = frozenset((str, int, float, bool, type(None)))
+_READERS = ("__str__", "__repr__", "__format__")
 
 
 Fill = Callable[[str, dict[str, Any]], dict[str, Any]]

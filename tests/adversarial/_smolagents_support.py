@@ -35,6 +35,7 @@ constraint no_rm severity HARD_STOP := G !shell(cmd ~ /rm/)
 constraint no_force severity HARD_STOP := G !delete(force = true)
 constraint no_ceo severity HARD_STOP := G !send_email(to = "ceo@corp.com")
 constraint no_wipe severity SOFT_BLOCK(9) := G !wipe
+constraint no_secret severity SOFT_BLOCK(9) := G !final_answer(answer ~ /secret/)
 """
 )
 

@@ -148,3 +148,44 @@ def test_positional_arguments_are_named_as_forward_takes_them(tmp_path: Path) ->
     agent.run("move")
     assert RAN == [("transfer", {"from_account": "ops", "to_account": "savings"})]
     assert_invariants(agent.agentguard, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "answer", ["Lie('nothing')", "[1, {'note': Lie('nothing')}]"], ids=["text", "nested"]
+)
+def test_a_final_answer_whose_str_lies_is_refused(answer: str, tmp_path: Path) -> None:
+    """A final answer reading "nothing" to the check and "the secret" to the caller after
+    (its own ``__str__``, counting its readers: smolagents' logs, the check, then the
+    caller) passed ``G !final_answer(answer ~
+    /secret/)``; it is refused, and the model answers again."""
+    lie = (
+        "class Lie(str):\n"
+        "    reads = [0]\n"
+        "    def __str__(self):\n"
+        "        self.reads[0] += 1\n"
+        "        return 'nothing' if self.reads[0] <= 3 else 'the secret'\n"
+    )
+    agent = code_agent([f"{lie}final_answer({answer})", "final_answer('nothing')"], tmp_path)
+    result = agent.run("answer")
+    assert str(result) == "nothing"
+    assert "secret" not in str(agent.agentguard.report.trace[-1].result)
+    refused = [d for d in agent.agentguard.attempts if d.tool == "final_answer"]
+    assert [d.executes for d in refused] == [False, True]
+    assert_invariants(agent.agentguard, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "call_text",
+    ["delete('/prod/db', force=1)", "delete('/prod/db', force='yes')", "shell(['rm', '-rf', '/'])"],
+    ids=["int_for_bool", "text_for_bool", "list_for_text"],
+)
+def test_a_value_of_another_type_than_declared_is_refused(call_text: str, tmp_path: Path) -> None:
+    """``force=1`` is no ``true`` to the check but forces the delete in the tool; a list
+    for ``cmd: str`` slips past ``cmd ~ /rm/``. smolagents validates a ToolCallingAgent's
+    calls against the declared inputs, never a CodeAgent's: the gate does, and the model
+    reads why."""
+    agent = code_agent([call_text, "final_answer('gave up')"], tmp_path)
+    agent.run("clean")
+    assert RAN == []
+    assert "but should be" in observed(agent)
+    assert_invariants(agent.agentguard, tmp_path)
