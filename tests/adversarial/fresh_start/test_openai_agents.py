@@ -56,9 +56,7 @@ def test_a_resumed_run_keeps_its_count_across_the_pause(tmp_path: Path) -> None:
     'at most one' (each resume used to start a fresh firewall: both refunds ran)."""
     shop = Shop(approval=("issue_refund",))
     log = tmp_path / "d.jsonl"
-    support = guarded(
-        scripted(shop, [VERIFY, refund("A"), refund("B"), "done"]), SPEC, log, start_timeout=3
-    )
+    support = guarded(scripted(shop, [VERIFY, refund("A"), refund("B"), "done"]), SPEC, log)
     with pytest.raises(ToolInputGuardrailTripwireTriggered) as caught:
         asyncio.run(run_approving(support, "refund A and B"))
     assert caught.value.output.output_info.action is Action.STOP

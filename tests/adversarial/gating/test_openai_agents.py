@@ -56,6 +56,9 @@ constraint no_forced_wipe severity HARD_STOP message "Never force a wipe."
 """
 )
 VERIFY = call("verify_identity", customer_id="C1")
+STALL = 30.0
+"""start_timeout in the tests of dropped calls: a call left in flight stalls its
+siblings and the run's finish this long; the run must take far less."""
 REFUND = call("issue_refund", order_id="A1", amount=5.0)
 WIPE = call("wipe", path="/prod")
 
@@ -230,10 +233,10 @@ def test_a_call_the_users_guardrail_rejects_is_withdrawn(tmp_path: Path) -> None
     log = tmp_path / "d.jsonl"
     shop.issue_refund.tool_input_guardrails = [_rejecting_first()]
     support = scripted(shop, [VERIFY, REFUND, call("issue_refund", order_id="B", amount=1.0), "ok"])
-    guarded(support, SPEC, log, start_timeout=5)
+    guarded(support, SPEC, log, start_timeout=STALL)
     began = time.monotonic()
     result = Runner.run_sync(support, "refund")
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < STALL / 3
     assert result.final_output == "ok"
     assert shop.ran[-1] == ("issue_refund", {"order_id": "B", "amount": 1.0})
     assert "The reviewer said no." in support.model.observations[2]
@@ -251,10 +254,10 @@ def test_a_parallel_sibling_is_not_held_by_a_rejected_call(tmp_path: Path) -> No
     log = tmp_path / "d.jsonl"
     shop.verify_identity.tool_input_guardrails = [_rejecting_first()]
     support = scripted(shop, [[VERIFY, REFUND], "ok"])
-    guarded(support, SPEC, log, start_timeout=5)
+    guarded(support, SPEC, log, start_timeout=STALL)
     began = time.monotonic()
     Runner.run_sync(support, "refund")
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < STALL / 3
     assert shop.ran == []
     assert_invariants(shop, support.agentguard.report, SPEC, log, tmp_path)
 
@@ -270,15 +273,18 @@ def test_a_call_whose_hook_raises_before_it_runs_is_withdrawn(tmp_path: Path) ->
 
     shop = Shop()
     log = tmp_path / "d.jsonl"
-    support = guarded(scripted(shop, [VERIFY, "ok"], hooks=Refuse()), SPEC, log, start_timeout=5)
+    support = guarded(
+        scripted(shop, [VERIFY, "ok"], hooks=Refuse()), SPEC, log, start_timeout=STALL
+    )
     with pytest.raises(Exception, match="the hook refuses"):
         Runner.run_sync(support, "verify")
     began = time.monotonic()
     (report,) = support.agentguard.finish_running()
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < STALL / 3
     assert shop.ran == [] and report.trace.names == ()
-    events = [(line["event"], line.get("tool")) for line in log_lines(log)]
-    assert ("agentguard.withdrawn", "verify_identity") in events
+    (withdrawn,) = [line for line in log_lines(log) if line["event"] == "agentguard.withdrawn"]
+    assert withdrawn["tool"] == "verify_identity"
+    assert "before its function ran" in withdrawn["message"]
     assert_invariants(shop, report, SPEC, log, tmp_path)
 
 
