@@ -178,6 +178,13 @@ def _refuse_ungated(agent: Any) -> None:
             "patch tools run outside the function-tool path the guard checks); give it "
             "function tools only"
         )
+    capabilities = [type(c).__name__ for c in getattr(agent, "capabilities", None) or ()]
+    if capabilities:  # a SandboxAgent: its capabilities add tools when the run starts
+        raise UnsupportedAgentError(
+            f"agent {agent.name!r} has sandbox capabilities ({', '.join(capabilities)}) "
+            "whose tools (a shell, file edits) are added when the run starts and run out "
+            "of the guard's reach; give it capabilities=[] and function tools"
+        )
     if agent.mcp_servers:
         raise UnsupportedAgentError(
             f"agent {agent.name!r} has mcp_servers, whose tools are listed at run time out of "

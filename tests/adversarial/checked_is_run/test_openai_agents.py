@@ -245,6 +245,19 @@ def test_every_other_tool_kind_is_refused_wherever_the_agent_reaches_it(kind: ty
         agentguard.guard(Agent(name="outer", tools=[helper.as_tool("helper", "h")]), SPEC)
 
 
+def test_a_sandbox_agent_whose_capabilities_add_tools_is_refused() -> None:
+    """A SandboxAgent's default capabilities add a shell and file edits when the run
+    starts, outside the function-tool path: refused at guard() (it was let through)."""
+    from agents.sandbox import SandboxAgent
+
+    with pytest.raises(UnsupportedAgentError, match="Shell"):
+        agentguard.guard(SandboxAgent(name="sandboxed"), SPEC)
+    helper = SandboxAgent(name="helper")
+    with pytest.raises(UnsupportedAgentError, match="sandbox capabilities"):
+        agentguard.guard(Agent(name="outer", handoffs=[helper]), SPEC)
+    agentguard.guard(SandboxAgent(name="bare", capabilities=[]), SPEC)
+
+
 def test_a_hand_built_tool_gets_the_checked_object_as_its_json(tmp_path: Path) -> None:
     """A FunctionTool with its own invoker parses the JSON it is given: it receives the
     checked object, once, in the run's trace; unreadable JSON never reaches it."""
