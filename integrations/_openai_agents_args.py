@@ -29,6 +29,8 @@ from pydantic_core import to_jsonable_python
 
 from agentguard.errors import MissingExtraError
 
+from ._openai_agents_install import ApprovalPolicy
+
 try:
     from agents import FunctionTool, ModelBehaviorError
     from agents.agent_tool_state import get_agent_tool_state_scope, peek_agent_tool_run_result
@@ -183,8 +185,10 @@ async def failure_reply(tool: FunctionTool, context: Any, problem: str) -> Any:
 def turn_calls(agent: Any, response: Any) -> tuple[list[tuple[str, Prepared, str]], list[str]]:
     """A model turn's function calls: the id of each, and those that run now with their
     arguments as the tools will receive them. A call waiting for a human's approval
-    (``needs_approval``) is judged when it runs, after the approval, not with its turn;
-    a handoff (``transfer_to_...``) is not a tool call; unreadable JSON never runs."""
+    (``needs_approval=True``) is judged when it runs, after the approval, not with its
+    turn (a policy function's call is withdrawn from its turn when the policy sends it
+    to a human); a handoff (``transfer_to_...``) is not a tool call; unreadable JSON
+    never runs."""
     tools = {t.name: t for t in agent.tools if isinstance(t, FunctionTool)}
     calls: list[tuple[str, Prepared, str]] = []
     ids: list[str] = []
@@ -194,12 +198,20 @@ def turn_calls(agent: Any, response: Any) -> tuple[list[tuple[str, Prepared, str
         call_id = str(item.call_id)
         ids.append(call_id)
         tool = tools.get(item.name)
-        if tool is None or tool.needs_approval is not False:
+        if tool is None or tool.needs_approval is True or not _approval_followed(tool):
             continue
         prepared = prepare(tool, item.arguments)
         if prepared.problem is None or prepared.args:
             calls.append((tool.name, prepared, call_id))
     return calls, ids
+
+
+def _approval_followed(tool: FunctionTool) -> bool:
+    """Does agentguard hear of this tool's calls that wait for approval? A policy
+    function it wrapped says so when it sends one to a human; one set afterwards does not,
+    so such calls are judged when they run instead."""
+    policy = tool.needs_approval
+    return policy is False or isinstance(policy, ApprovalPolicy)
 
 
 def nested_pause(tool: FunctionTool, context: Any) -> bool:

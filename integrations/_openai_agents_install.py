@@ -13,6 +13,7 @@ and whenever they appear on a guarded agent later.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -56,6 +57,25 @@ class GuardedInvoker:
 
     async def __call__(self, context: Any, raw_args: str) -> Any:
         return await self.guard.invoke(self.tool, self.agentguard_inner, context, raw_args)
+
+
+class ApprovalPolicy:
+    """A tool's ``needs_approval`` function, wrapped: a call it sends to a human will not
+    run with its turn, so the turn's decision for it is withdrawn at once (a sibling
+    that relied on it is judged again now, not after ``start_timeout``); the call is
+    judged when it runs, after the approval."""
+
+    def __init__(self, policy: Callable[..., Any], guard: OpenAIAgentsGuard) -> None:
+        self.policy = policy
+        self.guard = guard
+
+    async def __call__(self, context: Any, params: Any, call_id: str) -> bool:
+        needed = self.policy(context, params, call_id)
+        if inspect.isawaitable(needed):
+            needed = await needed
+        if needed:
+            self.guard.awaiting_approval(context, call_id)
+        return bool(needed)
 
 
 class GuardHooks(AgentHooks[Any]):
@@ -210,6 +230,8 @@ def guard_in_place(tool: FunctionTool, guard: OpenAIAgentsGuard) -> None:
         raise UnsupportedAgentError(f"tool {tool.name!r} is guarded by another guard")
     guard.declare(tool)
     tool.on_invoke_tool = GuardedInvoker(tool, tool.on_invoke_tool, guard)
+    if callable(tool.needs_approval) and not isinstance(tool.needs_approval, ApprovalPolicy):
+        tool.needs_approval = ApprovalPolicy(tool.needs_approval, guard)
     others = [g for g in tool.tool_input_guardrails or [] if g is not guard.input_guardrail]
     tool.tool_input_guardrails = [guard.input_guardrail, *others]
 
@@ -243,6 +265,7 @@ _FOLLOWED: Final = "_agentguard_followed"
 
 __all__ = [
     "ATTRIBUTE",
+    "ApprovalPolicy",
     "GuardHooks",
     "GuardedInvoker",
     "agent_tool_schemas",

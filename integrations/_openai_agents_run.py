@@ -109,6 +109,13 @@ class AgentRun:
             self._withdraw(decision, reason)
             return refusal(decision, f"agentguard refused this call: {reason}.")
 
+    def unbatch(self, call_id: str, reason: str) -> None:
+        """The call will not run with its turn: its turn decision is withdrawn."""
+        with self._lock:
+            found = self._batch.pop(call_id, None)
+            if found is not None:
+                self._withdraw(found.decision, reason)
+
     def turn_arguments(self, call_id: str, raw: str) -> Prepared | None:
         """The arguments this call's turn prepared, if the call still has that text."""
         with self._lock:

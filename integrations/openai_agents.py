@@ -203,6 +203,11 @@ class OpenAIAgentsGuard:
             self.admit(run, name)
         run.propose_turn(calls, ids)
 
+    def awaiting_approval(self, context: Any, call_id: str) -> None:
+        """A call of the turn waits for a human's approval: it does not run now."""
+        reason = "it waits for a human's approval; it is judged again when it runs"
+        self.runs.of(context).unbatch(call_id, reason)
+
     # one call ----------------------------------------------------------------------
     def _decide(self, run: AgentRun, name: str, prepared: Prepared, call_id: str) -> Decision:
         self.runs.note_calls(run, (call_id,))

@@ -22,6 +22,7 @@ from tests.adversarial._openai_agents import (
     assert_invariants,
     guarded,
     log_lines,
+    run_approving,
     scripted,
     sdk_defaults,
 )
@@ -304,3 +305,31 @@ def test_streamed_runs_are_gated_like_others(tmp_path: Path) -> None:
     assert shop.names == ["verify_identity"]
     assert support.agentguard.running == ()
     assert_invariants(shop, support.agentguard.report, SPEC, log, tmp_path)
+
+
+def test_a_call_sent_to_a_human_does_not_hold_its_turn(tmp_path: Path) -> None:
+    """[verify, refund] in one turn, the verification sent to a human by its approval
+    policy: the refund, approved beside it, is judged again at once (refused: nothing was
+    verified) instead of waiting start_timeout; after the approval the verification runs
+    and the retried refund is allowed. A call the policy lets through keeps its turn's
+    order ([verify C2, wipe] both run)."""
+    shop = Shop()
+    log = tmp_path / "d.jsonl"
+
+    async def ask_for_c1(context: Any, params: dict[str, Any], call_id: str) -> bool:
+        return params.get("customer_id") == "C1"
+
+    shop.verify_identity.needs_approval = ask_for_c1
+    unforced = call("wipe", path="/tmp", force=False)
+    script = [[VERIFY, REFUND], REFUND, [call("verify_identity", customer_id="C2"), unforced], "ok"]
+    support = guarded(scripted(shop, script), SPEC, log, start_timeout=STALL)
+    began = time.monotonic()
+    assert asyncio.run(run_approving(support, "refund")).final_output == "ok"
+    assert time.monotonic() - began < STALL / 3
+    assert shop.names == ["verify_identity", "issue_refund", "verify_identity", "wipe"]
+    report = support.agentguard.report
+    refunds = [d.action for d in report.decisions if d.tool == "issue_refund"]
+    assert refunds == [Action.ALLOW, Action.BLOCK, Action.ALLOW]  # beside, re-judged, retried
+    withdrawn = [line for line in log_lines(log) if line["event"] == "agentguard.withdrawn"]
+    assert "waits for a human's approval" in withdrawn[0]["message"]
+    assert_invariants(shop, report, SPEC, log, tmp_path)
