@@ -4,7 +4,7 @@ The SDK serializes a run paused for a human's approval (``RunState.to_json``) so
 another process resumes it; the run's firewall goes with it as a document
 (:func:`saved_run`): the firewall's own state (counts, stops, executed calls, the log
 chain's last line), the ids of the run's calls (how the resumed run is found) and the
-tool declarations its spec carried (so the restored spec, and its hash, are the same).
+tool declarations its spec carried (so the restored spec, and its hash, are the same), and those declared to it later.
 :func:`restored_run` reads it back; the log chain continues in the run's log file.
 """
 
@@ -52,6 +52,7 @@ def saved_run(guard: OpenAIAgentsGuard, result_or_state: Any) -> dict[str, Any]:
         "call_ids": sorted(run.call_ids),
         "claimed": sorted(run.claimed),
         "declared": [[name, guard.declaration_of(name)] for name in run.declared],
+        "learned": [[name, guard.declaration_of(name)] for name in run.learned],
         "firewall": run.firewall.save(),
     }
 
@@ -63,6 +64,7 @@ def restored_run(guard: OpenAIAgentsGuard, document: Mapping[str, Any]) -> Agent
         raise FirewallStateError(f"not an OpenAI Agents run document (expected {RUN_FORMAT})")
     try:
         declared = [(str(name), schema) for name, schema in document["declared"]]
+        learned = [(str(name), schema) for name, schema in document["learned"]]
         call_ids = {str(call_id) for call_id in document["call_ids"]}
         claimed = {str(call_id) for call_id in document["claimed"]}
         state = document["firewall"]
@@ -71,6 +73,8 @@ def restored_run(guard: OpenAIAgentsGuard, document: Mapping[str, Any]) -> Agent
     spec = with_declarations(guard.spec, [declaration(n, s) for n, s in declared])
     options: FirewallOptions = {"keep_trace": True, **guard.firewall_kwargs}
     run = AgentRun(Firewall.restore(spec, state, **options), [n for n, _ in declared])
+    run.firewall.declare_tools([declaration(n, s) for n, s in learned])  # not in its state
+    run.learned.extend(n for n, _ in learned)
     run.call_ids.update(call_ids)
     run.claimed.update(claimed)
     return run

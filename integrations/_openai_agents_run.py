@@ -48,6 +48,8 @@ class AgentRun:
         self.firewall = firewall
         self.declared = tuple(declared)
         """The function tools whose declarations the firewall's spec carries, in order."""
+        self.learned: list[str] = []
+        """Function tools declared to the firewall after it was built, in order."""
         self.report: FirewallReport | None = None
         self.refusal: str | None = None
         """Why every call of this run is refused, for the model (a run agentguard does

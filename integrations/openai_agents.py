@@ -184,14 +184,14 @@ class OpenAIAgentsGuard:
 
     def admit(self, run: AgentRun, name: str) -> None:
         """A guarded tool that joined after ``run``'s firewall was built (a handoff's
-        agent made at run time, a tool added by instructions) is known to the run, as the
-        tools known at its start are, without a schema check in this run: never refused
-        as an unknown tool."""
-        checker = run.firewall.tools
-        if not self.schema_checks or not checker.tools or name in checker.tools:
+        agent made at run time, a tool added by instructions) is declared to it, as the
+        tools known at its start were: checked on its schema, never refused as unknown."""
+        if not self.schema_checks or name not in self._declared:
             return
-        if name in self._declared and name not in checker.implicit:
-            checker.implicit = checker.implicit | {name}
+        if name in run.declared or name in run.learned:
+            return
+        run.learned.append(name)
+        run.firewall.declare_tools([self._declared[name]])
 
     # the model turn ----------------------------------------------------------------
     async def propose_turn(self, context: Any, agent: Any, response: Any) -> None:
