@@ -94,7 +94,11 @@ def explore(
         transitions += len(letters)
         if transitions > MAX_TRANSITIONS or time.monotonic() > deadline:
             return Exploration(None, None, None, exact, len(graph), False)
-        succ = {machine.step(node, letter) for letter in letters}
+        succ = set()
+        for letter in letters:
+            if time.monotonic() > deadline:  # one node may have hundreds of letters
+                return Exploration(None, None, None, exact, len(graph), False)
+            succ.add(machine.step(node, letter))
         graph[node] = succ
         queue.extend(s for s in succ if s not in graph)
     accepting = {n for n in graph if machine.accepts(n)}
@@ -161,6 +165,9 @@ def accepting_paths(
             yield None
             return
         for letter in letters:
+            if time.monotonic() > deadline:  # one node may have hundreds of letters
+                yield None
+                return
             nxt = (machine.step(node, letter), True)
             if nxt not in parent:
                 parent[nxt] = (key, letter)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache, reduce
 
+from agentguard.analysis import search
 from agentguard.analysis.findings import LintWarning, located
 from agentguard.analysis.search import Exploration, accepting_paths, explore
 from agentguard.language import ast as A
@@ -32,6 +33,10 @@ on ``F cite`` still act (the final answer is sent back so the agent can cite fir
 HARD_STOP can only end a run that is ending anyway, so it prevents nothing."""
 JOINT_BUDGET = 20_000
 """States explored when deciding whether several constraints can hold together."""
+SPEC_SECONDS = 20.0
+"""Wall-clock bound on the per-constraint explorations of one spec together: each has its
+own (``search.SECONDS``), and a spec of thousands of constraints multiplied it. Past it the
+remaining constraints are not explored, and nothing is claimed about them."""
 JOINT_SECONDS = 3.0
 """Wall-clock bound on the whole conflict search (a joint automaton can be slow to step)."""
 WITNESS_SECONDS = 10.0
@@ -57,12 +62,13 @@ def is_automaton(plan: Plan) -> bool:
     return isinstance(plan, BoolPlan) and plan.split and all(is_automaton(c) for c in plan.children)
 
 
-def facts_of(plan: Plan) -> Facts:
-    """Fold a monitoring plan into proven facts (three-valued, never guessing)."""
+def facts_of(plan: Plan, deadline: float | None = None) -> Facts:
+    """Fold a monitoring plan into proven facts (three-valued, never guessing); no
+    exploration runs past ``deadline`` (a ``time.monotonic()`` time)."""
     if isinstance(plan, AutomatonPlan):
-        return _machine_facts(explore(plan.machine))
+        return _machine_facts(explore(plan.machine, seconds=_left(deadline)))
     if isinstance(plan, QuantPlan):
-        body = _machine_facts(explore(plan.machine))
+        body = _machine_facts(explore(plan.machine, seconds=_left(deadline)))
         fixed = _fixed_domain(plan.domain)
         if plan.kind == "exists":
             # no binding can satisfy the body -> false on every trace; a true body needs a value
@@ -79,7 +85,7 @@ def facts_of(plan: Plan) -> Facts:
             body.late,
         )
     if isinstance(plan, BoolPlan):
-        kids = [facts_of(c) for c in plan.children]
+        kids = [facts_of(c, deadline) for c in plan.children]
         late = "; ".join([*(k.late for k in kids if k.late), *([plan.late] if plan.late else [])])
         if plan.op == "not":
             k = kids[0]
@@ -100,6 +106,13 @@ def facts_of(plan: Plan) -> Facts:
     if isinstance(plan, FallbackPlan):
         return Facts(None, None, None, f"checked only at the end of the run ({plan.reason})")
     raise TypeError(f"unknown plan {type(plan).__name__}")  # pragma: no cover
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds an exploration may take: its own bound, within what the deadline leaves."""
+    if deadline is None:
+        return None
+    return max(0.0, min(search.SECONDS, deadline - time.monotonic()))
 
 
 def _machine_facts(e: Exploration) -> Facts:
@@ -128,10 +141,10 @@ def _fixed_domain(d: A.Domain | A.ListLiteral | None) -> bool:
 
 
 def constraint_findings(
-    c: A.Constraint, plan: Plan, source: str
+    c: A.Constraint, plan: Plan, source: str, deadline: float | None = None
 ) -> tuple[list[LintWarning], Facts]:
     """The temporal warnings about one constraint on its own."""
-    f = facts_of(plan)
+    f = facts_of(plan, deadline)
     how = "" if f.exact else " (data tests abstracted: this holds whatever the arguments)"
     out: list[LintWarning] = []
     if f.unsatisfiable:
@@ -260,9 +273,10 @@ def spec_findings(
     src = source or spec.source
     out: list[LintWarning] = []
     joinable: list[A.Constraint] = []
+    deadline = time.monotonic() + SPEC_SECONDS
     for c in spec.constraints:
         plan = compile_plan(c.formula, match)
-        found, f = constraint_findings(c, plan, src)
+        found, f = constraint_findings(c, plan, src, deadline)
         out.extend(found)
         if is_automaton(plan) and not f.unsatisfiable and not f.valid:
             joinable.append(c)

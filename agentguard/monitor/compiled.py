@@ -20,8 +20,9 @@ from types import MappingProxyType
 from typing import Final, TypeVar
 
 from agentguard.language import ast as A
+from agentguard.monitor import machine
 from agentguard.monitor.compile import compile_plan
-from agentguard.monitor.plans import Plan
+from agentguard.monitor.plans import Plan, plan_machines
 from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 
@@ -72,6 +73,10 @@ def compile_spec(
         compiled = _by_content.get((fingerprint, matcher))
         if compiled is None:
             plans = {c.name: compile_plan(c.formula, matcher) for c in constraints}
+            pool = machine.StatePool(machine.MAX_SPEC_EXPLORE)  # one budget for the whole spec
+            for plan in plans.values():
+                for m in plan_machines(plan):
+                    m.pool = pool
             compiled = CompiledSpec(constraints, MappingProxyType(plans), fingerprint, matcher)
             _remember(_by_content, (fingerprint, matcher), compiled)
         else:

@@ -287,7 +287,7 @@ class Store:
         if b == DNF_TRUE:
             return a
         cubes = set()
-        comp, within = self._complements, self._bounded
+        comp, within, join = self._complements, self._bounded, self._join
         for x in a:
             cx = comp(x)
             if not cx.isdisjoint(x):
@@ -296,8 +296,7 @@ class Store:
             for y in b:
                 cy = comp(y)
                 if cx.isdisjoint(y) and cy.isdisjoint(x) and cy.isdisjoint(y):
-                    wy = within(y) if wx else None
-                    cubes.add(self._tightest(x | y, wx, wy) if wy else x | y)
+                    cubes.add(join(x, y, wx, within(y)))
         return self._minimise(frozenset(cubes))
 
     def _bounded(self, cube: Cube) -> Mapping[tuple[str, int], int]:
@@ -313,22 +312,40 @@ class Store:
             found = self._within[cube] = out or _NO_BOUNDS
         return found
 
-    def _tightest(
-        self, cube: Cube, wx: Mapping[tuple[str, int], int], wy: Mapping[tuple[str, int], int]
+    def _join(
+        self, x: Cube, y: Cube, wx: Mapping[tuple[str, int], int], wy: Mapping[tuple[str, int], int]
     ) -> Cube:
-        """``cube`` with one bounded element per (opcode, operand): ``F[<=i] c & F[<=j] c``
+        """``x & y`` with one bounded element per (opcode, operand): ``F[<=i] c & F[<=j] c``
         is ``F[<=min(i, j)] c`` and ``G[<=i] c & G[<=j] c`` is ``G[<=max(i, j)] c``. Without
         this a run of ``G(a -> F[<=k] b)`` piled up to k obligations in one cube, and each
-        call cost O(k)."""
+        call cost O(k). The result's bounded elements are merged from the operands' (the
+        smaller side walked), never scanned again."""
+        if not wy:
+            out = x | y
+            self._within.setdefault(out, wx)
+            return out
+        if not wx:
+            out = x | y
+            self._within.setdefault(out, wy)
+            return out
+        if len(wx) < len(wy):
+            x, y, wx, wy = y, x, wy, wx
+        merged = dict(wx)
         drop = []
-        for key, ex in wx.items():
-            ey = wy.get(key)
-            if ey is None or ey == ex:
-                continue
-            bx, by = self.nodes[ex][1], self.nodes[ey][1]
-            x_tighter = (bx < by) == (key[0] == Op.EVENTUALLY_WITHIN)  # F: less, G: more
-            drop.append(ey if x_tighter else ex)
-        return cube.difference(drop) if drop else cube
+        for key, ey in wy.items():
+            ex = merged.get(key)
+            if ex is None:
+                merged[key] = ey
+            elif ex != ey:
+                bx, by = self.nodes[ex][1], self.nodes[ey][1]
+                if (by < bx) == (key[0] == Op.EVENTUALLY_WITHIN):  # y's is the tighter
+                    merged[key] = ey
+                    drop.append(ex)
+                else:
+                    drop.append(ey)
+        out = (x | y).difference(drop) if drop else x | y
+        self._within.setdefault(out, merged)
+        return out
 
     def _minimise(self, cubes: frozenset[Cube]) -> Dnf:
         """Drop every cube that implies another (the disjunction keeps the weaker one).

@@ -26,6 +26,26 @@ MAX_EXPLORE: Final = 5_000
 from then on only decided residuals (true / false) give verdicts, PENDING otherwise (sound,
 not earliest), so no call ever pays for a second failed exploration."""
 
+MAX_SPEC_EXPLORE: Final = 50_000
+"""States all the machines of one compiled spec explore together, for every verdict and
+classification question (ten machines at :data:`MAX_EXPLORE`). The per-machine budget
+alone let a spec cost its number of constraints times the budget (fifty
+``G(b -> O[<=1000000] a)`` took 20 s to build, thousands would take hours); the shipped
+and generated specs explore under 600 states in all. A machine that finds the pool empty
+is *too large*, as one past its own budget."""
+
+
+class StatePool:
+    """What is left of :data:`MAX_SPEC_EXPLORE` for one compiled spec, shared by its
+    machines. A mutable counter on purpose; it is soft: two threads exploring at once may
+    overdraw it by one exploration each, never more."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, states: int) -> None:
+        self.left = states
+
+
 BUDGET_HITS = [0]
 """How many machines have exceeded :data:`MAX_EXPLORE` in this process (monitors poll it
 to learn cheaply whether one of theirs may have)."""
@@ -33,10 +53,12 @@ to learn cheaply whether one of theirs may have)."""
 __all__ = [
     "BUDGET_HITS",
     "MAX_EXPLORE",
+    "MAX_SPEC_EXPLORE",
     "OTHER",
     "Letter",
     "Machine",
     "Register",
+    "StatePool",
     "backward_closure",
 ]
 
@@ -46,6 +68,7 @@ class Machine(Automaton):
     """An automaton with the questions the monitor asks of it."""
 
     _budget_tests: tuple[CountTest, ...] | None = None
+    pool: StatePool | None = None  # the compiled spec's share (compiled.py); None: unshared
 
     def budget_tests(self) -> tuple[CountTest, ...]:
         """Every ``num_tool_calls`` budget test among the atoms (monitor/budget.py):
@@ -98,18 +121,26 @@ class Machine(Automaton):
         return self._verdict[cstate]
 
     def _reach(self, start: int, letters: Sequence[Letter]) -> dict[int, set[int]] | None:
+        """The graph reachable from ``start``, or None past this machine's budget or what
+        is left of its spec's (each state explored is charged to the spec's pool)."""
+        pool = self.pool
+        limit = MAX_EXPLORE if pool is None else min(MAX_EXPLORE, pool.left)
         graph: dict[int, set[int]] = {}
         queue = deque([start])
-        while queue:
-            node = queue.popleft()
-            if node in graph:
-                continue
-            if len(graph) >= MAX_EXPLORE:
-                return None
-            succ = {self.step(node, letter) for letter in letters}
-            graph[node] = succ
-            queue.extend(s for s in succ if s not in graph)
-        return graph
+        try:
+            while queue:
+                node = queue.popleft()
+                if node in graph:
+                    continue
+                if len(graph) >= limit:
+                    return None
+                succ = {self.step(node, letter) for letter in letters}
+                graph[node] = succ
+                queue.extend(s for s in succ if s not in graph)
+            return graph
+        finally:
+            if pool is not None:
+                pool.left -= len(graph)
 
     def _solve(self, graph: Mapping[int, set[int]]) -> tuple[set[int], set[int]]:
         preds: dict[int, list[int]] = {n: [] for n in graph}

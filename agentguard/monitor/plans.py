@@ -6,6 +6,7 @@ hold one run's states over them, so one compiled spec serves every monitor.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Union
 
@@ -52,3 +53,12 @@ class FallbackPlan:
 
 
 Plan = Union[AutomatonPlan, QuantPlan, BoolPlan, FallbackPlan]  # noqa: UP007 - a runtime alias on 3.10
+
+
+def plan_machines(plan: Plan) -> Iterator[Machine]:
+    """Every machine of a plan, left to right."""
+    if isinstance(plan, (AutomatonPlan, QuantPlan)):
+        yield plan.machine
+    elif isinstance(plan, BoolPlan):
+        for child in plan.children:
+            yield from plan_machines(child)

@@ -46,7 +46,8 @@ def _late(plan: Plan, budget: int) -> list[str]:
     if isinstance(plan, (AutomatonPlan, QuantPlan)):
         if plan.machine.too_large:
             return [
-                f"its automaton exceeds the state budget ({budget} states): only decided "
+                f"its automaton exceeds the state budget ({budget} states, "
+                f"{machine.MAX_SPEC_EXPLORE} for all of the spec's automata): only decided "
                 "residuals give verdicts, so a violation may be found late (at the end at "
                 "worst)"
             ]

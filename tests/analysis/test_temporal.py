@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentguard.analysis import lint_spec, search
+from agentguard.analysis import lint_spec, search, temporal
 from agentguard.language import parse_spec
 
 
@@ -77,6 +77,13 @@ def test_a_late_constraint_names_a_bound_wider_than_the_budget(
     (w,) = lint_spec(parse_spec("constraint c := F[<=1000000] a"))
     assert w.kind == "late"
     assert w.message.endswith("(F[<=1000000] at 1:17 counts up to 1,000,000 steps)")
+
+
+def test_past_the_specs_clock_nothing_more_is_claimed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Explorations stop at the spec's wall-clock bound (``SPEC_SECONDS``, all constraints
+    together); a constraint left unexplored gets no finding, never a guess."""
+    monkeypatch.setattr(temporal, "SPEC_SECONDS", 0.0)
+    assert kinds("constraint never := F a & G !a") == []
 
 
 def test_data_tests_abstracted_soundly() -> None:

@@ -24,15 +24,15 @@ from types import FrameType
 
 import pytest
 
-from agentguard.analysis import lint_spec
+from agentguard.analysis import lint_spec, temporal
 from agentguard.cli.main import main
 from agentguard.errors import SpecSemanticError
 from agentguard.language import files, load_spec, macros, parse_spec
 from agentguard.language.resolver import Resolver
-from agentguard.monitor import Monitor, Verdict, compile_spec
+from agentguard.monitor import Monitor, Verdict, compile_spec, machine
 from agentguard.monitor.machine import Machine
 from agentguard.monitor.nodes import AutomatonNode
-from agentguard.monitor.plans import AutomatonPlan
+from agentguard.monitor.plans import AutomatonPlan, BoolPlan, Plan, QuantPlan
 from agentguard.trace.model import Call
 
 HANG_SECONDS = 10.0
@@ -76,6 +76,14 @@ def _machine(text: str, name: str = "c") -> Machine:
     plan = compile_spec(parse_spec(text)).plans[name]
     assert isinstance(plan, AutomatonPlan)
     return plan.machine
+
+
+def _machines(plan: Plan) -> list[Machine]:
+    if isinstance(plan, (AutomatonPlan, QuantPlan)):
+        return [plan.machine]
+    if isinstance(plan, BoolPlan):
+        return [m for child in plan.children for m in _machines(child)]
+    return []
 
 
 def _state(monitor: Monitor, name: str = "c") -> tuple[Machine, int, tuple[int, ...]]:
@@ -149,6 +157,34 @@ def test_nested_future_bounds_keep_one_obligation_per_disjunct() -> None:
             shapes.append((len(cubes), max((len(c) for c in cubes), default=0)))
     assert max(n for n, _ in shapes) <= 2
     assert max(size for _, size in shapes) <= 2
+
+
+def test_many_wide_windows_explore_one_pool_for_the_spec() -> None:
+    """Sixty constraints each at the state budget cost the spec's pool once (twenty
+    minutes of exploring at the per-machine budget alone; unrolled, forever): the first
+    ten are explored, the rest are over budget at once, and every one still catches the
+    violating call."""
+    text = "\n".join(f"constraint c{i} := G(b -> O[<={10**6 + i}] a)" for i in range(60))
+    with hang_guard(60.0):
+        compiled = compile_spec(parse_spec(text))
+        monitor = Monitor(compiled)
+    machines = [m for p in compiled.plans.values() for m in _machines(p)]
+    assert len({id(m.pool) for m in machines}) == 1
+    assert len(monitor.over_budget()) >= 50
+    assert sum(len(m.cstates) for m in machines) <= machine.MAX_SPEC_EXPLORE + 100 * 60
+    assert set(monitor.step(Call("b")).values()) == {Verdict.VIOLATED}
+
+
+def test_lint_of_many_constraints_stops_at_the_specs_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three hundred constraints each exploring to its own clock bound: lint stops at the
+    spec's bound (lowered here to one second), not three hundred times the constraint's."""
+    monkeypatch.setattr(temporal, "SPEC_SECONDS", 1.0, raising=False)  # before: no such bound
+    text = "\n".join(f"constraint c{i} := F[<={6000 + i}] a{i}" for i in range(300))
+    spec = parse_spec(text)
+    with hang_guard():
+        lint_spec(spec)
 
 
 def test_lint_of_a_wide_window_is_bounded() -> None:
