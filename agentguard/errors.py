@@ -49,6 +49,9 @@ Hierarchy::
     ├── ScriptExhaustedError (RuntimeError)   testing.script: a scripted model ran out
     ├── StreamingNotScriptedError             testing.openai_agents_models: streaming asked
     │   (NotImplementedError)                 of a scripted openai-agents model
+    ├── MiddlewareOrderError (ValueError)     integrations.langchain: AgentGuardMiddleware
+    │                                         listed inside a middleware that may handle a
+    │                                         tool's error (refused by create_agent)
     ├── GatewayError (RuntimeError)           integrations.mcp: the upstream MCP server
     │                                         could not be started or listed
     ├── ToolCallBlocked                       integrations.smolagents: a blocked call, raised

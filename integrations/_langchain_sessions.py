@@ -132,6 +132,7 @@ class Invocations:
             weakref.WeakKeyDictionary()
         )
         self.last = new_session()
+        self._nobody: GuardSession | None = None
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
         """The latest invocation's session on ``thread_id`` (running or finished)."""
@@ -190,6 +191,11 @@ class Invocations:
             latest = None if thread is None else self._threads.get(thread)
             if latest is not None and latest.active:
                 return latest  # resumed after an interrupt, the token lost or unknown
+            if thread is None and token is not None:
+                # no thread, no checkpoint to continue from: a call of an invocation that
+                # ended, or that this middleware never began, is refused (by the ended
+                # run, which logs it), never judged by a run begun afresh
+                return ended[0] if ended is not None else self._refusing()
             # resumed in another process (the token is unknown here), or a later
             # invocation re-running the steps an ended one left (the token is spent):
             # continue from the checkpointed state, under the lock, so parallel tool
@@ -199,6 +205,13 @@ class Invocations:
             session = self.begin(state, runtime, token)
             self._midrun[session] = saved_dialogue(value) if self.resume else None
             return session
+
+    def _refusing(self) -> GuardSession:
+        """A session with no run that refuses every call (a run token nobody knows)."""
+        if self._nobody is None:
+            self._nobody = self._new_session()
+            self._nobody.closed = True
+        return self._nobody
 
     def begun_midrun(self, session: GuardSession) -> tuple[bool, Position | None]:
         """Once per session: did :meth:`find` begin it in the middle of a run (resumed

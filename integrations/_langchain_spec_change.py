@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, get_args
 
 from agentguard.enforcement.firewall import STATE_FORMAT, Firewall, FirewallStateError
+from agentguard.enforcement.prototype import spec_hash
 from agentguard.guard import GuardSession
 from agentguard.language.ast import Spec
 from agentguard.language.dialogue import spec_mentions_dialogue
@@ -49,10 +50,13 @@ def check_spec_change(value: str) -> SpecChange:
 
 
 def start_thread_run(
-    session: GuardSession, saved: Any, spec: Spec, spec_hash: str, on_change: SpecChange
+    session: GuardSession, saved: Any, spec: Spec, hashes: frozenset[str], on_change: SpecChange
 ) -> bool:
     """Start ``session``'s run from the thread's saved state ``saved`` (None: afresh),
-    saved under ``spec`` (its ``spec_hash``) or, as ``on_change`` says, another.
+    saved under ``spec`` (a state of it carries one of ``hashes``: its meaning's hash, or
+    the older hash of its text) or, as ``on_change`` says, another. Specs are compared by
+    meaning: a thread saved under the same spec with other comments or layout continues
+    as it was (a stop stays a stop).
 
     True when the conversation must be read again from its first message: the new spec
     judges dialogue events but the old one kept none (it judged tool calls only), so
@@ -60,13 +64,14 @@ def start_thread_run(
     model turn, the earlier messages enter the trace after the replayed calls: their
     order relative to those calls is lost, but no message the new spec judges is."""
     old = _saved_spec_hash(saved)
-    if old is None or old == spec_hash:  # the same spec, or no (well-formed) state
+    if old is None or old in hashes:  # the same spec, or no (well-formed) state
         session.start_run(state=saved)
         return False
+    new = spec_hash(spec)
     if on_change == "error":
         raise FirewallStateError(
             f"the thread's saved state belongs to a different spec (saved under spec "
-            f"{old}, this middleware's is {spec_hash}); build the middleware with "
+            f"{old}, this middleware's is {new}); build the middleware with "
             "on_spec_change='rejudge' to judge the thread's history under the new spec, "
             "or 'restart' to start its trace afresh"
         )
@@ -79,10 +84,9 @@ def start_thread_run(
         firewall,
         f"the thread was saved under spec {old}; "
         + (
-            f"its {len(calls)} executed call(s) and event(s) are judged again under "
-            f"spec {spec_hash}"
+            f"its {len(calls)} executed call(s) and event(s) are judged again under spec {new}"
             if on_change == "rejudge"
-            else f"its trace starts afresh under spec {spec_hash}"
+            else f"its trace starts afresh under spec {new}"
         ),
         previous_spec_hash=old,
         on_spec_change=on_change,

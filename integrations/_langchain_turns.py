@@ -2,23 +2,30 @@
 
 Each turn's new messages are observed as dialogue events (:class:`Dialogue` reads only
 what was added since the last turn); a batch of tool calls is checked at once
-(``propose_batch``) before any runs, and a turn without tool calls is the final answer.
-:func:`turn_verdict` returns the state update (refusal messages, ``jump_to``) and
-:class:`ModelTurn` returns it from inside the model node (docs/integrations.md).
+(``propose_batch``, each call's arguments as its tool will receive them) before any runs,
+and a turn without tool calls is the final answer. So is a structured answer
+(``response_format``): the model node itself answers the schema's tool call and sets
+``structured_response``; the answer is proposed as ``final_answer`` with the structured
+data, and refused, the model node's answer is replaced by the refusal. An answer given
+beside tool calls is given when the run ends, after them: it is proposed last in the
+batch and completed then (:class:`Verdict` ``pending``). :func:`turn_verdict` says what the
+turn changes and :class:`ModelTurn` returns it from inside the model node
+(docs/integrations.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-from agentguard.enforcement.decision import Action, RunStopped
+from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.errors import MissingExtraError
 from agentguard.guard import FINAL_TOOL, GuardSession, blocked_text
-from agentguard.trace.refusal import is_refusal
 
+from ._langchain_arguments import answer_value, called_arguments
+from ._langchain_calls import not_run, refusal
 from ._langchain_sessions import state_value
-from ._langchain_tools import not_run, refusal, result_of
 
 try:
     from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
@@ -78,142 +85,195 @@ def _observe_user(session: GuardSession, msg: Any, index: int) -> None:
         session.observe("user", text_of(msg), key=msg.id or f"#{index}")
 
 
-def record_calls_run_elsewhere(
-    session: GuardSession, history: Sequence[Any], position: Mapping[str, Any] | None
-) -> None:
-    """Record the calls that ran before this session took over the run and that the
-    checkpoint it was restored from does not hold, so the trace holds every call that ran.
-
-    The checkpoint is saved at each model turn, before the model answers, so the calls of
-    the batches answered after the point it had read the conversation to (``position``)
-    ran after it: the siblings of a tool that called ``interrupt()`` (LangGraph does not
-    run them again when the thread is resumed in another process), or a whole batch
-    whose next model call crashed before ``invoke(None)`` resumed it elsewhere. Without
-    a position it can trust (an older checkpoint, a rewritten history), only the last
-    batch is looked at, and only if this session decided some of its calls (it took that
-    batch over). A call this session decided, or whose answer is a refusal (its marker
-    line), is not recorded. They enter the trace now, after the calls this process ran,
-    each with its answer as its result (an error answer as its error), as the tool gate
-    records an answer."""
-    known = {d.tool_call_id for d in session.attempts}
-    read = _trusted_read(history, position)
-    if read is not None:
-        batches = _answered_batches(history, read)
-    else:
-        batch, answers = _last_answered_batch(history)
-        if batch is None or not any(c.get("id") in known for c in batch.tool_calls):
-            return  # not a batch this session took part in
-        batches = [(batch, answers)]
-    for batch, answers in batches:
-        for tool_call in batch.tool_calls:
-            call_id = tool_call.get("id")
-            answer = answers.get(call_id) if call_id is not None else None
-            if answer is None or call_id in known:
-                continue
-            result = result_of(answer)
-            if is_refusal(result):
-                continue
-            error = str(result) if answer.status == "error" else None
-            args = tool_call.get("args") or {}
-            session.record(str(tool_call["name"]), args, result, error=error)
+NO_ANSWER: Final = object()
+"""No structured answer in the turn."""
 
 
-def _trusted_read(history: Sequence[Any], position: Mapping[str, Any] | None) -> int | None:
-    """``position``'s count of messages read, when ``history`` still starts as it did
-    (the last message read is where it was); else None."""
-    if position is None:
-        return None
-    read = position.get("read")
-    if type(read) is not int or not 0 <= read <= len(history):
-        return None
-    if read == 0:  # saved before anything was read or run (see ``_position``)
-        return 0
-    return read if history[read - 1].id == position.get("last_id") else None
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a model turn changes in the graph: ``messages`` to add and where to jump;
+    ``replaced``, the model node's own answers to its structured-output calls that a
+    refusal replaces (by tool-call id); ``drop_answer``, the structured answer is
+    refused (``structured_response`` is cleared); ``pending``, an allowed structured
+    answer given beside tool calls, completed when the run ends with it."""
 
+    messages: tuple[Any, ...] = ()
+    jump_to: str | None = None
+    replaced: Mapping[str, ToolMessage] = field(default_factory=dict)
+    drop_answer: bool = False
+    pending: Any = NO_ANSWER
 
-def _answered_batches(history: Sequence[Any], read: int) -> list[tuple[AIMessage, dict[str, Any]]]:
-    """The model messages from ``read`` on with tool calls, each with the answers that
-    follow it (before the next model message) by call id."""
-    out: list[tuple[AIMessage, dict[str, Any]]] = []
-    ids: set[Any] = set()  # the call ids of the model message the answers follow
-    for message in history[read:]:
-        if isinstance(message, AIMessage):
-            ids = {c.get("id") for c in message.tool_calls}
-            if ids:
-                out.append((message, {}))
-        elif isinstance(message, ToolMessage) and message.tool_call_id in ids:
-            out[-1][1].setdefault(message.tool_call_id, message)
-    return out
+    def update(self) -> dict[str, Any] | None:
+        """The state update beside the model's messages (None: nothing to add)."""
+        if not self.messages and self.jump_to is None:
+            return None
+        out: dict[str, Any] = {"messages": list(self.messages)}
+        if self.jump_to is not None:
+            out["jump_to"] = self.jump_to
+        return out
 
+    def applied(self, messages: Sequence[Any]) -> list[Any]:
+        """``messages`` (the model node's) with the replaced answers swapped in."""
+        if not self.replaced:
+            return list(messages)
+        return [
+            self.replaced.get(m.tool_call_id, m) if isinstance(m, ToolMessage) else m
+            for m in messages
+        ]
 
-def _last_answered_batch(history: Sequence[Any]) -> tuple[AIMessage | None, dict[str, Any]]:
-    """The last model message whose tool calls have answers after it, and those answers
-    by call id (ids are matched after their message only: a provider, or a scripted
-    model in a new process, may use an id again)."""
-    later: dict[str, Any] = {}
-    for message in reversed(history):
-        if isinstance(message, ToolMessage):
-            later.setdefault(message.tool_call_id, message)
-        elif isinstance(message, AIMessage) and message.tool_calls:
-            ids = {c.get("id") for c in message.tool_calls}
-            answers = {i: m for i, m in later.items() if i in ids}
-            if answers:
-                return message, answers
-            later.clear()  # answers further up belong to earlier messages
-    return None, {}
+    def state_update(self, messages: Sequence[Any]) -> dict[str, Any] | None:
+        """The verdict as a node's state update after the model node wrote ``messages``
+        (the replaced answers keep their message ids, so they replace, not append)."""
+        update = self.update() or {}
+        if self.replaced:
+            swapped = [
+                self.replaced[m.tool_call_id].model_copy(update={"id": m.id})
+                for m in messages
+                if isinstance(m, ToolMessage) and m.tool_call_id in self.replaced
+            ]
+            update["messages"] = [*swapped, *update.get("messages", [])]
+        if self.drop_answer:
+            update["structured_response"] = None
+        return update or None
 
 
 def turn_verdict(
-    session: GuardSession, dialogue: Dialogue, history: Sequence[Any], new: Sequence[Any]
-) -> dict[str, Any] | None:
-    """What a model turn (``new``, after ``history``) changes in the graph state: None to
-    go on, else the refusals to add and where to jump (docs/integrations.md)."""
-    last = new[-1] if new else (history[-1] if history else None)
-    if not isinstance(last, AIMessage):
+    session: GuardSession,
+    dialogue: Dialogue,
+    history: Sequence[Any],
+    new: Sequence[Any],
+    *,
+    tools: Mapping[str, Any] | None = None,
+    structured: Any = None,
+) -> Verdict | None:
+    """What a model turn (``new``, after ``history``; or the end of ``history`` when
+    ``new`` is empty) changes in the graph: None to go on (docs/integrations.md).
+    ``tools`` are the agent's by name (each call is checked on its arguments as its tool
+    will receive them), ``structured`` the turn's ``structured_response``."""
+    found = _model_message(new) if new else _model_message(history)
+    if found is None:
         return None
+    index, message = found
+    before = [*history, *new[:index]] if new else history[:index]
+    answered = new[index + 1 :] if new else history[index + 1 :]
+    # a new turn: a decision of an earlier one no call came to collect never ran
+    session.withdraw_unclaimed("the framework never ran this call")
     try:
-        dialogue.observe(session, history, new)
+        dialogue.observe(session, before, [message])
     except RunStopped as stopped:  # a message broke a HARD_STOP constraint
-        return {"messages": [AIMessage(content=blocked_text(stopped.decision))], "jump_to": "end"}
-    if last.tool_calls:
-        return _check_batch(session, last)
-    return _check_answer(session, last)
+        return Verdict(
+            (AIMessage(content=blocked_text(stopped.decision)),), "end", drop_answer=True
+        )
+    own = {m.tool_call_id: m for m in answered if isinstance(m, ToolMessage)}
+    calls = [c for c in message.tool_calls if c.get("id") not in own]
+    if structured is None:
+        if calls:
+            return _check_batch(session, calls, tools, NO_ANSWER, {})
+        if message.tool_calls:  # the model node refused its own structured calls: retried
+            return None
+        return _check_answer(session, text_of(message), {})
+    answer = answer_value(structured)
+    answers = {i: m for i, m in own.items() if m.status != "error"}
+    if calls:
+        return _check_batch(session, calls, tools, answer, answers)
+    return _check_answer(session, answer, answers)
 
 
-def _check_batch(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
-    calls = [  # the firewall copies the arguments onto its decisions: not copied here
-        (str(c["name"]), c.get("args") or {}, None if c.get("id") is None else str(c["id"]))
-        for c in message.tool_calls
-    ]
-    decisions = session.propose_batch(calls)
-    for stop in decisions:
-        if stop.action is Action.STOP:
-            break
-    else:
+def _model_message(messages: Sequence[Any]) -> tuple[int, AIMessage] | None:
+    """The model's message of the turn and where it is: the last message, or the last
+    before the answers the model node gave its own structured-output calls."""
+    index = len(messages) - 1
+    while index >= 0 and isinstance(messages[index], ToolMessage):
+        index -= 1
+    if index < 0 or not isinstance(messages[index], AIMessage):
         return None
-    session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
-    replies: list[Any] = [
-        refusal(stop, c.get("id")) if (d is stop) else not_run(stop, c)
-        for c, d in zip(message.tool_calls, decisions, strict=True)
+    message = messages[index]
+    ids = {c.get("id") for c in message.tool_calls}
+    if any(m.tool_call_id not in ids for m in messages[index + 1 :]):
+        return None  # answers of a batch that ran: not a model turn
+    return index, message
+
+
+def _check_batch(
+    session: GuardSession,
+    calls: Sequence[Any],
+    tools: Mapping[str, Any] | None,
+    answer: Any,
+    answers: Mapping[str, ToolMessage],
+) -> Verdict | None:
+    """The turn's tool calls (and a structured answer given beside them, last: it is
+    given when the run ends, after them), checked before any runs."""
+    proposed: list[tuple[str, Mapping[str, Any], str | None]] = [
+        (str(c["name"]), called_arguments(tools, c), None if c.get("id") is None else str(c["id"]))
+        for c in calls
     ]
-    replies.append(AIMessage(content=blocked_text(stop)))
-    return {"messages": replies, "jump_to": "end"}
+    if answer is not NO_ANSWER:
+        proposed.append((FINAL_TOOL, {"answer": answer}, None))
+    decisions = session.propose_batch(proposed)
+    stop = next((d for d in decisions if d.action is Action.STOP), None)
+    if stop is not None:
+        session.withdraw_unclaimed(f"a call of the same turn stopped the run ({stop.tool})")
+        replies: list[Any] = [
+            refusal(stop, c.get("id")) if d is stop else not_run(stop, c)
+            for c, d in zip(calls, decisions, strict=False)
+        ]
+        answer_stopped = decisions[-1] is stop and answer is not NO_ANSWER
+        replaced = {
+            i: _refused(stop, m) if answer_stopped else not_run(stop, {"name": m.name, "id": i})
+            for i, m in answers.items()
+        }
+        replies.append(AIMessage(content=blocked_text(stop)))
+        return Verdict(tuple(replies), "end", replaced, drop_answer=answer is not NO_ANSWER)
+    if answer is NO_ANSWER:
+        return None
+    decision = decisions[-1]
+    if not decision.executes:  # the calls run; the answer is refused: the model goes on
+        return Verdict(
+            replaced={i: _refused(decision, m) for i, m in answers.items()}, drop_answer=True
+        )
+    return Verdict(pending=answer)
 
 
-def _check_answer(session: GuardSession, message: AIMessage) -> dict[str, Any] | None:
-    args = {"answer": text_of(message)}
-    decision = session.propose(FINAL_TOOL, args)
-    if decision.action is Action.STOP:
-        return {"messages": [AIMessage(content=blocked_text(decision))], "jump_to": "end"}
+def _check_answer(
+    session: GuardSession, answer: Any, answers: Mapping[str, ToolMessage]
+) -> Verdict | None:
+    """A final answer: text, or a structured answer (``answers``: the model node's own
+    messages answering its structured-output call, which a refusal replaces)."""
+    structured = not isinstance(answer, str) or bool(answers)
+    decision = session.propose(FINAL_TOOL, {"answer": answer})
     if decision.executes:
         decision = session.start(decision)
     if decision.action is Action.STOP:
-        return {"messages": [AIMessage(content=blocked_text(decision))], "jump_to": "end"}
+        replaced = {i: _refused(decision, m) for i, m in answers.items()}
+        stopped = (AIMessage(content=blocked_text(decision)),)
+        return Verdict(stopped, "end", replaced, drop_answer=structured)
     if not decision.executes:
+        if answers:  # the refusal answers the structured call: the model reads it there
+            replaced = {i: _refused(decision, m) for i, m in answers.items()}
+            return Verdict((), "model", replaced, drop_answer=True)
         note = HumanMessage(content=blocked_text(decision), name="agentguard")
-        return {"messages": [note], "jump_to": "model"}
-    session.complete(decision, args["answer"])
+        return Verdict((note,), "model", drop_answer=structured)
+    session.complete(decision, answer)
     return None
+
+
+def _refused(decision: Decision, answer: ToolMessage) -> ToolMessage:
+    """The refusal that replaces the model node's answer to its structured-output call
+    (under that call's name: the model reads it where it gave the answer)."""
+    message = refusal(decision, answer.tool_call_id)
+    return message.model_copy(update={"name": answer.name})
+
+
+def finish_answer(session: GuardSession, answer: Any) -> Decision:
+    """A final answer the run ends with (a structured answer given beside tool calls, a
+    ``return_direct`` tool's output): proposed (an allowed decision of its turn is
+    collected), started and completed; the decision (a refusal, or the one it ran under)."""
+    decision = session.propose(FINAL_TOOL, {"answer": answer})
+    if decision.executes:
+        decision = session.start(decision)
+        if decision.executes:
+            session.complete(decision, answer)
+    return decision
 
 
 class ModelTurn:
@@ -221,28 +281,47 @@ class ModelTurn:
     response, and for an agent without tools the answers asked for again after a refusal.
     """
 
-    def __init__(self, session: GuardSession, dialogue: Dialogue, request: Any) -> None:
+    def __init__(
+        self,
+        session: GuardSession,
+        dialogue: Dialogue,
+        request: Any,
+        tools: Mapping[str, Any] | None = None,
+    ) -> None:
         self.session = session
         self.dialogue = dialogue
         self.request = request
+        self.tools = tools
         self.history: Sequence[Any] = state_value(request.state, "messages") or []
         self.earlier: list[Any] = []  # refused answers and the notes that refused them
         self.retries = 0
         self.response: Any = None
-        self.update: dict[str, Any] | None = None
+        self.verdict: Verdict | None = None
 
     def checked(self, response: Any) -> Any:
         """Check the model's response; the request to send the model again, or None."""
         if isinstance(response, AIMessage):
             response = ModelResponse(result=[response])
         history = [*self.history, *self.earlier] if self.earlier else self.history
-        update = turn_verdict(self.session, self.dialogue, history, response.result)
-        self.response, self.update = response, update
-        if update is None or update.get("jump_to") != "model" or self.request.tools:
+        verdict = turn_verdict(
+            self.session,
+            self.dialogue,
+            history,
+            response.result,
+            tools=self.tools,
+            structured=response.structured_response,
+        )
+        if verdict is not None and (verdict.replaced or verdict.drop_answer):
+            response = ModelResponse(
+                result=verdict.applied(response.result),
+                structured_response=None if verdict.drop_answer else response.structured_response,
+            )
+        self.response, self.verdict = response, verdict
+        if verdict is None or verdict.jump_to != "model" or self.request.tools:
             return None
         # An agent without tools has no tool node, and its model node's edge leads to the
         # end only (jump_to is not read there): the refused answer is asked for again here.
-        self.earlier.extend([*response.result, *update["messages"]])
+        self.earlier.extend([*response.result, *verdict.messages])
         self.retries += 1
         if 3 * self.retries >= _recursion_limit():  # the graph's bound (3 steps a loop)
             from langgraph.errors import GraphRecursionError
@@ -259,7 +338,7 @@ class ModelTurn:
                 result=[*self.earlier, *response.result],
                 structured_response=response.structured_response,
             )
-        update = self.update
+        update = None if self.verdict is None else self.verdict.update()
         if extra is not None:
             update = {**extra, **(update or {})}
         if update is None:
@@ -276,4 +355,12 @@ def _recursion_limit() -> int:
         return 25
 
 
-__all__ = ["Dialogue", "ModelTurn", "record_calls_run_elsewhere", "text_of", "turn_verdict"]
+__all__ = [
+    "NO_ANSWER",
+    "Dialogue",
+    "ModelTurn",
+    "Verdict",
+    "finish_answer",
+    "text_of",
+    "turn_verdict",
+]

@@ -9,40 +9,34 @@
   (``_langchain_sessions.run_document``); every later hook and tool call finds its
   session by that token, so one agent can be invoked from many threads or asyncio tasks
   at once;
-* ``after_agent`` saves the firewall state into that key (the token spent) and finishes
-  the session (deferred constraints are evaluated there, also when the run was ended
-  early). With a checkpointer, the next invocation on the same ``thread_id`` restores
-  it: the trace continues across turns, in this process or another
-  (:func:`saved_firewall` reads it from a graph state). A thread saved under another
-  spec is judged again under this one by default (``on_spec_change``:
-  ``_langchain_spec_change``);
+* ``after_agent`` checks an answer the run ends with only now (a structured answer
+  given beside tool calls, ``return_direct`` output: ``_langchain_answers``; refused,
+  the model is asked again), saves the firewall state into that key (the token spent)
+  and finishes the session (deferred constraints are evaluated there, also when the run
+  was ended early). With a checkpointer, the next invocation on the same ``thread_id``
+  restores it and continues the trace and the log's chain, in this process or another
+  (:func:`saved_firewall` reads it). A thread saved under another spec (compared by
+  meaning) is judged again under this one by default (``_langchain_spec_change``);
 * ``wrap_model_call`` sees each model turn inside the model node, before any tool runs
-  (hooks of their own, ``before_model`` / ``after_model``, would add two graph nodes to
-  every step, each costing LangGraph more than the check). Given a ``thread_id``, it
-  saves the firewall state first, so a run interrupted (``interrupt()``, human in the
-  loop) and resumed in another process continues from the calls it had made. A batch of
-  tool calls is checked at once (``propose_batch``), and a STOP ends the run with an
-  error ``ToolMessage`` per call, so no call runs. A turn without tool calls is the
-  final answer, proposed as ``final_answer``; a refused answer is sent back to the
-  model. The verdict is returned as a ``Command`` update beside the model's message
-  (``ExtendedModelResponse``: the messages to add, ``jump_to: "end"`` or ``"model"``,
-  read by the model node's own edge). An agent without tools has no tool node and its
-  model node leads only to the end: a refused answer is asked for again in the node.
-  Given an ``approver`` (it may ``interrupt``, and LangGraph re-runs the interrupted
-  node on resume), the turn is checked in ``after_model`` instead
-  (``can_jump_to=["end", "model"]``) and the state saved in ``before_model``, so that
-  resuming re-runs the check, not the model call;
-* ``wrap_tool_call`` / ``awrap_tool_call`` follow the firewall's execution protocol for
-  each call of the batch: a blocked call gets a ``ToolMessage(status="error")`` without
-  calling the handler, so the tool never runs and the model reads why; a call whose
-  arguments do not fit the tool's schema is withdrawn (it never runs; the model reads
-  the validation errors); an allowed call is started (``start`` may wait for, or
-  re-check against, the calls its approval relied on), then completed with its result,
-  or with its error when the tool raised or the handler returned an error message. A
-  tool that raises out of the handler ends the invocation: the session is finished (the
-  log gets its ``finish`` line and is closed) before the exception propagates.
-  (``Command(goto="__end__")`` from there would not end the run: that is why STOP is
-  handled at the model turn.)
+  (``before_model`` / ``after_model`` hooks would add two graph nodes to every step).
+  Given a ``thread_id``, it saves the firewall state first, so a run interrupted and
+  resumed in another process continues from the calls it had made. The batch of tool
+  calls is checked at once (``propose_batch``, each call's arguments as its tool will
+  receive them), and a STOP ends the run with an error ``ToolMessage`` per call. A turn
+  without tool calls, or with a structured answer (``response_format``), is the final
+  answer; a refused one is sent back to the model. The verdict travels as a ``Command``
+  beside the model's message (``ExtendedModelResponse``, ``jump_to`` read by the model
+  node's edge; ``_langchain_turns``). Given an ``approver`` (it may ``interrupt``, and
+  LangGraph re-runs the interrupted node), the turn is checked in ``after_model`` and
+  the state saved in ``before_model``, so resuming re-runs the check, not the model;
+* ``wrap_tool_call`` / ``awrap_tool_call`` hand the middleware inside the guard a request
+  whose tool is checked where LangGraph invokes it (``_langchain_calls``): the arguments
+  as the tool's schema gives them to it (coerced, defaults filled in, injected ones left
+  out, a reviewer's edit applied) are proposed, started, run as that checked snapshot,
+  and completed; every retry is a call. An exception leaving the wrapper leaves the
+  tool node, so the session is finished before it propagates: the guard must be outside
+  every middleware that may handle a tool's error, and ``create_agent`` refuses any
+  other order (:class:`MiddlewareOrderError`, ``_langchain_order``).
 
 ``approver=interrupt_approver`` (with ``severity ASK`` constraints) asks a human through
 LangGraph itself: the call is held with a real ``interrupt`` (its value is the approval
@@ -64,8 +58,6 @@ run at a time.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import threading
 import uuid
 import weakref
@@ -76,11 +68,15 @@ from typing_extensions import Unpack
 
 from agentguard.enforcement.agent_tools import warn_tool_mismatches
 from agentguard.enforcement.approval import Approval, ApprovalRequest
-from agentguard.enforcement.prototype import spec_hash
+from agentguard.enforcement.prototype import spec_hashes
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardOptions, GuardSession
 from agentguard.scoring.inputs import SpecLike
 
+from ._langchain_answers import Answers
+from ._langchain_hooks import presign_hooks as _presign_hooks  # benchmarks use this name
+from ._langchain_order import MiddlewareOrderError, check_placement
+from ._langchain_resume import record_calls_run_elsewhere
 from ._langchain_sessions import (
     STATE_KEY,
     AgentGuardState,
@@ -94,11 +90,11 @@ from ._langchain_sessions import (
 )
 from ._langchain_spec_change import SpecChange, check_spec_change, start_thread_run
 from ._langchain_tools import ToolGate, ToolNodeGuard, guard_tool_node
-from ._langchain_turns import Dialogue, ModelTurn, record_calls_run_elsewhere, turn_verdict
+from ._langchain_turns import Dialogue, ModelTurn, turn_verdict
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-    from langchain_core.messages import AIMessage
+    from langchain_core.messages import AnyMessage
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain") from exc
 
@@ -150,14 +146,22 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             keep_threads=keep_threads,
             start_run=self._start_thread_run,
         )
-        self._spec_hash = spec_hash(self.spec)
+        self._spec_hashes = spec_hashes(self.spec)
         # sessions whose thread changed spec and whose conversation is read again in full
         self._reread: weakref.WeakSet[GuardSession] = weakref.WeakSet()
         self._gate = ToolGate(self._session_of_request, self._invocations.end)
+        self._answers = Answers(self._gate)
         self._tools_compared = False
         self._dialogues: weakref.WeakKeyDictionary[GuardSession, Dialogue] = (
             weakref.WeakKeyDictionary()
         )
+
+    @property
+    def tools(self) -> list[Any]:  # type: ignore[override]  # a property: read, it checks
+        """No tools of its own. ``create_agent`` reads this of every middleware before it
+        builds the graph: the guard checks its place in the list then (_langchain_order)."""
+        check_placement(self)
+        return []
 
     # what runs left behind ---------------------------------------------------------
     @property
@@ -180,7 +184,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _start_thread_run(self, session: GuardSession, saved: Any) -> None:
         """Start a session from its thread's checkpoint, whatever spec it was saved under."""
-        if start_thread_run(session, saved, self.spec, self._spec_hash, self.on_spec_change):
+        if start_thread_run(session, saved, self.spec, self._spec_hashes, self.on_spec_change):
             with self._lock:
                 self._reread.add(session)
 
@@ -207,8 +211,16 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
 
+    @hook_config(can_jump_to=["model"])
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         session = self._session(state, runtime)
+        answer = self._answers.at_end(session, state)  # given only as the run ends
+        if answer is not None and answer.get("jump_to") == "model":
+            return answer  # refused: the model is asked again, the run goes on
+        ended = self._end(session, state, runtime)
+        return {**(ended or {}), **(answer or {})} or None
+
+    def _end(self, session: GuardSession, state: Any, runtime: Any) -> dict[str, Any] | None:
         thread = thread_of(runtime)
         saved = session.save_state() if self.resume and thread is not None else None
         self._invocations.end(session)
@@ -219,6 +231,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         previous = _previous(state) if saved is None else saved
         return {STATE_KEY: run_document(None, previous, self._position(session, state))}
 
+    @hook_config(can_jump_to=["model"])
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
 
@@ -235,6 +248,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         response = handler(request)
         while (retry := turn.checked(response)) is not None:
             response = handler(retry)
+        self._answers.noted(turn.session, turn.verdict)
         return turn.result(saved)
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -243,6 +257,7 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         response = await handler(request)
         while (retry := turn.checked(response)) is not None:
             response = await handler(retry)
+        self._answers.noted(turn.session, turn.verdict)
         return turn.result(saved)
 
     def _turn(self, request: Any) -> tuple[ModelTurn, dict[str, Any] | None]:
@@ -251,10 +266,11 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         resumed elsewhere continues from here; needs a ``thread_id``."""
         runtime = request.runtime
         session = self._session(request.state, runtime)
-        turn = ModelTurn(session, self._dialogue(session), request)
+        tools = self._answers.turn(session, getattr(request, "tools", None))
+        turn = ModelTurn(session, self._dialogue(session), request, tools)
         midrun, position = self._invocations.begun_midrun(session)
         if midrun:  # resumed from another process
-            record_calls_run_elsewhere(session, turn.history, position)
+            record_calls_run_elsewhere(session, turn.history, position, tools)
         if not self.resume or thread_of(runtime) is None:
             return turn, None
         return turn, self._checkpoint(session)
@@ -331,7 +347,10 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
         midrun, position = self._invocations.begun_midrun(session)
         if midrun:  # resumed from another process
             # recorded before the checkpoint below, so a later resume finds them in it
-            record_calls_run_elsewhere(session, state_value(state, "messages") or [], position)
+            messages = state_value(state, "messages") or []
+            record_calls_run_elsewhere(
+                session, messages, position, self._answers.turn(session, None)
+            )
         if not self.resume or thread_of(runtime) is None:
             return None
         return self._checkpoint(session)
@@ -341,14 +360,19 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
 
     @hook_config(can_jump_to=["end", "model"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        messages = state["messages"]
-        if not messages or not isinstance(messages[-1], AIMessage):
+        messages: list[AnyMessage] = state["messages"]
+        if not messages:
             return None
         session = self._session(state, runtime)
+        tools = self._answers.turn(session, None)  # the model call's, known from its request
         midrun, position = self._invocations.begun_midrun(session)
         if midrun:  # resumed without a model call first
-            record_calls_run_elsewhere(session, messages[:-1], position)
-        return turn_verdict(session, self._dialogue(session), messages, ())
+            record_calls_run_elsewhere(session, messages[:-1], position, tools)
+        structured = state_value(state, "structured_response")
+        dialogue = self._dialogue(session)
+        verdict = turn_verdict(session, dialogue, messages, (), tools=tools, structured=structured)
+        self._answers.noted(session, verdict)
+        return None if verdict is None else verdict.state_update(messages)
 
     @hook_config(can_jump_to=["end", "model"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -356,50 +380,13 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         self._compare_tools(request)
+        self._answers.turn(self._session_of_request(request), request.tools)
         return handler(request)
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         self._compare_tools(request)
+        self._answers.turn(self._session_of_request(request), request.tools)
         return await handler(request)
-
-
-class _PresignedHook:
-    """A ``wrap_*`` hook whose instances hand out their hook with its signature attached.
-
-    ``create_agent`` wraps every middleware ``wrap_*`` hook (``middleware.wrap_model_call``)
-    in LangSmith's ``traceable``, which asks ``inspect.signature`` for it on every call,
-    tracing enabled or not. For a bound method inspect works out the function's signature
-    and then builds a new one without ``self``, each time: more than most of the guard's
-    own step. Read from an instance, this descriptor gives ``partial(function, instance)``
-    carrying that bound signature, computed once (``inspect.signature`` returns a
-    callable's ``__signature__`` at once); calling it calls the same function with the same
-    arguments. Read from the class it is the function itself (which carries its own
-    signature too), so ``create_agent``'s test of which hooks a middleware overrides, and
-    ``copy``/``pickle`` of the instance (which holds nothing of it), are unchanged.
-    """
-
-    __slots__ = ("bound_signature", "function")
-
-    def __init__(self, function: Callable[..., Any]) -> None:
-        signature = inspect.signature(function)
-        function.__signature__ = signature  # type: ignore[attr-defined]
-        self.function = function
-        self.bound_signature = signature.replace(parameters=list(signature.parameters.values())[1:])
-
-    def __get__(self, instance: object, owner: type | None = None) -> Callable[..., Any]:
-        if instance is None:
-            return self.function
-        hook = functools.partial(self.function, instance)
-        hook.__signature__ = self.bound_signature  # type: ignore[attr-defined]
-        return hook
-
-
-def _presign_hooks(cls: type) -> None:
-    """Make each ``wrap_*`` hook ``cls`` defines a :class:`_PresignedHook` (see there)."""
-    for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
-        hook = cls.__dict__.get(name)
-        if hook is not None and not isinstance(hook, _PresignedHook):
-            setattr(cls, name, _PresignedHook(hook))
 
 
 _presign_hooks(AgentGuardMiddleware)
@@ -447,6 +434,7 @@ __all__ = [
     "STATE_KEY",
     "AgentGuardMiddleware",
     "AgentGuardState",
+    "MiddlewareOrderError",
     "ToolNodeGuard",
     "guard_tool_node",
     "interrupt_approver",

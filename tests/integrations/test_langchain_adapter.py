@@ -257,7 +257,7 @@ def test_the_remembered_validator_follows_a_reassigned_schema() -> None:
     is reassigned (as LangChain drops its memoized tool_call_schema)."""
     from pydantic import BaseModel
 
-    from integrations._langchain_tools import _invalid_arguments
+    from integrations._langchain_arguments import Rejected, tool_arguments
 
     @tool
     def lookup(order_id: str) -> str:
@@ -267,33 +267,34 @@ def test_the_remembered_validator_follows_a_reassigned_schema() -> None:
     class NumberedOrder(BaseModel):
         order_id: int
 
-    assert _invalid_arguments(lookup, {"order_id": "A1"}) is None
-    assert _invalid_arguments(lookup, {"order_id": "A1"}) is None  # remembered
+    assert tool_arguments(lookup, {"order_id": "A1"}) == {"order_id": "A1"}
+    assert tool_arguments(lookup, {"order_id": "A1"}) == {"order_id": "A1"}  # remembered
     lookup.args_schema = NumberedOrder
-    problem = _invalid_arguments(lookup, {"order_id": "A1"})
-    assert problem is not None
-    assert problem.startswith("order_id:")
-    assert _invalid_arguments(lookup, {"order_id": 7}) is None
+    problem = tool_arguments(lookup, {"order_id": "A1"})
+    assert isinstance(problem, Rejected)
+    assert problem.problem.startswith("order_id:")
+    assert tool_arguments(lookup, {"order_id": "7"}) == {"order_id": 7}
 
 
 def test_the_validator_is_the_schemas_core_validator() -> None:
     """A pydantic v2 tool schema is checked by its core validator, which rejects exactly
     what model_validate rejects, with the same errors."""
-    from pydantic import ValidationError
+    from pydantic import BaseModel, ValidationError
     from pydantic_core import SchemaValidator
 
-    from integrations._langchain_tools import _validator
+    from integrations._langchain_arguments import _Pydantic, _schema
 
     @tool
     def refund(order_id: str, amount: float) -> str:
         """Refund an order."""
         return order_id
 
-    validate = _validator(refund)
-    assert validate is not None
+    schema_of = _schema(refund)
+    assert isinstance(schema_of, _Pydantic)
+    validate = schema_of.validate
     assert isinstance(getattr(validate, "__self__", None), SchemaValidator)
     schema = refund.tool_call_schema
-    assert isinstance(schema, type)
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
     good = {"order_id": "A1", "amount": "5"}
     assert validate(good) == schema.model_validate(good)
     for bad in ({"order_id": "A1"}, {"order_id": 1, "amount": "five"}):

@@ -4,6 +4,7 @@ and invocations that re-run the steps an ended invocation left."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -150,7 +151,7 @@ class TestCheckpointsFromBeforeTheRunDocument:
         assert Firewall.restore(refund_spec(), bare).trace.names == ("verify_identity",)
         middleware = AgentGuardMiddleware(refund_spec())
         second = agent([middleware, approval], ["refunded"], saver)
-        resume = Command(resume={"decisions": [{"type": "approve"}]})
+        resume: Command[Any] = Command(resume={"decisions": [{"type": "approve"}]})
         out = second.invoke(resume, CONFIG)
         assert out["messages"][-1].content == "refunded"
         session = middleware.session_for("t")
@@ -186,21 +187,26 @@ class TestEndedInvocations:
         assert not session.trace.calls[0].error
 
     def test_a_call_after_its_sibling_raised_is_refused(self) -> None:
-        """A parallel call reaching the guard after its sibling ended the invocation is
-        answered without running (its run already ended) and stays out of the trace."""
-        raised, done = threading.Event(), threading.Event()
+        """A parallel call reaching its tool after its sibling's error ended the invocation
+        is answered without running (its run already ended) and stays out of the trace.
+        (The holding middleware sits inside the guard: one outside it that may handle a
+        tool's error is refused, _langchain_order.)"""
+        arrived, done = threading.Event(), threading.Event()
         replies: list[Any] = []
 
         class HoldRefund(AgentMiddleware[Any, Any, Any]):
-            """Lets issue_refund reach the guard only after verify_identity raised."""
+            """Lets issue_refund reach its tool only after verify_identity's error ended
+            the invocation (verify runs once the refund is held, so both have started)."""
 
             def wrap_tool_call(self, request: Any, handler: Any) -> Any:
                 if request.tool_call["name"] == "verify_identity":
-                    try:
-                        return handler(request)
-                    finally:
-                        raised.set()
-                assert raised.wait(WAIT)
+                    assert arrived.wait(WAIT)
+                    return handler(request)
+                arrived.set()
+                deadline = time.monotonic() + WAIT
+                while middleware.agentguard is idle or middleware.running:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
                 try:
                     replies.append(handler(request))
                 finally:
@@ -209,15 +215,16 @@ class TestEndedInvocations:
 
         tools = Flaky(failures=1)
         middleware = AgentGuardMiddleware(refund_spec())
+        idle = middleware.agentguard
         turn = [
             call("verify_identity", customer_id="C1"),
             call("issue_refund", order_id="A1", amount=5),
         ]
-        graph = agent([HoldRefund(), middleware], [turn, "done"], InMemorySaver(), tools)
+        graph = agent([middleware, HoldRefund()], [turn, "done"], InMemorySaver(), tools)
         with pytest.raises(ConnectionError):
             ask(graph, "verify and refund")
         assert done.wait(WAIT)
         assert isinstance(replies[0], ToolMessage) and replies[0].status == "error"
-        assert "the run already ended" in str(replies[0].content)
+        assert "already ended" in str(replies[0].content)
         assert tools.runs == ["verify_identity C1"]
         assert middleware.agentguard.trace.names == ("verify_identity",)

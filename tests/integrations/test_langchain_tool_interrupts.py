@@ -19,7 +19,7 @@ from agentguard.enforcement.decision import Action
 from agentguard.guard import GuardSession
 from agentguard.language import load_spec
 from agentguard.testing.langchain_models import ScriptedChatModel, call
-from integrations._langchain_tools import INTERRUPTED
+from integrations._langchain_calls import INTERRUPTED
 
 from ._offline import assert_online_is_offline, log_events
 from .adapters import AgentGuardMiddleware, guard_tool_node
