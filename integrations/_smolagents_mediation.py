@@ -52,6 +52,20 @@ def guarded_on_its_own(agent: Any) -> bool:
     return isinstance(getattr(agent, ATTRIBUTE, None), GuardSession)
 
 
+def shared(agent: Any) -> list[Any]:
+    """``agent`` and the agents it manages that would share its guard (at any depth; not
+    those guarded on their own, nor what they manage)."""
+    out: dict[int, Any] = {}
+    todo = [agent]
+    while todo:
+        each = todo.pop()
+        if id(each) in out or (each is not agent and guarded_on_its_own(each)):
+            continue
+        out[id(each)] = each
+        todo.extend(dict(each.managed_agents).values())
+    return list(out.values())
+
+
 class Mediation:
     """The guarded copies, managed-agent callables and sealed executors of one tree."""
 
@@ -75,16 +89,9 @@ class Mediation:
         """Guard ``agent`` and every agent it manages (those not guarded on their own),
         and guard their tools; again at each run (tools and agents added since)."""
         with self._lock:
-            seen: set[int] = set()
-            todo = [agent]
-            while todo:
-                each = todo.pop()
-                if id(each) in seen or (each is not agent and guarded_on_its_own(each)):
-                    continue  # its own guard mediates it; model code holds only a callable
-                seen.add(id(each))
+            for each in shared(agent):  # one guarded on its own is its guard's to mediate
                 self._install(each)
                 self._guard_tools(each)
-                todo.extend(dict(each.managed_agents).values())
 
     def _install(self, agent: Any) -> None:
         if id(agent) in self._agents:
@@ -133,9 +140,14 @@ class Mediation:
         """For ``agent``'s batch check: a call's arguments as the gate of the tool it
         names will propose them (the tool guarded first, if it was added mid-run)."""
 
+        ours, known_defaults = self._ours, self._defaults
+
         def fill(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            self.ensure(agent, name)
-            defaults = self._defaults.get(id(agent.tools.get(name)))
+            tool = agent.tools.get(name)
+            if id(tool) not in ours:  # added since: guarded now (the usual call skips this)
+                self.ensure(agent, name)
+                tool = agent.tools.get(name)
+            defaults = known_defaults.get(id(tool))
             return with_defaults(arguments, defaults) if defaults else arguments
 
         return fill
@@ -153,8 +165,12 @@ class Mediation:
     def ensuring(self, agent: Any, execute: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
         """``execute_tool_call`` guarding, first, the tool or managed agent it will run."""
 
+        ours = self._ours
+
         def execute_tool_call(tool_name: str, arguments: Any) -> Any:
-            self.ensure(agent, tool_name)
+            tool = agent.tools.get(tool_name)
+            if (tool is not None and id(tool) not in ours) or tool_name in agent.managed_agents:
+                self.ensure(agent, tool_name)  # the usual call, a guarded tool, skips this
             return execute(tool_name, arguments)
 
         return execute_tool_call
@@ -320,4 +336,5 @@ __all__ = [
     "Mediation",
     "guarded_on_its_own",
     "managed_agent_call",
+    "shared",
 ]

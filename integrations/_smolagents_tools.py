@@ -82,10 +82,12 @@ def _gate(
     # ``Tool.__call__`` with keywords only and no sanitizing (as here) sets the tool up on
     # first use and calls ``forward``: done here directly when the class keeps that call
     plain_call = type(tool).__call__ is smolagents_module().Tool.__call__
-    binds = shape.binds if plain_call else None  # a __call__ of its own takes what it takes
-    # a ToolCallingAgent's calls were validated by smolagents before they got here; a
-    # CodeAgent's never are: model code's ``force=1`` for a boolean ran as a forced
-    # delete while ``force = true`` judged it false
+    # a ToolCallingAgent's calls were validated by smolagents before they got here (names
+    # and types against ``inputs``); a CodeAgent's never are: model code's ``force=1``
+    # for a boolean ran as a forced delete while ``force = true`` judged it false, and a
+    # call ``forward`` cannot take entered the trace as run. A ``__call__`` of the tool's
+    # own takes what it takes.
+    binds = shape.binds if plain_call and raise_on_block else None
     validate = _validator(tool) if raise_on_block else None
     propose_and_start = session.propose_and_start
 

@@ -74,7 +74,7 @@ from ._smolagents_errors import (
     ToolCallBlocked,
 )
 from ._smolagents_exposure import REACHING_MODULES, refuse_exposing_imports
-from ._smolagents_mediation import ADOPTED, ATTRIBUTE, Mediation, guarded_on_its_own
+from ._smolagents_mediation import ADOPTED, ATTRIBUTE, Mediation, guarded_on_its_own, shared
 from ._smolagents_tools import bind_arguments, guarded_tool, smolagents_module
 from ._smolagents_turns import (
     batch_checked,
@@ -102,11 +102,13 @@ def guard_smolagents(
     named = agent.name or type(agent).__name__
     if guarded_on_its_own(agent):
         raise AlreadyGuardedError(f"agent {named} is already guarded")
-    if agent in ADOPTED:
-        raise AlreadyGuardedError(
-            f"agent {named} is managed by a guarded agent and shares its guard; to give it "
-            "a spec of its own, guard it before handing it to its manager"
-        )
+    for each in shared(agent):
+        if each in ADOPTED:
+            who = each.name or type(each).__name__
+            raise AlreadyGuardedError(
+                f"agent {who} is managed by a guarded agent and shares its guard; to give "
+                "it a spec of its own, guard it before handing it to its manager"
+            )
     refuse_exposing_imports(agent)
     firewall_kwargs.setdefault("agent_tools", agent_tool_schemas(agent))
     session = GuardSession(spec, **firewall_kwargs)

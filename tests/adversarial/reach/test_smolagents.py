@@ -15,7 +15,7 @@ import pytest
 from smolagents import CodeAgent
 
 from agentguard.enforcement.decision import RunStopped
-from agentguard.guard import guard
+from agentguard.guard import AlreadyGuardedError, guard
 from agentguard.testing.smolagents_models import ScriptedModel
 from tests.adversarial._smolagents_support import (
     RAN,
@@ -324,3 +324,20 @@ def test_changing_a_guarded_tools_inputs_changes_no_original(tmp_path: Path) -> 
     agent.run("try", additional_args={"t": refund})
     assert refund.inputs["order_id"]["type"] == original
     assert_invariants(agent.agentguard, tmp_path)
+
+
+def test_a_managed_agent_cannot_join_a_second_guarded_tree() -> None:
+    """A helper already sharing one manager's guard, handed to a second manager being
+    guarded, would be mediated by both (its calls judged and traced twice, each run
+    blind to the other's): guarding the second manager is refused, naming it."""
+    helper = helper_agent()
+    first = CodeAgent(
+        tools=[], model=ScriptedModel([]), verbosity_level=-1, managed_agents=[helper]
+    )
+    guard(first, SPEC)
+    second = CodeAgent(
+        tools=[], model=ScriptedModel([]), verbosity_level=-1, managed_agents=[helper]
+    )
+    with pytest.raises(AlreadyGuardedError, match="helper"):
+        guard(second, SPEC)
+    assert not hasattr(second, "agentguard")
