@@ -92,6 +92,8 @@ class Mediation:
             for each in shared(agent):  # one guarded on its own is its guard's to mediate
                 self._install(each)
                 self._guard_tools(each)
+                if isinstance(each, self._smolagents.CodeAgent):
+                    self.seal(each)  # again: an executor replaced since is sealed too
 
     def _install(self, agent: Any) -> None:
         if id(agent) in self._agents:
@@ -105,9 +107,7 @@ class Mediation:
             )
         self._agents[id(agent)] = agent
         ADOPTED.add(agent)
-        if isinstance(agent, smolagents.CodeAgent):
-            self.seal(agent)
-        elif isinstance(agent, smolagents.ToolCallingAgent):
+        if isinstance(agent, smolagents.ToolCallingAgent):
             agent.execute_tool_call = self.ensuring(agent, agent.execute_tool_call)
 
     def _guard_tools(self, agent: Any) -> None:

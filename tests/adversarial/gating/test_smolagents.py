@@ -212,3 +212,24 @@ def test_a_tool_inside_a_runs_additional_args_is_gated(tmp_path: Path) -> None:
     assert RAN == []
     assert "agentguard blocked this call" in observed(agent)
     assert_invariants(agent.agentguard, tmp_path)
+
+
+def test_an_executor_replaced_before_a_run_is_sealed_too(tmp_path: Path) -> None:
+    """A CodeAgent's executor replaced after ``guard()`` (a fresh one, as smolagents
+    builds) ran model code unchecked: a tool sent to its table mid-run ran unguarded."""
+
+    def put(step: Any, agent: Any = None) -> None:
+        AGENTS["agent"].python_executor.static_tools["wipe"] = wipe
+
+    agent = code_agent(
+        ["print('step 1')", "wipe()", "final_answer('done')"],
+        tmp_path,
+        tools=[],
+        step_callbacks=[put],
+    )
+    agent.python_executor = agent.create_python_executor()
+    AGENTS["agent"] = agent
+    agent.run("clean")
+    assert RAN == []
+    assert "agentguard blocked this call" in observed(agent)
+    assert_invariants(agent.agentguard, tmp_path)
