@@ -33,6 +33,7 @@ from agentguard.trace.refusal import refusal_text
 
 from ._langchain_arguments import (
     Rejected,
+    called_arguments,
     handed_arguments,
     model_arguments,
     received_arguments,
@@ -52,32 +53,44 @@ Ran = Callable[[GuardSession, Any, str | None, Any], None]
 
 class Origin:
     """A tool call as the guard's wrapper received it (the model's, before any middleware
-    inside the guard changed it), with its arguments as the model turn's batch judged
-    them; ``reached``: something of it reached a tool.
+    inside the guard changed it) and the tool it named; ``reached``: something of it
+    reached a tool.
 
-    The batch decision made for it is used only if the call that reaches the tool is that
-    very call; else (a reviewer's edit, a redirect to another tool, an answer some
-    middleware gave without running it) it never runs and is withdrawn at once, so no
-    call of the batch waits for it."""
+    The batch decision made for it at the model turn is used only if the call that
+    reaches the tool is that very call; else (a reviewer's edit, a redirect to another
+    tool, an answer some middleware gave without running it) it never runs and is
+    withdrawn at once, so no call of the batch waits for it."""
 
-    __slots__ = ("args", "name", "reached", "tool_call_id")
+    __slots__ = ("call", "name", "reached", "tool")
 
-    def __init__(self, name: str, args: Mapping[str, Any], tool_call_id: str | None) -> None:
-        self.name = name
-        self.args = args
-        self.tool_call_id = tool_call_id
+    def __init__(self, call: Mapping[str, Any], tool: Any) -> None:
+        self.call = call
+        self.name = str(call["name"])
+        self.tool = tool
         self.reached = False
 
-    def arrived(self, session: GuardSession, name: str, args: Mapping[str, Any]) -> None:
-        """The first attempt reached a tool, as ``name(args)``."""
+    def arrived(self, session: GuardSession, name: str, sent: Mapping[str, Any]) -> None:
+        """The first attempt reached a tool as ``name`` with the model's arguments ``sent``
+        (injected ones left out): if that is not the call as the model made it, the
+        model's call never runs."""
         if self.reached:
             return
         self.reached = True
-        if name != self.name or args != self.args:
+        raw = self.call.get("args")
+        made = raw if isinstance(raw, Mapping) else {}
+        if self.tool is not None:
+            made = model_arguments(self.tool, made)
+        if name != self.name or sent != made:
             self.withdraw(session, EDITED)
 
     def withdraw(self, session: GuardSession, reason: str) -> None:
-        session.withdraw_predecided(self.name, self.args, reason, self.tool_call_id)
+        """Withdraw the model turn's decision for the call (judged on its arguments as its
+        tool would have received them)."""
+        tools = None if self.tool is None else {self.name: self.tool}
+        raw_id = self.call.get("id")
+        tool_call_id = None if raw_id is None else str(raw_id)
+        args = called_arguments(tools, self.call)
+        session.withdraw_predecided(self.name, args, reason, tool_call_id)
 
 
 EDITED: Final = "changed before it ran: the call that ran was judged on its own arguments"
@@ -164,14 +177,12 @@ class CheckedTool:
         args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         raw_id = call.get("id")
         tool_call_id = None if raw_id is None else str(raw_id)
+        sent = model_arguments(self.tool, args)
+        if self.origin is not None:
+            self.origin.arrived(session, name, sent)
         arguments = received_arguments(self.tool, args, tool_call_id)
         if isinstance(arguments, Rejected):
-            sent = model_arguments(self.tool, args)
-            if self.origin is not None:
-                self.origin.arrived(session, name, sent)
             return _rejected(session, name, sent, tool_call_id, arguments.problem)
-        if self.origin is not None:
-            self.origin.arrived(session, name, arguments)
         decision = session.propose(name, arguments, tool_call_id=tool_call_id)
         if decision.action is Action.STOP:
             raise RunStopped(decision)

@@ -60,7 +60,7 @@ class ToolGate:
         session = self.session_of(request)
         if session.closed:  # a sibling ended the invocation (it raised) before this call
             return refused_after_end(session, request)
-        origin = _origin(request)
+        origin = Origin(request.tool_call, request.tool)
         _withdraw_answered(session, request)
         try:
             return handler(self.checked(session, request, origin))
@@ -78,7 +78,7 @@ class ToolGate:
         session = self.session_of(request)
         if session.closed:
             return refused_after_end(session, request)
-        origin = _origin(request)
+        origin = Origin(request.tool_call, request.tool)
         _withdraw_answered(session, request)
         try:
             return await handler(self.checked(session, request, origin))
@@ -128,15 +128,6 @@ class ToolGate:
             self.on_stop(session)
         else:
             session.finish_run()
-
-
-def _origin(request: Any) -> Origin:
-    """The call as the wrapper received it, its arguments as the model turn judged them."""
-    call = request.tool_call
-    name = str(call["name"])
-    tools = None if request.tool is None else {name: request.tool}
-    raw_id = call.get("id")
-    return Origin(name, called_arguments(tools, call), None if raw_id is None else str(raw_id))
 
 
 def _withdraw_answered(session: GuardSession, request: Any) -> None:

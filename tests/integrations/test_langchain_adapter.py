@@ -282,16 +282,15 @@ def test_the_validator_is_the_schemas_core_validator() -> None:
     from pydantic import BaseModel, ValidationError
     from pydantic_core import SchemaValidator
 
-    from integrations._langchain_arguments import _Pydantic, _schema
+    from integrations._langchain_schemas import _Reader
 
     @tool
     def refund(order_id: str, amount: float) -> str:
         """Refund an order."""
         return order_id
 
-    schema_of = _schema(refund)
-    assert isinstance(schema_of, _Pydantic)
-    validate = schema_of.validate
+    validate = _Reader(refund).call
+    assert validate is not None
     assert isinstance(getattr(validate, "__self__", None), SchemaValidator)
     schema = refund.tool_call_schema
     assert isinstance(schema, type) and issubclass(schema, BaseModel)
