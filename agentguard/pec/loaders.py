@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.errors import TraceError, TraceRecordError
+from agentguard.pec.agentdojo_files import agentdojo_episode
 from agentguard.pec.episode import Episode, LoadedEpisode, Scored
 from agentguard.pec.labels import Failure, FailureLabel
+from agentguard.trace.formats import agentdojo as agentdojo_format
 from agentguard.trace.jsonl import text_lines
 from agentguard.trace.loaders import trace_from_json
 from agentguard.trace.model import Call
@@ -187,7 +189,8 @@ def iter_episode_file(path: str | Path) -> Iterator[LoadedEpisode]:
     """Yield every record of a JSON Lines episode file, good or bad, with 1-based line numbers.
 
     A ``.json`` file may hold one list of episode objects (numbered from 1), or be a
-    tau-bench or tau2 results file (one episode per run, see :mod:`.tau_files`).
+    tau-bench or tau2 results file (one episode per run, see :mod:`.tau_files`), or one
+    AgentDojo run file (one episode, see :mod:`.agentdojo_files`).
     """
     p = Path(path)
     source = str(p)
@@ -216,9 +219,22 @@ def _iter_json_list(text: str, source: str) -> Iterator[LoadedEpisode]:
     if tau is not None:
         yield from iter_tau_episodes(*tau, source)
         return
+    if agentdojo_format.detect(value):  # one AgentDojo run file: one episode
+        yield _agentdojo(value, source)
+        return
     items = value if isinstance(value, list) else [value]
     for index, item in enumerate(items, start=1):
         yield _load_value(item, source, index)
+
+
+def _agentdojo(value: Any, source: str) -> LoadedEpisode:
+    try:
+        episode = agentdojo_episode(value, source)
+    except TraceRecordError as exc:
+        return LoadedEpisode(
+            source, 1, None, None, TraceRecordError(exc.message, source=source, record=1)
+        )
+    return LoadedEpisode(source, 1, episode, None, None)
 
 
 def _load_line(line: str, source: str, lineno: int) -> LoadedEpisode:

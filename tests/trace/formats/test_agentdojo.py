@@ -183,6 +183,31 @@ class TestCheck:
         assert "message 2" in err and "'args'" in err
 
 
+class TestPec:
+    def test_run_files_are_episodes(self) -> None:
+        """`pec` reads each run file as one episode: the calls that ran, success its
+        utility, AgentDojo's labels."""
+        from agentguard.pec.loaders import load_episodes
+
+        files = sorted(AGENTDOJO.glob("*-none.json"))
+        loaded = load_episodes(*files)
+        assert [item.error for item in loaded] == [None] * len(files)
+        by_task = {item.episode.task_id: item.episode for item in loaded if item.episode}
+        banking = by_task["banking/user_task_3"]
+        assert [c.name for c in banking.calls] == ["get_most_recent_transactions", "send_money"]
+        assert banking.success is True
+        assert banking.labels == {
+            "dataset": "agentdojo-banking",
+            "suite": "banking",
+            "user_task": "user_task_3",
+            "injection_task": "none",
+            "attack": "none",
+            "model": "scripted-local",
+        }
+        errors = by_task["banking/user_task_1"]
+        assert errors.success is False and errors.labels["model"] == "replay-errors"
+
+
 class TestEdgeCases:
     def test_detection(self) -> None:
         """The run object is AgentDojo's; its bare message list is not claimed by it."""
