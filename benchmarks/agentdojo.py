@@ -21,13 +21,11 @@ agent (:mod:`agentguard.testing.agentdojo_models`, no LLM, no network):
     (listed, with the injection's calls that ran); a pair is *refused* when some call of
     the injection was refused and the attack failed.
 
-Printed per suite, in AgentDojo's terms: benign utility, utility under attack and
-targeted attack success rate (ASR), without and with the firewall; then every false
-refusal and every miss; then the firewall's cost per checked call (p50, p99: propose and
-complete of every executed call of every guarded run, replayed through a fresh firewall
-in shadow mode) and its memory after ``--memory-calls`` calls (those runs replayed end to
-end in one shadow-mode run, ``tracemalloc``), per 100k calls. ``--json`` writes the same
-numbers, pair by pair. Environments are loaded as AgentDojo loads them, with libyaml.
+Printed per suite, in AgentDojo's terms: benign utility, utility under attack and ASR
+without and with the firewall; every false refusal and miss; the cost per checked call
+(p50, p99: each guarded run replayed through a fresh shadow-mode firewall) and memory per
+100k calls (the runs replayed end to end in one run, ``tracemalloc``). ``--json`` writes
+the same numbers, pair by pair. Environments load as AgentDojo loads them, with libyaml.
 """
 
 from __future__ import annotations
@@ -285,6 +283,18 @@ def summary(benign: list[Pair], attacked: list[Pair]) -> dict[str, Any]:
     }
 
 
+def _step(firewall: Firewall, call: Any) -> bool:
+    """Replay one position: observe a message, or propose, start and complete a call
+    (True)."""
+    if not call.is_tool:
+        fields = {k: v for k, v in call.args.items() if k != "text"}
+        firewall.observe(call.kind, call.args["text"], **fields)
+        return False
+    decision = firewall.start(firewall.propose(call.name, call.args))
+    firewall.complete(decision, call.result, error=call.result if call.error else None)
+    return True
+
+
 def replay_cost(spec: Any, traces: list[Trace]) -> list[float]:
     """Microseconds per checked call: propose + start + complete of each executed call of
     ``traces``, each run replayed through a fresh shadow-mode firewall."""
@@ -292,17 +302,9 @@ def replay_cost(spec: Any, traces: list[Trace]) -> list[float]:
     for trace in traces:
         firewall = Firewall(spec, mode="shadow")
         for call in trace:
-            if not call.is_tool:
-                firewall.observe(
-                    call.kind,
-                    call.args["text"],
-                    **{k: v for k, v in call.args.items() if k != "text"},
-                )
-                continue
             start = time.perf_counter_ns()
-            decision = firewall.start(firewall.propose(call.name, call.args))
-            firewall.complete(decision, call.result, error=call.result if call.error else None)
-            times.append((time.perf_counter_ns() - start) / 1000)
+            if _step(firewall, call):
+                times.append((time.perf_counter_ns() - start) / 1000)
         firewall.finish()
     return times
 
@@ -313,32 +315,21 @@ def replay_memory(spec: Any, traces: list[Trace], calls: int) -> dict[str, Any]:
     firewall = Firewall(spec, mode="shadow")
     tracemalloc.start()
     done, baseline = 0, None
-    tool_traces = [t for t in traces if any(c.is_tool for c in t)]
-    while done < calls and tool_traces:
-        for trace in tool_traces:
-            for call in trace:
-                if not call.is_tool:
-                    firewall.observe(
-                        call.kind,
-                        call.args["text"],
-                        **{k: v for k, v in call.args.items() if k != "text"},
-                    )
-                    continue
-                decision = firewall.start(firewall.propose(call.name, call.args))
-                firewall.complete(decision, call.result, error=call.result if call.error else None)
-                done += 1
-                if baseline is None and done >= max(1, calls // 100):
-                    baseline = tracemalloc.get_traced_memory()[0]
+    runs = [t for t in traces if any(c.is_tool for c in t)]
+    while done < calls and runs:
+        for call in (c for trace in runs for c in trace):
+            done += _step(firewall, call)
+            if baseline is None and done >= max(1, calls // 100):
+                baseline = tracemalloc.get_traced_memory()[0]
             if done >= calls:
                 break
-    current = tracemalloc.get_traced_memory()[0]
+    grown = tracemalloc.get_traced_memory()[0] - (baseline or 0)
     tracemalloc.stop()
-    grown = current - (baseline or current)
-    return {
-        "calls": done,
-        "bytes": grown,
-        "per_100k_calls_mib": round(grown / max(done, 1) * 100_000 / 2**20, 3),
-    }
+    return {"calls": done, "bytes": grown, "per_100k_calls_mib": _per_100k(grown, done)}
+
+
+def _per_100k(grown: int, calls: int) -> float:
+    return round(grown / max(calls, 1) * 100_000 / 2**20, 3)
 
 
 def render(results: dict[str, Any]) -> str:
@@ -418,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger().setLevel(logging.WARNING)
     warnings.simplefilter("ignore")  # AgentDojo's own deprecation chatter
     results: dict[str, Any] = {"version": args.version, "attack": args.attack, "suites": {}}
-    specs, traces = [], []
+    specs = []
     every_benign: list[Pair] = []
     every_attacked: list[Pair] = []
     for name in args.suite or SUITES:
@@ -431,7 +422,6 @@ def main(argv: list[str] | None = None) -> int:
             "attacked": [asdict(p) for p in attacked],
         }
         specs.append((suite.spec, suite.traces))
-        traces += suite.traces
     results["total"] = summary(every_benign, every_attacked)
     times = [t for spec, runs in specs for t in replay_cost(spec, runs)]
     cuts = statistics.quantiles(times, n=100) if len(times) >= 2 else [0.0] * 99
@@ -446,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     results["memory"] = {
         "calls": done,
         "bytes": grown,
-        "per_100k_calls_mib": round(grown / max(done, 1) * 100_000 / 2**20, 3),
+        "per_100k_calls_mib": _per_100k(grown, done),
     }
     print(render(results))
     if args.json:
