@@ -67,7 +67,7 @@ SESSIONLESS: Final = (
 def client_run(gateway: McpGateway, ctx: Any) -> GatewaySession | str:
     """The run a request belongs to (started with its session's first call), or why no
     run may judge it."""
-    if getattr(ctx, "request", None) is None:  # no HTTP request: the stdio client
+    if not gateway.over_http:  # the one client on the pipe (or in the process)
         return gateway.session(STDIO_SESSION)
     connection = _connection(ctx)
     if connection is None:
@@ -164,23 +164,48 @@ async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int 
     except ImportError as exc:  # pragma: no cover - uvicorn comes with mcp
         raise MissingExtraError("mcp", "uvicorn") from exc
 
+    gateway.over_http = True
     async with gateway.connected():
         server = gateway.server(sessions_only=gateway.stateless == REFUSE)
         app = server.streamable_http_app(host=host)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        await _until_stopped(uvicorn.Server(config).serve)
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=GRACE_SECONDS,
+        )
+        http = uvicorn.Server(config)
+
+        def stop() -> None:  # a second signal does not wait any more
+            http.force_exit, http.should_exit = http.should_exit, True
+
+        await _until_stopped(http.serve, stop)
 
 
-async def _until_stopped(main: Callable[[], Awaitable[Any]]) -> None:
-    """Run ``main`` until it returns or SIGINT / SIGTERM arrives (then cancel it)."""
+GRACE_SECONDS: Final = 5
+"""On SIGINT / SIGTERM over HTTP, how long requests may go on before they are cancelled;
+then the SDK closes every session (its calls in flight settled first), so every run
+ends as its session does, with the calls that ran in its trace."""
+
+
+async def _until_stopped(
+    main: Callable[[], Awaitable[Any]], stop: Callable[[], None] | None = None
+) -> None:
+    """Run ``main`` until it returns; on SIGINT / SIGTERM cancel it, or call ``stop``
+    (it makes ``main`` wind down and return: uvicorn's graceful shutdown, which closes
+    the sessions through the SDK; cancelling it would leave them open to the end)."""
     async with anyio.create_task_group() as group:
 
         async def watch() -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     log.info("agentguard: stopping on signal %d", signum)
-                    group.cancel_scope.cancel()
-                    return
+                    if stop is None:
+                        group.cancel_scope.cancel()
+                        return
+                    stop()
 
         group.start_soon(watch)
         await main()

@@ -97,6 +97,14 @@ class Scrubber:
                 v[key] = self.text(v[key], secrets)
 
 
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped: a tool name or a server's error message
+    must not move the cursor or clear the terminal that shows the proxy's stderr."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def _leaves(value: Any) -> list[Any]:
     if isinstance(value, Mapping):
         return [leaf for v in value.values() for leaf in _leaves(v)]
@@ -142,7 +150,8 @@ class GatewaySession:
 
     def say(self, level: int, decision: Decision, text: str) -> None:
         secrets = self.scrub.secrets([(decision.tool, decision.args)])
-        log.log(level, "agentguard: session %s: %s", self.key, self.scrub.text(text, secrets))
+        said = _printable(self.scrub.text(text, secrets))
+        log.log(level, "agentguard: session %s: %s", _printable(self.key), said)
 
     @property
     def stopped(self) -> bool:

@@ -189,7 +189,10 @@ class Upstream:
                 log.warning("agentguard: listing the server's tools again failed: %s", exc)
                 return
             changed = self.catalog.replace(listed)
-            self.learned(changed)
+            try:
+                self.learned(changed)
+            except Exception:
+                log.exception("agentguard: declaring the server's new tools failed")
         if changed or before != {t.name for t in self.catalog.tools}:
             for client in list(self.listeners):
                 await client.send_tool_list_changed()  # best-effort: never raises

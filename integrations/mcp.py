@@ -39,7 +39,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
@@ -83,6 +83,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 log = logging.getLogger("agentguard.mcp")
 
+_CLOSED: Final = "the connection to the MCP server closed"
+
 
 # ---------------------------------------------------------------- the gateway
 @dataclass
@@ -119,10 +121,12 @@ class McpGateway:
                 f"stateless must be one of {', '.join(STATELESS_POLICIES)}, not {self.stateless!r}"
             )
         self._lock = threading.Lock()
+        self._writing = threading.Lock()
         self._ended: dict[str, GatewaySession] = {}  # runs of keys that may be asked again
         self._scrub = Scrubber(self.firewall_kwargs.get("redact"))
         self._upstream = Upstream(self._declare)
         self.listeners = self._upstream.listeners
+        self.over_http = False  # served over HTTP: one run per MCP session, not one in all
 
     # upstream -----------------------------------------------------------------------
     @asynccontextmanager
@@ -196,10 +200,11 @@ class McpGateway:
         report = session.finish()
         self.reports.append(report)
         if self.report_path is not None:
-            self.report_path.parent.mkdir(parents=True, exist_ok=True)
             line = json.dumps(self._scrub.report(report), default=str)
-            with self.report_path.open("a", encoding="utf-8") as out:
-                out.write(line + "\n")
+            with self._writing:  # runs end in worker threads: one whole line at a time
+                self.report_path.parent.mkdir(parents=True, exist_ok=True)
+                with self.report_path.open("a", encoding="utf-8") as out:
+                    out.write(line + "\n")
         log.info(
             "agentguard: session %s finished: compliance %.3f (%s), %d blocked",
             key,
@@ -293,8 +298,8 @@ class McpGateway:
             raise
         except Exception as exc:  # noqa: BLE001 - whatever failed, a request sent may have run
             reason = f"{type(exc).__name__}: {exc}"
-            if not delivery.may_have_reached:
-                return self._never_reached(session, decision, reason)
+            if not delivery.may_have_reached:  # not sent (the server is not gone for that)
+                return self._never_reached(session, decision, reason, down=False)
             return self._failed(session, decision, reason, down=False)
         except BaseException:  # the client cancelled the request
             if not delivery.may_have_reached:  # before it was sent: it never ran
@@ -311,20 +316,22 @@ class McpGateway:
         return result
 
     def _never_reached(
-        self, session: GatewaySession, decision: Decision, reason: str
+        self, session: GatewaySession, decision: Decision, reason: str, *, down: bool = True
     ) -> types.CallToolResult:
-        """The request never reached a live server: the call did not run."""
-        self._upstream.ended(reason)
-        why = f"the MCP server is not running ({reason})"
-        session.withdrawn(decision, f"its request never reached the server: {why}", started=True)
-        return _error_result(refusal_text(f"agentguard did not run {decision.tool}: {why}"))
+        """The request never reached the server: the call did not run. ``down``: because
+        the server is gone (else the request could not be sent, as ``reason`` says)."""
+        if down:
+            self._upstream.ended(_CLOSED)
+            reason = f"the MCP server is not running ({reason})"
+        session.withdrawn(decision, f"its request never reached the server: {reason}", started=True)
+        return _error_result(refusal_text(f"agentguard did not run {decision.tool}: {reason}"))
 
     def _failed(
         self, session: GatewaySession, decision: Decision, reason: str, *, down: bool
     ) -> types.CallToolResult:
         """The forwarded call failed without a result; ``down``: the server is gone."""
         if down:
-            self._upstream.ended(reason)
+            self._upstream.ended(_CLOSED)
         text = f"agentguard: the MCP server failed while running {decision.tool}: {reason}"
         session.say(logging.ERROR, decision, text)
         session.ran(decision, text, error=text)  # it may have run before the server died

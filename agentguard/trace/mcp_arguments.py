@@ -13,6 +13,8 @@ to ``true`` would pass ``G !delete(force = true)``. So, by one rule for the MCP 
   array's items), following local ``$ref``s and ``allOf``; of ``anyOf`` / ``oneOf`` the
   branches the value fits (when they fill in different values, which one the server
   takes is not known: a problem);
+* **a number JSON cannot carry** (``1e999``, read as infinity, which the SDK sends as
+  ``null``) is refused: the server would get another value;
 * **text is never converted, it is refused**: a value that does not fit the type its
   schema declares (``"9000"`` for a ``number``, ``"yes"`` for a ``boolean``) is a problem,
   and so is text that reads as a number or a boolean where the schema takes either (a
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -63,6 +66,9 @@ class ServerArguments:
 def server_arguments(schema: Any, args: Mapping[str, Any]) -> ServerArguments:
     """The arguments the server acts on, read by its ``inputSchema`` (see the module)."""
     given = dict(args)
+    unsent = _not_json(given)
+    if unsent is not None:
+        return ServerArguments(given, unsent)
     if not isinstance(schema, Mapping):
         return ServerArguments(given)
     reader = _Reader(schema)
@@ -71,6 +77,24 @@ def server_arguments(schema: Any, args: Mapping[str, Any]) -> ServerArguments:
     except _Unknown as exc:
         return ServerArguments(given, str(exc))
     return ServerArguments(filled if isinstance(filled, dict) else given)
+
+
+def _not_json(args: dict[str, Any]) -> str | None:
+    """A number JSON cannot carry (``1e999`` read as infinity): the request would carry
+    another value (the SDK writes ``null``), so it is not judged."""
+    stack: list[tuple[str, Any]] = list(args.items())
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return (
+                f"argument {path!r} is {value!r}, which JSON cannot carry (the server would "
+                "get another value): send a finite number"
+            )
+        if isinstance(value, Mapping):
+            stack.extend((_join(path, str(k)), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return None
 
 
 class _Unknown(Exception):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from tests.integrations.mcp_servers.harness import (  # noqa: E402
     free_port,
     text,
     through_proxy,
+    wait_listening,
 )
 
 SPEC = HERE / "shop.ltl"
@@ -314,21 +314,6 @@ def _assert_every_record_scores_alike(
         assert verify_trace(loaded.trace, str(SPEC)).to_dict() == report["compliance"], path
 
 
-def _wait_for(
-    port: int, proc: subprocess.Popen[bytes], errors: Path, seconds: float = 60.0
-) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"the proxy exited early: {errors.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("the proxy did not start listening")
-
-
 def test_streamable_http_gives_each_client_session_its_own_firewall(tmp_path: Path) -> None:
     """Two HTTP client sessions are judged separately (one's lookup does not license the
     other's refund); closing a session writes its report; stopping the proxy writes the rest."""
@@ -341,7 +326,7 @@ def test_streamable_http_gives_each_client_session_its_own_firewall(tmp_path: Pa
         subprocess.Popen(command, env=run.env(), stdout=subprocess.DEVNULL, stderr=err) as proc,
     ):
         try:
-            _wait_for(port, proc, errors)
+            wait_listening(port, proc, errors)
             ok, refused = anyio.run(_two_sessions, f"http://127.0.0.1:{port}/mcp")
             assert not ok.is_error
             assert refused.is_error and "lookup_first" in text(refused)

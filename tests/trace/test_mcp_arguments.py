@@ -160,3 +160,9 @@ def test_the_message_log_reader_fills_in_the_listed_defaults(tmp_path: Any) -> N
     (loaded,) = list(iter_trace_file(path))
     assert loaded.trace is not None
     assert [dict(c.args) for c in loaded.trace.calls] == [{"path": "/x", "force": True}]
+
+
+def test_a_number_json_cannot_carry_is_a_problem() -> None:
+    """1e999 is read as infinity, which the SDK sends as null: never judged as either."""
+    problem = server_arguments(None, {"amounts": [1.0, float("-inf")]}).problem
+    assert problem is not None and "'amounts[1]'" in problem and "finite number" in problem

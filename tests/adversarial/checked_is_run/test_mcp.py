@@ -127,3 +127,6 @@ def test_text_is_refused_without_schema_checks_too(tmp_path: Path) -> None:
     refused = drive(run, "stdio", scenario, "--no-schema-checks")
     assert refused.is_error and "argument 'amount'" in text(refused)
     assert run.reached_server() == []
+    (report,) = run.reports()
+    assert_trace_is_what_ran(run, report)
+    assert_records_agree(run, report)

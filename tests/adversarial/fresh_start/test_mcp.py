@@ -108,7 +108,7 @@ def test_a_call_in_flight_when_the_session_ends_is_in_its_trace(tmp_path: Path) 
     (report,) = run.reports()
     assert report["tool_sequence"] == ["lookup_order", "slow_charge"]
     assert report["trace"][1]["is_error"] is True
-    assert [c["tool"] for c in run.reached_server()] == ["lookup_order", "slow_charge"]
+    assert_trace_is_what_ran(run, report)
     assert_records_agree(run, report)
 
 

@@ -84,6 +84,7 @@ def test_a_tool_added_without_a_word_is_learned_when_called(tmp_path: Path) -> N
     (report,) = run.reports()
     assert report["tool_sequence"] == ["enable_admin_quietly", "admin_wipe"]
     assert_trace_is_what_ran(run, report)
+    assert_records_agree(run, report)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -108,4 +109,5 @@ def test_a_tool_the_server_removed_is_refused(tmp_path: Path, transport: str) ->
     assert tools == ["enable_admin", "admin_wipe", "disable_admin"]
     (report,) = run.reports()
     assert report["tool_sequence"] == tools
+    assert_trace_is_what_ran(run, report)
     assert_records_agree(run, report, wire)

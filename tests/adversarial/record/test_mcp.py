@@ -6,7 +6,11 @@ Real ``mcp`` SDK client and server."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,8 +32,12 @@ from tests.integrations.mcp_servers.harness import (
     Wire,
     assert_records_agree,
     assert_trace_is_what_ran,
+    free_port,
+    over_http,
+    settled,
     text,
     through_proxy,
+    wait_listening,
     wait_until,
 )
 
@@ -95,6 +103,7 @@ def test_a_redactor_keeps_secrets_out_of_every_output(
         assert SECRET not in written, name
     assert memory.get_finished_spans()
     assert "redeem" in caplog.text  # the gateway did say what failed
+    assert_records_agree(run, report)  # the redacted report reads as the redacted log
 
 
 def test_a_call_after_the_server_died_did_not_run(tmp_path: Path) -> None:
@@ -152,3 +161,41 @@ def test_a_call_the_server_died_in_ran_with_its_error(tmp_path: Path) -> None:
     assert report["trace"][1]["is_error"] is True
     assert_trace_is_what_ran(run, report)
     assert_records_agree(run, report, wire)
+
+
+def test_a_call_in_flight_when_the_proxy_stops_is_in_the_trace(tmp_path: Path) -> None:
+    """SIGTERM while slow_charge runs on the server: the proxy finished the run with the
+    call still in flight, waited for it half a minute on the blocked event loop and logged
+    it as unfinished, though the server had charged. Now the SDK closes the session first
+    (its calls settled), so the call is in the trace with the cancellation as its error."""
+    run = Run(tmp_path)
+    port = free_port()
+    command = [sys.executable, *run.proxy_args("--http", str(port))]
+    with run.stderr.open("ab") as err:
+        proc = subprocess.Popen(command, env=run.env(), stdout=subprocess.DEVNULL, stderr=err)
+
+    async def scenario() -> None:
+        await anyio.to_thread.run_sync(wait_listening, port, proc, run.stderr)
+        async with over_http(f"http://127.0.0.1:{port}/mcp") as client:
+            await client.call_tool("lookup_order", {"order_id": "A1"})
+            async with anyio.create_task_group() as group:
+
+                async def charge() -> None:
+                    with contextlib.suppress(Exception):  # the proxy stops under it
+                        await client.call_tool("slow_charge", {"order_id": "A1"})
+
+                group.start_soon(charge)
+                assert await settled(lambda: len(run.reached_server()) == 2)
+                proc.send_signal(signal.SIGTERM)
+                await anyio.to_thread.run_sync(proc.wait)
+                group.cancel_scope.cancel()
+
+    with contextlib.suppress(Exception):  # the client's own DELETE finds no proxy
+        anyio.run(scenario)
+    assert proc.returncode == 0, run.stderr.read_text()
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["lookup_order", "slow_charge"]
+    assert report["trace"][1]["is_error"] is True
+    assert not [e for e in run.events() if e["action"] == "withdrawn"]
+    assert_trace_is_what_ran(run, report)
+    assert_records_agree(run, report)

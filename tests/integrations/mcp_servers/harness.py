@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from agentguard.enforcement.audit import verify_lines
 from agentguard.scoring import verify_trace
 from agentguard.trace.loaders import iter_trace_file
 
@@ -210,7 +211,7 @@ def http_proxy(run: Run, *extra: str) -> Iterator[str]:
         subprocess.Popen(command, env=run.env(), stdout=subprocess.DEVNULL, stderr=err) as proc,
     ):
         try:
-            _wait_for(port, proc, run.stderr)
+            wait_listening(port, proc, run.stderr)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             proc.terminate()
@@ -218,7 +219,8 @@ def http_proxy(run: Run, *extra: str) -> Iterator[str]:
     assert proc.returncode == 0, run.stderr.read_text()
 
 
-def _wait_for(port: int, proc: subprocess.Popen[bytes], errors: Path) -> None:
+def wait_listening(port: int, proc: subprocess.Popen[bytes], errors: Path) -> None:
+    """Return once the proxy at ``port`` accepts connections (fail if it exited)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -259,8 +261,10 @@ def assert_records_agree(
     """Online = offline: the session's report line, its part of the decision log and the
     client's JSON-RPC messages (when recorded) each load back into the calls the report
     holds (names and the arguments judged), and ``verify_trace`` of each equals the
-    report's compliance."""
+    report's compliance; and the decision log's chains verify, every run finished."""
     spec = spec or run.spec
+    chain = verify_lines(run.log.read_text().splitlines(), require_finish=True)
+    assert chain.ok, chain
     own = [e for e in run.events() if e.get("run_id") == report["run_id"]]
     records = {
         "report": _write(run.root / f"report-{report['run_id']}.jsonl", [report]),
