@@ -18,6 +18,7 @@ it runs (:func:`enclosing`), so the nested run's calls join the enclosing run's 
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -77,9 +78,11 @@ class Runs:
         self._new_run = new_run
         self._lock = threading.Lock()
         self._usages: dict[int, tuple[Any, AgentRun]] = {}  # the object kept: ids stay unique
-        self._by_call: dict[str, AgentRun] = {}
+        self._by_call: dict[str, list[AgentRun]] = {}  # several: a provider may reuse ids
         self._live: dict[int, AgentRun] = {}
         self._ended: OrderedDict[int, AgentRun] = OrderedDict()
+        self._born: dict[int, int] = {}  # id(run) -> when it began, the latest highest
+        self._births = itertools.count()
 
     def of(self, context: Any, turn: Collection[str] = ()) -> AgentRun:
         """The run ``context`` (a run, hook or tool context) belongs to; a new one at the
@@ -94,6 +97,7 @@ class Runs:
             if run is None:
                 run = self._new_run()
                 self._live[id(run)] = run
+                self._born[id(run)] = next(self._births)
             self._usages[id(usage)] = (usage, run)
             return run
 
@@ -102,10 +106,9 @@ class Runs:
         refusing run when it continues a run agentguard does not hold (it names calls
         of earlier turns, or carries a human's approvals); None for a new run."""
         ids = context_call_ids(context).difference(turn)
-        for call_id in ids:
-            run = self._by_call.get(call_id)
-            if run is not None:
-                return run
+        found = self._holder(ids)
+        if found is not None:
+            return found
         if not ids or not (turn or getattr(context, "_approvals", None)):
             return None
         run = self._new_run()
@@ -123,14 +126,17 @@ class Runs:
         with self._lock:
             for call_id in ids:
                 run.call_ids.add(call_id)
-                self._by_call.setdefault(call_id, run)
+                holders = self._by_call.setdefault(call_id, [])
+                if run not in holders:
+                    holders.append(run)
 
     def adopt(self, run: AgentRun) -> None:
         """A run restored from a saved document: found by its calls' ids."""
         with self._lock:
             self._live[id(run)] = run
+            self._born[id(run)] = next(self._births)
             for call_id in run.call_ids:
-                self._by_call[call_id] = run
+                self._by_call.setdefault(call_id, []).append(run)
 
     def end(self, run: AgentRun) -> tuple[FirewallReport, bool]:
         """Finish ``run``; the report, and whether this call ended it (first end)."""
@@ -146,19 +152,35 @@ class Runs:
         self._ended[id(run)] = run
         while len(self._ended) > KEEP_ENDED:
             _, old = self._ended.popitem(last=False)
+            self._born.pop(id(old), None)
             for key in [k for k, (_, r) in self._usages.items() if r is old]:
                 del self._usages[key]
-            for call_id in [c for c, r in self._by_call.items() if r is old]:
-                del self._by_call[call_id]
+            for call_id in old.call_ids:
+                holders = [r for r in self._by_call.get(call_id, ()) if r is not old]
+                if holders:
+                    self._by_call[call_id] = holders
+                else:
+                    self._by_call.pop(call_id, None)
 
     def find(self, call_ids: Iterable[str]) -> AgentRun | None:
-        """The run holding one of ``call_ids`` (None if none does)."""
+        """The run holding ``call_ids`` (None if none holds one)."""
         with self._lock:
-            for call_id in call_ids:
-                run = self._by_call.get(call_id)
-                if run is not None:
-                    return run
+            return self._holder(call_ids)
+
+    def _holder(self, call_ids: Iterable[str]) -> AgentRun | None:
+        """The run holding the most of ``call_ids`` (a resumed context names every call
+        of its run), a run still going before one that ended, the latest first: a
+        provider that numbers its calls call_0, call_1... reuses ids across runs."""
+        count: dict[int, int] = {}
+        runs: dict[int, AgentRun] = {}
+        for call_id in call_ids:
+            for run in self._by_call.get(call_id, ()):
+                count[id(run)] = count.get(id(run), 0) + 1
+                runs[id(run)] = run
+        if not runs:
             return None
+        best = max(runs, key=lambda k: (count[k], k in self._live, self._born.get(k, -1)))
+        return runs[best]
 
     @property
     def live(self) -> tuple[AgentRun, ...]:

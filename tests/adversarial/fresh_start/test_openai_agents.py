@@ -302,3 +302,30 @@ def test_a_nested_agent_paused_for_approval_is_one_run_with_its_caller(tmp_path:
     assert report.trace.names == ("verify_identity", "issue_refund", "helper")
     assert outer.agentguard.running == ()
     assert_invariants(shop, report, SPEC, log, tmp_path)
+
+
+def test_a_provider_reusing_call_ids_across_runs_resumes_the_right_run(
+    tmp_path: Path,
+) -> None:
+    """A provider numbering its calls call_0, call_1... in every run: the second run,
+    paused and resumed, continues itself (not the first run, which ended: its calls
+    would have been refused), and its second refund is stopped."""
+    from agentguard.testing.openai_agents_models import call_with_id
+
+    shop = Shop(approval=("issue_refund",))
+    log = tmp_path / "d.jsonl"
+
+    def numbered(order: str, n: int) -> Any:
+        return call_with_id(f"call_{n}", "issue_refund", order_id=order, amount=5.0)
+
+    verify = call_with_id("call_0", "verify_identity", customer_id="C1")
+    script = [verify, numbered("A", 1), "first done", verify, numbered("B", 1), numbered("C", 2)]
+    support = guarded(scripted(shop, [*script, "second done"]), SPEC, log)
+    asyncio.run(run_approving(support, "first"))
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        asyncio.run(run_approving(support, "second"))
+    assert [args["order_id"] for name, args in shop.ran if name == "issue_refund"] == ["A", "B"]
+    first, second = support.agentguard.reports
+    assert second.stopped and support.agentguard.running == ()
+    for report in (first, second):
+        assert_invariants(None, report, SPEC, log, tmp_path)
