@@ -27,8 +27,8 @@ real spec; a recursive use is refused at once)."""
 
 MAX_EXPANSION: Final = 100_000
 """Syntax nodes (formulas and values) all of a spec's macro expansions may resolve to,
-together. The shipped and test specs use under 2,000; resolving the budget takes about two
-seconds, so a doubly exponential macro spec is refused in bounded time."""
+together. The shipped specs use under 30; resolving the whole budget takes about half a
+second, so a doubly exponential macro spec is refused in bounded time."""
 
 
 def define(scope: Scope, decl: S.DefDecl, source: str) -> None:
