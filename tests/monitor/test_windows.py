@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -112,12 +113,10 @@ def state_budget(states: int) -> Iterator[None]:
     below check; compiled machines are forgotten on both sides (a too-large mark is for
     good)."""
     clear_cache()
-    saved = machine.MAX_EXPLORE
-    machine.MAX_EXPLORE = states
     try:
-        yield
+        with patch.object(machine, "MAX_EXPLORE", states):
+            yield
     finally:
-        machine.MAX_EXPLORE = saved
         clear_cache()
 
 
