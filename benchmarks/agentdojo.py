@@ -209,8 +209,10 @@ def run_task(
         and not is_refusal(m["error"])
         and not (m["error"] and never_ran(m["error"], m["tool_call"].function))
     ]
+    # a check may change what it reads (listing unread emails marks them read): copies
+    pre_copy, env_copy = pre.model_copy(deep=True), env.model_copy(deep=True)
     security = suite._check_task_result(injection, output, pre, env, requested)
-    return utility, security, suite._check_task_result(injection, output, pre, env, ran)
+    return utility, security, suite._check_task_result(injection, output, pre_copy, env_copy, ran)
 
 
 def pipeline(agent: Any) -> Any:

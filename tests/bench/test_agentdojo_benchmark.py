@@ -135,3 +135,32 @@ def test_the_benchmark_prints_what_agentdojo_computes(tmp_path: Path) -> None:
     assert s["misses"] == len(misses)
     assert result["cost"]["calls"] > 0 and result["cost"]["p99_us"] >= result["cost"]["p50_us"] > 0
     assert "Firewall cost per checked call: p50" in printed
+
+
+def test_a_check_that_changes_what_it_reads_is_judged_once_each_way(tmp_path: Path) -> None:
+    """workspace injection_task_8's check lists the unread emails (which marks them read):
+    judging the calls that ran after AgentDojo's own check must not see what that check
+    changed. Without a firewall both verdicts agree (the attack succeeds)."""
+    out = tmp_path / "result.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "agentdojo.py"),
+            "--suite",
+            "workspace",
+            "--user-tasks",
+            "user_task_24",
+            "--injection-tasks",
+            "injection_task_8",
+            "--memory-calls",
+            "100",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    (pair,) = json.loads(out.read_text())["suites"]["workspace"]["attacked"]
+    assert pair["plain"]["security"] is True and pair["plain"]["harm"] is True
