@@ -78,9 +78,9 @@ class Origin:
         self.reached = True
         raw = self.call.get("args")
         made = raw if isinstance(raw, Mapping) else {}
-        if self.tool is not None:
-            made = model_arguments(self.tool, made)
-        if name != self.name or sent != made:
+        if name == self.name and sent == made:  # the usual case: the model's very call
+            return
+        if self.tool is None or name != self.name or sent != model_arguments(self.tool, made):
             self.withdraw(session, EDITED)
 
     def withdraw(self, session: GuardSession, reason: str) -> None:

@@ -33,7 +33,7 @@ from ._langchain_sessions import state_value
 
 try:
     from langchain_core.messages import AIMessage, ToolMessage
-    from langgraph.prebuilt.tool_node import ToolRuntime
+    from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langgraph") from exc
 
@@ -53,6 +53,10 @@ class ToolGate:
         self._lock = threading.Lock()
         # the return_direct calls that ran since the session's last model turn, by id
         self._direct: weakref.WeakKeyDictionary[GuardSession, dict[str | None, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # each session's checked runtime tools, by the identities of the tools they check
+        self._listed: weakref.WeakKeyDictionary[GuardSession, tuple[tuple[int, ...], list[Any]]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -92,19 +96,39 @@ class ToolGate:
 
     def checked(self, session: GuardSession, request: Any, origin: Origin) -> Any:
         """``request`` with its tool, and every tool its runtime lists, checked by
-        ``session`` at the moment LangGraph invokes it."""
-        tool = request.tool
-        changes: dict[str, Any] = {}
-        if tool is not None and not isinstance(tool, CheckedTool):
-            changes["tool"] = CheckedTool(tool, session, self._ran, origin)
+        ``session`` at the moment LangGraph invokes it.
+
+        The runtime's list is replaced in place: LangGraph builds a runtime (and its list)
+        for each call, and hands that very runtime to the tool, whose own use of
+        ``runtime.tools`` is then checked too. The request is copied (its dataclass
+        ``replace`` costs five times the copy of its fields), the framework's left as is."""
         runtime = request.runtime
         if isinstance(runtime, ToolRuntime) and runtime.tools:
-            tools: list[Any] = [
-                t if isinstance(t, CheckedTool) else CheckedTool(t, session, self._ran, origin)
-                for t in runtime.tools
-            ]
-            changes["runtime"] = dataclasses.replace(runtime, tools=tools)
-        return dataclasses.replace(request, **changes) if changes else request
+            runtime.tools = self._runtime_tools(session, runtime.tools)
+        tool = request.tool
+        if tool is None or isinstance(tool, CheckedTool):
+            return request
+        checked = CheckedTool(tool, session, self._ran, origin)
+        if type(request) is not ToolCallRequest:  # a subclass may do more in __init__
+            return dataclasses.replace(request, tool=checked)
+        copied = object.__new__(ToolCallRequest)
+        fields = copied.__dict__
+        fields.update(request.__dict__)
+        fields["tool"] = checked
+        return copied
+
+    def _runtime_tools(self, session: GuardSession, tools: list[Any]) -> list[Any]:
+        """The runtime's tools, each checked by ``session`` (remembered per session)."""
+        key = tuple(id(t) for t in tools)
+        known = self._listed.get(session)
+        if known is not None and known[0] == key:
+            return list(known[1])
+        checked = [
+            t if isinstance(t, CheckedTool) else CheckedTool(t, session, self._ran) for t in tools
+        ]
+        with self._lock:
+            self._listed[session] = (key, checked)
+        return list(checked)
 
     def _ran(self, session: GuardSession, tool: Any, tool_call_id: str | None, out: Any) -> None:
         if getattr(tool, "return_direct", False):  # its output may become the answer
