@@ -55,10 +55,10 @@ def freeze_call_arguments(
     (agentguard/trace/arguments.py), and None; or, for arguments that cannot be checked
     faithfully, what the log may show of them and why the call is refused."""
     if not args:
-        if args is None or isinstance(args, Mapping):
+        if args is None or issubclass(type(args), Mapping):
             return {}, None
         raise CallArgumentsError(name, args)
-    if not isinstance(args, Mapping):
+    if not issubclass(type(args), Mapping):
         try:  # pairs, as dict() takes them: the old interface
             args = dict(args)
         except (TypeError, ValueError):  # a list, a JSON string, ...: said plainly
@@ -121,9 +121,9 @@ def _fresh(value: Any) -> Any:
 def _items(value: Any, where: str) -> list[tuple[str, Any]]:
     """A mapping's items, read from its storage once (a dict subclass's own ``items``
     is not asked), each key checked to be text."""
-    if isinstance(value, dict):
+    if issubclass(type(value), dict):
         pairs = list(dict.items(value))
-    elif isinstance(value, Mapping):
+    elif issubclass(type(value), Mapping):
         raise UncheckableArgumentsError(
             where, f"is a {_type_name(value)} mapping; pass a plain dict"
         )
@@ -132,7 +132,7 @@ def _items(value: Any, where: str) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for key, item in pairs:
         if type(key) is not str:
-            if not isinstance(key, str):
+            if not issubclass(type(key), str):
                 raise UncheckableArgumentsError(
                     where, f"has a key that is not text (a {_type_name(key)})"
                 )
@@ -147,15 +147,15 @@ def _copy(value: Any, path: tuple[str | int, ...], depth: int, seen: set[int]) -
         return value
     if kind is float or kind in _VALUES:
         return value  # NaN and the infinities are JSON data here (json writes them back)
-    if isinstance(value, bool):  # pragma: no cover - bool cannot be subclassed
+    if issubclass(kind, bool):  # pragma: no cover - bool cannot be subclassed
         return bool(value)
-    if isinstance(value, str):
+    if issubclass(kind, str):
         return str.__str__(value)  # the text itself, not what an override says
-    if isinstance(value, int):
+    if issubclass(kind, int):
         return int.__int__(value)
-    if isinstance(value, float):
+    if issubclass(kind, float):
         return float.__float__(value)
-    if isinstance(value, (dict, list, tuple)):
+    if issubclass(kind, (dict, list, tuple)):
         if depth >= MAX_ARGUMENT_DEPTH:
             raise UncheckableArgumentsError(
                 _where(path),
@@ -167,11 +167,11 @@ def _copy(value: Any, path: tuple[str | int, ...], depth: int, seen: set[int]) -
             raise UncheckableArgumentsError(_where(path), "contains itself")
         seen.add(marker)
         try:
-            if isinstance(value, dict):
+            if issubclass(kind, dict):
                 return {
                     k: _copy(v, (*path, k), depth + 1, seen) for k, v in _items(value, _where(path))
                 }
-            items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
+            items = list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value)
             return [_copy(v, (*path, i), depth + 1, seen) for i, v in enumerate(items)]
         finally:
             seen.discard(marker)
@@ -179,11 +179,12 @@ def _copy(value: Any, path: tuple[str | int, ...], depth: int, seen: set[int]) -
 
 
 def _why(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    kind = type(value)  # never isinstance: a __class__ property can lie to it
+    if issubclass(kind, (bytes, bytearray, memoryview)):
         return "is bytes; pass text (decode it first)"
-    if isinstance(value, (set, frozenset)):
+    if issubclass(kind, (set, frozenset)):
         return "is a set; pass a list"
-    if isinstance(value, Mapping):
+    if issubclass(kind, Mapping):
         return f"is a {_type_name(value)} mapping; pass a plain dict"
     return (
         f"is a {_type_name(value)} object; agentguard checks plain data only (text, "

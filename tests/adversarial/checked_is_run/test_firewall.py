@@ -146,7 +146,30 @@ def test_batches_freeze_each_call() -> None:
     """propose_batch snapshots every call of the turn."""
     fw = _firewall()
     first = ["a"]
-    decisions = fw.propose_batch([("run_shell", {"cmd": "x", "p": first}), ("send", {"x": Shifty()})])
+    decisions = fw.propose_batch(
+        [("run_shell", {"cmd": "x", "p": first}), ("send", {"x": Shifty()})]
+    )
     first.append("/prod")
     assert decisions[0].arguments() == {"cmd": "x", "p": ["a"]}
     assert decisions[1].action is Action.BLOCK
+
+
+class Disguised:
+    """An object whose ``__class__`` claims it is text (isinstance believes it)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return str
+
+
+def test_an_object_disguised_as_text_is_refused_and_logged(tmp_path) -> None:
+    """isinstance is fooled by a __class__ property; the snapshot reads the real type, so
+    the call is refused with a decision (logged), not an exception out of propose."""
+    log = tmp_path / "d.jsonl"
+    fw = ag.Firewall(ag.parse_spec(SPEC), log_path=log)
+    disguised = Disguised()
+    assert isinstance(disguised, str)
+    decision = fw.propose("run_shell", {"cmd": disguised})
+    assert decision.action is Action.BLOCK and "Disguised" in decision.message
+    fw.finish()
+    assert "[uncheckable:" in log.read_text()
