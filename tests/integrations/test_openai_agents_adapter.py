@@ -389,43 +389,6 @@ def test_runs_ended_by_the_sdk_without_a_model_answer_are_finished() -> None:
     assert second.agentguard.report.trace.names[-1] == "final_answer"
 
 
-def test_a_call_checked_before_its_approval_is_judged_again_when_it_runs(
-    tmp_path: Path,
-) -> None:
-    """With pre_approval_tool_input_guardrails the guardrail runs before the human is
-    asked: that decision is withdrawn when the run pauses, and the approved call is
-    judged again (and allowed) when it runs after the resume."""
-    from agents import RunConfig
-    from agents.run_config import ToolExecutionConfig
-
-    shop = Shop()
-    log = tmp_path / "decisions.jsonl"
-    support = agent(shop, [VERIFY, REFUND, "Refunded."])
-    support.tools[1] = function_tool(shop.tools[1].__wrapped__, needs_approval=True)
-    agentguard.guard(support, SPEC, log_path=log)
-    config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
-
-    async def approve_all() -> Any:
-        result = await Runner.run(support, "refund", run_config=config)
-        while result.interruptions:
-            state = result.to_state()
-            for item in result.interruptions:
-                state.approve(item)
-            result = await Runner.run(support, state, run_config=config)
-        return result
-
-    assert asyncio.run(approve_all()).final_output == "Refunded."
-    assert shop.ran == ["verify_identity", "issue_refund"]
-    events = [json.loads(line) for line in log.read_text().splitlines()]
-    refund = [(e["event"], e["action"]) for e in events if e.get("tool") == "issue_refund"]
-    assert refund == [
-        ("agentguard.decision", "allow"),
-        ("agentguard.withdrawn", "withdrawn"),
-        ("agentguard.decision", "allow"),
-        ("agentguard.result", "executed"),
-    ]
-
-
 def test_a_function_reading_its_context_reads_the_checked_arguments() -> None:
     """A function that reads ``ctx.tool_arguments`` (the JSON text) reads the checked
     snapshot, defaults filled in, not the model's text."""

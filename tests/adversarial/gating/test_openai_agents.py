@@ -333,3 +333,31 @@ def test_a_call_sent_to_a_human_does_not_hold_its_turn(tmp_path: Path) -> None:
     withdrawn = [line for line in log_lines(log) if line["event"] == "agentguard.withdrawn"]
     assert "waits for a human's approval" in withdrawn[0]["message"]
     assert_invariants(shop, report, SPEC, log, tmp_path)
+
+
+def test_a_call_checked_before_its_approval_is_judged_again_when_it_runs(
+    tmp_path: Path,
+) -> None:
+    """With pre_approval_tool_input_guardrails the guardrail runs before the human is
+    asked: that decision is withdrawn when the run pauses (it was left started, and the
+    resumed run was another firewall), and the approved call is judged again, in the
+    same run, when it runs after the resume."""
+    from agents import RunConfig
+    from agents.run_config import ToolExecutionConfig
+
+    shop = Shop(approval=("issue_refund",))
+    log = tmp_path / "d.jsonl"
+    support = guarded(scripted(shop, [VERIFY, REFUND, "Refunded."]), SPEC, log)
+    config = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+    result = asyncio.run(run_approving(support, "refund", run_config=config))
+    assert result.final_output == "Refunded."
+    assert shop.names == ["verify_identity", "issue_refund"]
+    refund = [(e["event"], e["action"]) for e in log_lines(log) if e.get("tool") == "issue_refund"]
+    assert refund == [
+        ("agentguard.decision", "allow"),
+        ("agentguard.withdrawn", "withdrawn"),
+        ("agentguard.decision", "allow"),
+        ("agentguard.result", "executed"),
+    ]
+    assert len(support.agentguard.reports) == 1 and support.agentguard.running == ()
+    assert_invariants(shop, support.agentguard.report, SPEC, log, tmp_path)
