@@ -47,8 +47,8 @@ Hierarchy::
     │   └── InstanceFileError (ValueError)    an instance file cannot be read
     ├── GroupFieldError (ValueError)          report.batch: a `--group-by` field is missing
     ├── ScriptExhaustedError (RuntimeError)   testing.script: a scripted model ran out
-    ├── StreamingNotScriptedError             testing.openai_agents_models: streaming asked
-    │   (NotImplementedError)                 of a scripted openai-agents model
+    ├── NoScriptError (LookupError)           testing.agentdojo_models: no AgentDojo task has
+    │                                         the prompt a scripted agent was given
     ├── MiddlewareOrderError (ValueError)     integrations.langchain: AgentGuardMiddleware
     │                                         listed inside a middleware that may handle a
     │                                         tool's error (refused by create_agent)
