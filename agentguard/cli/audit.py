@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from agentguard.enforcement.audit import verify_lines
-from agentguard.report.terminal import json_text, printable
+from agentguard.terminal import json_text, printable
 
 EXIT_OK, EXIT_TAMPERED, EXIT_USAGE = 0, 1, 2
 

@@ -19,8 +19,8 @@ from rich.table import Table
 from agentguard.language.ast import Spec
 from agentguard.report import batch
 from agentguard.report.batch import CheckedTrace, Group, groups, stats
-from agentguard.report.terminal import markup
 from agentguard.scoring.report import FULL, NONE, PARTIAL, ComplianceReport
+from agentguard.terminal import markup
 
 PROGRESS_THRESHOLD: Final = 20
 """Batches of at least this many records show a progress bar (when stderr is a terminal)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentguard.enforcement.decision import Decision
 from agentguard.language.ast import Spec
-from agentguard.report.terminal import json_text, printable
+from agentguard.terminal import json_text, printable
 from agentguard.trace.model import Trace
 
 EXIT_SAME, EXIT_CHANGED, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3

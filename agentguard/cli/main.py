@@ -35,7 +35,7 @@ from agentguard.language import load_spec
 from agentguard.language.ast import Spec
 from agentguard.language.printer import format_spec
 from agentguard.report import batch
-from agentguard.report.terminal import json_text, printable
+from agentguard.terminal import json_text, printable
 from agentguard.trace.formats import format_names
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3

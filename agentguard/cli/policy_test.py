@@ -30,7 +30,7 @@ from typing import Any
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import AgentGuardError
 from agentguard.language.ast import Spec
-from agentguard.report.terminal import json_text, printable
+from agentguard.terminal import json_text, printable
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 ACTIONS = {a.value: a for a in Action} | {"override": Action.OVERRIDE}

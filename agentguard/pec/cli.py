@@ -33,7 +33,7 @@ from agentguard.pec.episode import Episode, Scored
 from agentguard.pec.export import write_episodes
 from agentguard.pec.loaders import LoadedEpisode
 from agentguard.pec.report import build_report, render, write_csv
-from agentguard.report.terminal import markup, printable
+from agentguard.terminal import markup, printable
 
 EXIT_OK, EXIT_USAGE, EXIT_INPUT = 0, 2, 3
 

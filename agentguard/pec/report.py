@@ -28,7 +28,7 @@ from agentguard.pec.stats import (
     resampled_statistics,
     wilson,
 )
-from agentguard.report.terminal import markup
+from agentguard.terminal import markup
 
 GroupKey = tuple[str, ...]
 

@@ -72,7 +72,7 @@ def test_audit_verify_escapes_run_ids(tmp_path: Path) -> None:
 
 def test_the_helpers_keep_meaning() -> None:
     """Escaping shows every character; the JSON form is the same document."""
-    from agentguard.report.terminal import json_text, markup, printable
+    from agentguard.terminal import json_text, markup, printable
 
     assert printable("a\x1bb") == "a\\x1bb"
     assert printable("line\nnext", one_line=False) == "line\nnext"
