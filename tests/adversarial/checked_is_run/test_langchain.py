@@ -96,9 +96,9 @@ def ship(address: Address) -> str:
 
 
 @tool
-def tag(items: list[str]) -> str:
+def tag(items: list[str], label: str = "todo") -> str:
     """Tag items (and scribble on the list it was given)."""
-    RAN.append(("tag", {"items": list(items)}))
+    RAN.append(("tag", {"items": list(items), "label": label}))
     items.append("/prod/db")
     return "tagged"
 
@@ -217,7 +217,7 @@ def test_a_tool_scribbling_on_its_arguments_cannot_rewrite_the_trace(tmp_path: P
     """The tool gets a copy of the checked snapshot: what it appends is not in the trace."""
     guard, _ = run(tmp_path, [call("tag", items=["a"]), "done"])
     report = assert_invariants(report_of(guard), spec_file(tmp_path, SPEC), RAN, tmp_path)
-    assert report.trace[0].args == {"items": ["a"]}
+    assert report.trace[0].args == {"items": ["a"], "label": "todo"}
 
 
 def test_injected_arguments_are_neither_judged_nor_smuggled(tmp_path: Path) -> None:
@@ -275,11 +275,20 @@ def test_a_reused_tool_call_id_is_judged_on_its_own_arguments(tmp_path: Path) ->
 
 def test_arguments_that_fail_validation_never_run(tmp_path: Path) -> None:
     """``amount="lots"`` is rejected by the tool's schema: withdrawn, never run, and the
-    model reads why."""
-    guard, out = run(tmp_path, [call("issue_refund", order_id="A", amount="lots"), "done"])
-    assert RAN == []
-    reply = next(m for m in out["messages"] if isinstance(m, ToolMessage))
-    assert reply.status == "error" and "amount" in str(reply.content)
+    model reads why; its sibling ``amount="7"`` runs, recorded as the 7.0 it received."""
+    guard, out = run(
+        tmp_path,
+        [
+            [
+                call("issue_refund", order_id="A", amount="lots"),
+                call("issue_refund", order_id="B", amount="7"),
+            ],
+            "done",
+        ],
+    )
+    assert RAN == [("issue_refund", {"order_id": "B", "amount": 7.0})]
+    reply = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.status == "error")
+    assert "amount" in str(reply.content)
     assert_invariants(report_of(guard), spec_file(tmp_path, SPEC), RAN, tmp_path)
 
 

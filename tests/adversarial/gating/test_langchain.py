@@ -278,9 +278,12 @@ def test_an_error_handler_outside_the_guard_is_refused_when_the_agent_is_built(
         _agent(["done"], tmp_path, [handler, "guard"])
 
 
-def test_middleware_that_never_handles_errors_may_come_first(tmp_path: Path) -> None:
-    """HumanInTheLoopMiddleware before the guard is accepted; a tool's error still ends
-    the run with the session finished."""
+def test_only_an_order_that_cannot_be_made_correct_is_refused(tmp_path: Path) -> None:
+    """ToolRetryMiddleware before the guard is refused; HumanInTheLoopMiddleware, which
+    never handles a tool's error, may come first, and a tool's error then ends the run with
+    the session finished."""
+    with pytest.raises(AgentGuardError, match="ToolRetryMiddleware"):
+        _agent(["done"], tmp_path, [_retry(), "guard"])
     FAILURES.append(99)
     human = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
     guard, agent = _agent([call("flaky", order_id="A"), "done"], tmp_path, [human, "guard"])
