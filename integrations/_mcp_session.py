@@ -12,14 +12,13 @@ and stream the gateway writes, not only out of the log.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.firewall import Firewall
-from agentguard.enforcement.log import REDACTED, Redactor
+from agentguard.enforcement.log_redaction import Redactor, safe_args, scrub, secret_texts
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
 from agentguard.trace.identity import digest
@@ -40,31 +39,15 @@ class Scrubber:
         self.redact = redact
 
     def args(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        if self.redact is None:
-            return dict(args)
-        try:
-            return dict(self.redact(tool, args))
-        except Exception as exc:  # noqa: BLE001 - a broken redactor must not leak the arguments
-            return {"<redaction failed>": type(exc).__name__}
+        return safe_args(self.redact, tool, args)
 
     def secrets(self, calls: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
         """The text forms of every argument value the redactor hid, longest first."""
-        if self.redact is None:
-            return []
-        hidden: set[str] = set()
-        for tool, args in calls:
-            shown = self.args(tool, args)
-            for key, value in args.items():
-                if key in shown and shown[key] == value:
-                    continue
-                for leaf in _leaves(value):
-                    hidden.update(t for t in (str(leaf), repr(leaf), json.dumps(leaf)) if t)
+        hidden = {text for tool, args in calls for text in secret_texts(self.redact, tool, args)}
         return sorted(hidden, key=len, reverse=True)
 
     def text(self, text: str, secrets: Sequence[str]) -> str:
-        for secret in secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return scrub(text, secrets)
 
     def report(self, report: FirewallReport) -> dict[str, Any]:
         """``report.to_dict()`` as the decision log would show it."""
@@ -103,14 +86,6 @@ def _printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, Mapping):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [] if value is None or isinstance(value, bool) else [value]
 
 
 class GatewaySession:

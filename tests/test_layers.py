@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     "bench": 5,
     "guard": 5,
     "guard_shared": 5,
+    "guard_batch": 5,
+    "session": 5,
     "testing": 5,
     "report": 5,
     "scale": 5,

@@ -21,6 +21,7 @@ from agentguard.enforcement.approval import Approver, ApproverRaised
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import FirewallProtocolError, Flight, call_of
 from agentguard.enforcement.log import FAILURE_EVENT, DecisionLog
+from agentguard.enforcement.log_redaction import scrub, secret_texts
 from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.report import FirewallReport
 from agentguard.enforcement.shadows import Shadows
@@ -105,8 +106,8 @@ class FirewallCore:
             raise exc.original from None
         if isinstance(exc, FirewallProtocolError) or not isinstance(exc, Exception):
             return
-        secrets = self._log.secrets(*call_of(args)) if args else []
-        message = self._log.scrub(f"{type(exc).__name__}: {exc}", secrets)
+        secrets = secret_texts(self._log.redact, *call_of(args)) if args else []
+        message = scrub(f"{type(exc).__name__}: {exc}", secrets)
         self._log.emit(FAILURE_EVENT, warn=True, message=message)
         self._log.flush()
 
@@ -138,7 +139,7 @@ class FirewallCore:
         return decision
 
     def _scrub(self, decision: Decision, text: str) -> str:
-        return self._log.scrub(text, self._log.secrets(decision.tool, decision.args))
+        return scrub(text, secret_texts(self._log.redact, decision.tool, decision.args))
 
     def _withdrawn_now(self, decision: Decision, reason: str) -> None:
         """Log a call that never ran; a later ``start`` of it is refused with the reason."""

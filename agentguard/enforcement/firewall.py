@@ -27,10 +27,8 @@ from agentguard.enforcement.flight import (
     error_text,
 )
 from agentguard.enforcement.judging import args_key
-from agentguard.enforcement.log import (
-    DecisionLog,
-    Redactor,
-)
+from agentguard.enforcement.log import DecisionLog
+from agentguard.enforcement.log_redaction import Redactor
 from agentguard.enforcement.options import (
     FirewallConfigError,
     FirewallOptions,

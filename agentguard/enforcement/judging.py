@@ -19,6 +19,7 @@ from agentguard.enforcement.core import FirewallCore
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.flight import Findings
 from agentguard.enforcement.log import BUDGET_EVENT, ERROR_EVENT
+from agentguard.enforcement.log_redaction import safe_args, scrub, secret_texts
 from agentguard.enforcement.messages import compose
 from agentguard.enforcement.policy import Counts, Limits, judge
 from agentguard.monitor import Verdict
@@ -254,15 +255,15 @@ class Judging(FirewallCore):
         """Does a predicate error block? Under fail-open it is logged and ignored."""
         if self.on_predicate_error == "fail_closed":
             return True
-        secrets = self._log.secrets(call.name, call.args)
+        secrets = secret_texts(self._log.redact, call.name, call.args)
         self._log.emit(
             ERROR_EVENT,
             warn=True,
             step=step,
             tool=call.name,
-            args=self._log.safe_args(call.name, call.args),
+            args=safe_args(self._log.redact, call.name, call.args),
             constraint=constraint,
-            message=self._log.scrub(f"ignored (fail-open): {error}", secrets),
+            message=scrub(f"ignored (fail-open): {error}", secrets),
         )
         return False
 

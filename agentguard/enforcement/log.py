@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,6 +33,13 @@ from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain, continuation
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.log_lines import LineTemplates
+from agentguard.enforcement.log_redaction import (
+    Redactor,
+    safe_args,
+    scrub,
+    secret_texts,
+    violation_records,
+)
 from agentguard.trace.formats.agentguard_logs import (
     DECISION_EVENT,
     MESSAGE_EVENT,
@@ -43,15 +49,11 @@ from agentguard.trace.formats.agentguard_logs import (
 from agentguard.trace.identity import digest
 from agentguard.trace.model import Call
 
-Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
-"""``redact(tool, args) -> args``: what the log may show of a call's arguments."""
-
 LATE_EVENT: Final = "agentguard.late_violation"
 ERROR_EVENT: Final = "agentguard.predicate_error"
 FAILURE_EVENT: Final = "agentguard.internal_error"
 BUDGET_EVENT: Final = "agentguard.budget"  # a constraint's monitor hit its state budget
 """A dialogue event (a user or assistant message) the firewall observed."""
-REDACTED: Final = "[redacted]"
 
 FIELDS: Final = (
     "event",
@@ -183,46 +185,6 @@ class DecisionLog:
         """Anyone takes the events: the file, the user's logger or a registered sink."""
         return self.active or bool(hooks.SINKS)
 
-    def safe_args(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        if self.redact is None:
-            return dict(args)
-        try:
-            return dict(self.redact(tool, args))
-        except Exception as exc:  # noqa: BLE001 - a broken redactor must not leak the arguments
-            return {"<redaction failed>": type(exc).__name__}
-
-    def secrets(self, tool: str, args: Mapping[str, Any]) -> list[str]:
-        """The text forms of every argument value the redactor hid, longest first."""
-        if self.redact is None:
-            return []
-        shown = self.safe_args(tool, args)
-        hidden: set[str] = set()
-        for key, value in args.items():
-            if key in shown and shown[key] == value:
-                continue
-            for leaf in _leaves(value):
-                for text in (str(leaf), repr(leaf), json.dumps(leaf, default=str)):
-                    if text:
-                        hidden.add(text)
-        return sorted(hidden, key=len, reverse=True)
-
-    def scrub(self, text: str, secrets: Sequence[str]) -> str:
-        for secret in secrets:
-            text = text.replace(secret, REDACTED)
-        return text
-
-    def _violations(
-        self, violations: tuple[Violation, ...] | list[Violation], secrets: Sequence[str]
-    ) -> list[dict[str, Any]]:
-        out = []
-        for v in violations:
-            d = v.to_dict()
-            if secrets:
-                for key in ("message", "detail", "hint"):
-                    d[key] = self.scrub(d[key], secrets)
-            out.append(d)
-        return out
-
     def decision(self, d: Decision) -> None:
         if not (self.active or hooks.SINKS):
             return
@@ -244,11 +206,11 @@ class DecisionLog:
                 return
         if self.redact is None:  # nothing to scrub: the firewall's own text as it is
             message = d.message
-            violations = self._violations(d.violations, ()) if d.violations else []
+            violations = violation_records(d.violations, ()) if d.violations else []
         else:
-            secrets = self.secrets(d.tool, d.args)
-            message = self.scrub(d.message, secrets)
-            violations = self._violations(d.violations, secrets)
+            secrets = secret_texts(self.redact, d.tool, d.args)
+            message = scrub(d.message, secrets)
+            violations = violation_records(d.violations, secrets)
         v = d.violations[0] if d.violations else None
         # the whole line in one literal, in FIELDS order (one event per proposed call)
         record: dict[str, Any] = {
@@ -256,7 +218,7 @@ class DecisionLog:
             "run_id": self.run_id,
             "step": d.step,
             "tool": d.tool,
-            "args": self.safe_args(d.tool, d.args),
+            "args": safe_args(self.redact, d.tool, d.args),
             "constraint": None if v is None else v.constraint,
             "layer": None if v is None else v.layer,
             "weight": None if v is None else v.weight,
@@ -278,7 +240,7 @@ class DecisionLog:
         if d.approval is not None:  # who approved or denied an ASK call, when, why
             reason = str(d.approval.get("reason", ""))
             if self.redact is not None:
-                reason = self.scrub(reason, self.secrets(d.tool, d.args))
+                reason = scrub(reason, secret_texts(self.redact, d.tool, d.args))
             record["approval"] = {**d.approval, "reason": reason}
         self._send(record, d.action is not Action.ALLOW or v is not None, _DECISION_DATA)
 
@@ -300,7 +262,7 @@ class DecisionLog:
             "run_id": self.run_id,
             "step": None if d is None else d.step,
             "tool": call.name,
-            "args": self.safe_args(call.name, call.args),
+            "args": safe_args(self.redact, call.name, call.args),
             "constraint": None,
             "layer": None,
             "weight": None,
@@ -333,7 +295,7 @@ class DecisionLog:
             MESSAGE_EVENT,
             tool=call.name,
             kind=call.kind,
-            args=self.safe_args(call.name, call.args),
+            args=safe_args(self.redact, call.name, call.args),
             action="observed",
             position=call.position if judged else None,
         )
@@ -347,9 +309,9 @@ class DecisionLog:
             warn=True,
             step=d.step,
             tool=d.tool,
-            args=self.safe_args(d.tool, d.args),
+            args=safe_args(self.redact, d.tool, d.args),
             action="withdrawn",
-            message=self.scrub(reason, self.secrets(d.tool, d.args)),
+            message=scrub(reason, secret_texts(self.redact, d.tool, d.args)),
             call_id=d.call_id,
             tool_call_id=d.tool_call_id,
         )
@@ -368,17 +330,17 @@ class DecisionLog:
         shadow mode: it would have, and the line says ``shadow: true``)."""
         if not self.enabled:
             return
-        secrets = self.secrets(tool, args)
+        secrets = secret_texts(self.redact, tool, args)
         self.emit(
             LATE_EVENT,
             warn=True,
             step=step,
             tool=tool,
-            args=self.safe_args(tool, args),
+            args=safe_args(self.redact, tool, args),
             **_violation_fields(violations[0]),
             action=Action.STOP.value if stopped else "logged",
-            message=self.scrub("; ".join(v.message or v.detail for v in violations), secrets),
-            violations=self._violations(violations, secrets),
+            message=scrub("; ".join(v.message or v.detail for v in violations), secrets),
+            violations=violation_records(violations, secrets),
             pending=[],
             **({"shadow": True} if shadow and stopped else {}),
         )
@@ -452,14 +414,6 @@ def _write_all(file: io.FileIO, data: bytes) -> None:
         rest = memoryview(data)[written:]
         while rest:
             rest = rest[file.write(rest) or 0 :]
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, Mapping):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [] if value is None or isinstance(value, bool) else [value]
 
 
 _ACTION_TEXT: Final = {a: a.value for a in Action}

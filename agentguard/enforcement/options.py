@@ -15,7 +15,7 @@ from typing import Any, Final, TypedDict
 
 from agentguard.enforcement.agent_tools import AgentTools
 from agentguard.enforcement.approval import Approver
-from agentguard.enforcement.log import Redactor
+from agentguard.enforcement.log_redaction import Redactor
 from agentguard.errors import AgentGuardError
 from agentguard.semantics.registry import Registry
 from agentguard.severity import Severity, SeverityKind

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.enforcement.firewall import Firewall
-from agentguard.guard import GuardSession, _key, blocked_text
+from agentguard.guard import GuardSession, blocked_text
+from agentguard.guard_batch import _key
 from agentguard.trace.refusal import BLOCKED_HEAD, STOPPED_HEAD
 from tests.integrations._adapter_specs import rules
 from tests.integrations.adapters import bind_arguments
