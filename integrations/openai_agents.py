@@ -99,6 +99,7 @@ class OpenAIAgentsGuard:
         self.schema_checks = schema_checks
         self.firewall_kwargs = firewall_kwargs
         self.reports: list[FirewallReport] = []
+        self.roots: list[Any] = []  # the agents guard() was given
         self._declared: dict[str, A.ToolDecl] = {}
         self._schemas: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -292,6 +293,8 @@ class OpenAIAgentsGuard:
         except BaseException as exc:
             run.ran(started, None, error=exc)
             raise
+        finally:  # the function held ctx.agent: whatever it took off is put back
+            self.keep_guarded(getattr(context, "agent", None))
         if nested_pause(tool, context):
             run.paused(started, "its agent paused for an approval; it runs again on resume")
             return result
@@ -299,6 +302,15 @@ class OpenAIAgentsGuard:
         value = jsonable(result)
         run.ran(started, value, error=text_of(value) if failed else None)
         return result
+
+    def keep_guarded(self, agent: Any) -> None:
+        """Guard again the agents a tool's function could reach (its ``ToolContext``'s
+        agent, and the agents ``guard()`` was given): a function that replaced their hooks,
+        dropped the output guardrail or put unguarded tools back leaves no trace of it
+        for the next turn (the hooks that re-install each turn may be what it removed)."""
+        for root in (*self.roots, agent):
+            if isinstance(root, Agent):
+                install(root, self)
 
     # the final answer --------------------------------------------------------------
     async def _check_answer(self, context: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
@@ -352,6 +364,7 @@ def guard_openai_agent(
     if schemas is not None:
         firewall_kwargs.setdefault("agent_tools", schemas)
     guard = OpenAIAgentsGuard(spec, **firewall_kwargs)
+    guard.roots.append(agent)
     install(agent, guard)
     return agent
 
