@@ -5,7 +5,8 @@ Detection, in order: an object is an agentguard report (``decisions`` + ``compli
 a metrics record (``tool_calls``, no ``role``), a tau-bench result item (``traj`` +
 ``task_id`` + ``reward``), a tau2 simulation (``messages`` + ``task_id`` +
 ``reward_info``/``termination_reason``), an AgentDojo run file (``messages`` +
-``suite_name`` + ``user_task_id``), or an envelope (``messages``,
+``suite_name`` + ``user_task_id``), a ToolSandbox execution context (``_dbs.SANDBOX`` +
+``tool_allow_list``), or an envelope (``messages``,
 ``request``/``response``, ``choices``, ``input``/``output``, ``steps``) whose inner list
 is then detected. A list is, first match wins: agentguard decision-log events, MCP
 JSON-RPC messages (``tools/call``), smolagents
@@ -34,6 +35,7 @@ from agentguard.trace.formats import (
     smolagents,
     tau2,
     tau_bench,
+    toolsandbox,
 )
 from agentguard.trace.formats._base import FINAL_ANSWER, TOOL_ERRORS, TraceFormat, mappings
 from agentguard.trace.formats.wrappers import unwrap
@@ -69,6 +71,12 @@ OBJECT_FORMATS: Final = (
         "AgentDojo run file {suite_name, user_task_id, injection_task_id, messages, ...}",
         agentdojo.detect,
         agentdojo.load,
+    ),
+    TraceFormat(
+        "toolsandbox",
+        "ToolSandbox execution_context.json {_dbs: {SANDBOX: [...], ...}, tool_allow_list, ...}",
+        toolsandbox.detect,
+        toolsandbox.load,
     ),
 )
 """Formats whose record is one JSON object."""
