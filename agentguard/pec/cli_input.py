@@ -15,14 +15,19 @@ from pathlib import Path
 from agentguard.errors import AgentGuardError, TraceRecordError
 from agentguard.pec.episode import Episode, Scored
 from agentguard.pec.loaders import LoadedEpisode, load_episodes
+from agentguard.pec.toolsandbox_files import is_toolsandbox_path, iter_toolsandbox
 
 
 def load_named(args: argparse.Namespace) -> list[LoadedEpisode]:
     """Episode files, and with ``--bfcl`` BFCL's own result files and directories."""
     from agentguard.pec.bfcl_files import RESULT_FILE
 
+    if getattr(args, "toolsandbox", False):
+        return _load_toolsandbox(args)
     if not args.bfcl:
         for path in args.episodes:
+            if is_toolsandbox_path(path):
+                continue
             if RESULT_FILE.match(Path(path).name) or Path(path).is_dir():
                 raise AgentGuardError(
                     f"{path}: a BFCL result file or directory; replay it with --bfcl"
@@ -36,6 +41,24 @@ def load_named(args: argparse.Namespace) -> list[LoadedEpisode]:
     loaded = load_episodes(*others)
     if bfcl_paths:
         loaded += load_result_files(*bfcl_paths, entries=bfcl.load_all(), scores=args.bfcl_scores)
+    return loaded
+
+
+def _load_toolsandbox(args: argparse.Namespace) -> list[LoadedEpisode]:
+    """ToolSandbox runs; a scenario its run's summary does not list is evaluated by ToolSandbox."""
+    from agentguard.pec.toolsandbox_env import shared_worker
+
+    worker = shared_worker(args.toolsandbox_python)
+
+    def evaluate(file: Path, scenario: str) -> float:
+        return worker.evaluate(file, scenario).similarity
+
+    loaded: list[LoadedEpisode] = []
+    for path in args.episodes:
+        if is_toolsandbox_path(path):
+            loaded += iter_toolsandbox(path, evaluate=evaluate, threshold=args.toolsandbox_success)
+        else:
+            loaded += load_episodes(path)
     return loaded
 
 
@@ -74,13 +97,14 @@ def explain_unjudged(unjudged: Sequence[LoadedEpisode], *, judged: int) -> list[
             f"{len(unjudged)} episode(s) ({where}{more}) carry no executability verdict (no 'fed', no "
             "per-call 'executable') and no oracle was given, so nothing can be scored. "
             "Replay them: --bfcl (BFCL result files), --tau2 (tau2 simulations), "
+            "--toolsandbox (ToolSandbox runs), "
             "--spec FILE.ltl or --tools FILE.json, or judge recorded outcomes only with "
             "--recorded; or record 'fed' in each episode"
         )
     return [
         TraceRecordError(
             "no executability recorded ('fed' or per-call 'executable'); "
-            "replay it with --bfcl, --tau2, --tools or --spec",
+            "replay it with --bfcl, --tau2, --toolsandbox, --tools or --spec",
             source=item.source,
             record=item.record,
         )

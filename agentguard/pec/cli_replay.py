@@ -1,6 +1,6 @@
 """How ``agentguard pec`` replays: the oracle its options choose, on one process or several.
 
-``--bfcl``, ``--tau2``, ``--recorded``, ``--tools`` or ``--spec`` choose the oracle
+``--bfcl``, ``--tau2``, ``--toolsandbox``, ``--recorded``, ``--tools`` or ``--spec`` choose the oracle
 (:func:`oracle_for_args`; tau2 needs one per domain); :func:`replay_serial` scores the
 episodes here (with a progress bar on a terminal), :func:`replay_pool` on ``--jobs``
 worker processes, each building its own oracle. An episode that cannot be replayed is
@@ -27,12 +27,16 @@ PROGRESS_THRESHOLD = 50
 """Replays of at least this many episodes show a progress bar (on a terminal)."""
 
 OracleFor = Callable[[Episode], Oracle]
-"""The oracle that judges one episode (tau2 needs one per domain)."""
+"""The oracle that judges one episode (tau2 needs one per domain, ToolSandbox one per scenario)."""
 
 
 def oracle_for_args(args: argparse.Namespace) -> OracleFor | None:
     if args.tau2:
         return _tau2_oracles(ERROR_RULES[args.error_rule or "raised"])
+    if getattr(args, "toolsandbox", False):
+        from agentguard.pec.toolsandbox_env import shared_worker, toolsandbox_oracles
+
+        return toolsandbox_oracles(shared_worker(args.toolsandbox_python))
     single = _single_oracle(args)
     return None if single is None else (lambda _episode: single)
 
@@ -114,6 +118,8 @@ def replay_pool(
         tools=args.tools,
         spec=args.spec,
         tau2=args.tau2,
+        toolsandbox=getattr(args, "toolsandbox", False),
+        toolsandbox_python=getattr(args, "toolsandbox_python", None),
         recorded=args.recorded,
         error_rule=args.error_rule,
     )

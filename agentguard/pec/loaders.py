@@ -27,6 +27,7 @@ from agentguard.errors import TraceError, TraceRecordError
 from agentguard.pec.agentdojo_files import agentdojo_episode
 from agentguard.pec.episode import Episode, LoadedEpisode, Scored
 from agentguard.pec.labels import Failure, FailureLabel
+from agentguard.pec.toolsandbox_files import is_toolsandbox_path, iter_toolsandbox
 from agentguard.trace.formats import agentdojo as agentdojo_format
 from agentguard.trace.jsonl import text_lines
 from agentguard.trace.loaders import trace_from_json
@@ -190,10 +191,15 @@ def iter_episode_file(path: str | Path) -> Iterator[LoadedEpisode]:
 
     A ``.json`` file may hold one list of episode objects (numbered from 1), or be a
     tau-bench or tau2 results file (one episode per run, see :mod:`.tau_files`), or one
-    AgentDojo run file (one episode, see :mod:`.agentdojo_files`).
+    AgentDojo run file (one episode, see :mod:`.agentdojo_files`). A ToolSandbox run
+    directory or ``execution_context.json`` gives one episode per scenario run (see
+    :mod:`.toolsandbox_files`).
     """
     p = Path(path)
     source = str(p)
+    if is_toolsandbox_path(p):
+        yield from iter_toolsandbox(p)
+        return
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:

@@ -103,21 +103,28 @@ def _trace_targets(milestone: Any) -> list[dict[str, Any]]:
 
 
 def _needed_tools(name: str) -> set[str]:
-    """Tools the scenario's task needs: its milestones' traces and its base allow list."""
-    from tool_sandbox.common.execution_context import ScenarioCategories
+    """Tools the scenario's task needs: its milestones' traces and its base allow list.
 
+    An augmented scenario (``<base>_3_distraction_tools``, ...) needs what its base (the
+    longest scenario name it extends that has no distraction tools) allows.
+    """
     scenarios = _scenarios()
-    base = name
-    for other, scenario in scenarios.items():
-        if ScenarioCategories.NO_DISTRACTION_TOOLS in scenario.categories and (
-            name == other or name.startswith(other + "_")
-        ):
-            if len(other) > len(base) or base == name:
-                base = other
+    bases = _state.setdefault("bases", _base_names())
+    base = max((b for b in bases if name == b or name.startswith(b + "_")), key=len, default=name)
     needed = set(scenarios[base].starting_context.tool_allow_list or [])
     for milestone in scenarios[name].evaluation.milestone_matcher.milestones:
         needed |= {t["tool_name"] for t in _trace_targets(milestone)}
     return needed
+
+
+def _base_names() -> list[str]:
+    from tool_sandbox.common.execution_context import ScenarioCategories
+
+    return [
+        name
+        for name, scenario in _scenarios().items()
+        if ScenarioCategories.NO_DISTRACTION_TOOLS in scenario.categories
+    ]
 
 
 def _untraced(milestones: list[Any]) -> list[str]:
@@ -225,42 +232,54 @@ def op_execute(request: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("execute before reset")
     context = get_current_context()
     name = request["name"]
-    _state["calls"] += 1
-    call_id = f"call_{_state['calls']}"
-    tool_call = ChatCompletionMessageToolCall(
-        id=call_id,
-        type="function",
-        function=Function(name=name, arguments=json.dumps(request.get("arguments") or {})),
-    )
-    agent_tools = set(_agent_tools(context))  # what an agent role is offered
-    try:
-        code = openai_tool_call_to_python_code(
-            tool_call, agent_tools, execution_facing_tool_name=_execution_name(context, name)
+    arguments = request.get("arguments") or {}
+    if request.get("requestor") == "user":  # as ToolSandbox's CLI user writes its calls
+        message = Message(
+            sender=RoleType.USER,
+            recipient=RoleType.EXECUTION_ENVIRONMENT,
+            content=f"print(repr({name}(**{arguments!r})))",
         )
-    except KeyError as exc:  # ToolSandbox's agents raise here: the run would stop
-        return {"accepted": False, "result": f"KeyError: {exc}", "minefield": False}
-    BaseRole.add_messages(
-        [
-            Message(
-                sender=RoleType.AGENT,
-                recipient=RoleType.EXECUTION_ENVIRONMENT,
-                content=code,
-                openai_tool_call_id=call_id,
-                openai_function_name=name,
+    else:
+        _state["calls"] += 1
+        call_id = f"call_{_state['calls']}"
+        tool_call = ChatCompletionMessageToolCall(
+            id=call_id, type="function", function=Function(name=name, arguments=json.dumps(arguments))
+        )
+        try:
+            code = openai_tool_call_to_python_code(
+                tool_call, set(_agent_tools(context)), _execution_name(context, name)
             )
-        ]
-    )
+        except KeyError as exc:  # ToolSandbox's agents raise here: the run would stop
+            return {"accepted": False, "result": f"KeyError: {exc}", "minefield": False}
+        message = Message(
+            sender=RoleType.AGENT,
+            recipient=RoleType.EXECUTION_ENVIRONMENT,
+            content=code,
+            openai_tool_call_id=call_id,
+            openai_function_name=name,
+        )
+    BaseRole.add_messages([message])
     ExecutionEnvironment().respond()
     context = get_current_context()
     last = context.get_database(DatabaseNamespace.SANDBOX).to_dicts()[-1]
     exception = last["tool_call_exception"]
     return {
         "accepted": exception is None,
-        "result": last["content"],
+        "result": _result(last),
         "exception": exception,
         "tool_trace": last["tool_trace"],
         "minefield": _minefield_reached(scenario, context),
     }
+
+
+def _result(row: dict[str, Any]) -> Any:
+    """The call's structured result from its tool trace, else the printed text."""
+    traces = row.get("tool_trace") or []
+    if len(traces) == 1:
+        trace = json.loads(traces[0])
+        if "result" in trace:
+            return trace["result"]
+    return row["content"]
 
 
 def _execution_name(context: Any, name: str) -> str | None:
