@@ -223,6 +223,45 @@ class ToolSandboxEnvironment:
         """Nothing to release: the next ``reset`` replaces the world state."""
 
 
+def ground_truth_episode(worker: ToolSandboxWorker, scenario: str) -> Episode:
+    """The call sequence a scenario's milestones give, as an episode (``method=ground-truth``).
+
+    The calls are the milestones' tool traces in a topological order of the milestone DAG;
+    an argument a milestone fills from an earlier call's result is filled from that call
+    as ToolSandbox runs it. Raises :class:`ReplayError` when the scenario gives no
+    complete call sequence (:func:`call_sequence_gap` says why).
+    """
+    gap = call_sequence_gap(worker.scenario(scenario))
+    if gap is not None:
+        raise ReplayError(f"ToolSandbox scenario {scenario!r} gives no call sequence: {gap}")
+    answer = worker.ask("ground_truth", scenario=scenario)
+    if answer.get("unresolved"):
+        raise ReplayError(f"ToolSandbox scenario {scenario!r}: {answer['unresolved']}")
+    calls = tuple(Call(c["name"], dict(c["arguments"])) for c in answer["calls"])
+    if not calls:
+        raise ReplayError(f"ToolSandbox scenario {scenario!r}: its milestones name no call")
+    info = worker.scenario(scenario)
+    labels = {
+        "dataset": "toolsandbox",
+        "method": "ground-truth",
+        "categories": "+".join(sorted(info.categories)),
+    }
+    return Episode(scenario, calls, True, labels)
+
+
+def call_sequence_gap(info: ScenarioInfo) -> str | None:
+    """Why a scenario's milestones give no complete offline call sequence (None: they do)."""
+    if info.network:
+        return "its task needs RapidAPI (the network)"
+    if info.milestones == 0:
+        return f"no milestone (only {info.minefields} minefield(s): the task cannot be done)"
+    if info.untraced:
+        return "milestones constrain a database without naming a call: " + ", ".join(
+            info.untraced
+        )
+    return None
+
+
 def toolsandbox_oracles(worker: ToolSandboxWorker) -> Callable[[Episode], Oracle]:
     """The oracle of each episode's scenario: schema over its agent-facing tools, then replay.
 
@@ -252,7 +291,9 @@ __all__ = [
     "ScenarioInfo",
     "ToolSandboxEnvironment",
     "ToolSandboxWorker",
+    "call_sequence_gap",
     "find_python",
+    "ground_truth_episode",
     "shared_worker",
     "toolsandbox_oracles",
 ]

@@ -322,14 +322,19 @@ def op_ground_truth(request: dict[str, Any]) -> dict[str, Any]:
         if not targets:
             silent.append(index)
             continue
+        # constraints of one milestone naming one tool describe one call (one snapshot):
+        # e.g. timestamp_diff with timestamp_0 filled from milestone 0, timestamp_1 from 1
+        by_tool: dict[str, dict[str, Any]] = {}
         for target in targets:
-            arguments = dict(target["arguments"])
+            arguments = by_tool.setdefault(target["tool_name"], {})
+            arguments.update(target["arguments"])
             if target["extractor"] is not None:
                 filled = _extract(target, traces)
                 if filled is None:
                     return {"calls": calls, "unresolved": f"milestone {index}: nothing to fill from"}
                 arguments.update(filled)
-            name_for_agent = context.get_agent_facing_tool_name(target["tool_name"])
+        for tool, arguments in by_tool.items():
+            name_for_agent = context.get_agent_facing_tool_name(tool)
             answer = op_execute({"name": name_for_agent, "arguments": arguments})
             calls.append({"name": name_for_agent, "arguments": arguments})
             traces.setdefault(index, []).extend(
