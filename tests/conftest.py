@@ -61,3 +61,22 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None]:
         report.longrepr = (
             f"skipped in CI (CI=true), which installs everything: {_skip_reason(report.longrepr)}"
         )
+
+
+@pytest.fixture(scope="session")
+def toolsandbox_python() -> str:
+    """The python of ToolSandbox's own environment (tests/pec, tests/trace drive it).
+
+    ``$AGENTGUARD_TOOLSANDBOX_PYTHON``, else the one .ci/run builds (``.ci-tsb-venv``).
+    A missing environment fails the test, never skips it: build it with .ci/run or as
+    docs/pec.md ('ToolSandbox') says.
+    """
+    named = os.environ.get("AGENTGUARD_TOOLSANDBOX_PYTHON")
+    built = ROOT / ".ci-tsb-venv" / "bin" / "python"
+    python = named or (str(built) if built.is_file() else None)
+    if python is None or not Path(python).is_file():
+        pytest.fail(
+            "ToolSandbox's environment is missing: set AGENTGUARD_TOOLSANDBOX_PYTHON to its "
+            "python, or run .ci/run (it builds .ci-tsb-venv); see docs/pec.md, 'ToolSandbox'"
+        )
+    return python
