@@ -26,7 +26,9 @@ def main(show_left_out: bool) -> None:
     start = time.perf_counter()
     with ToolSandboxWorker() as worker:
         scenarios = worker.scenarios()
-        print(f"ToolSandbox named scenarios: {len(scenarios)} ({time.perf_counter() - start:.1f} s)")
+        print(
+            f"ToolSandbox named scenarios: {len(scenarios)} ({time.perf_counter() - start:.1f} s)"
+        )
         oracle_for = toolsandbox_oracles(worker)
         left_out: dict[str, list[str]] = {}
         broken: list[tuple[str, int, int, str]] = []

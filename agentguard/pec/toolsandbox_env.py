@@ -91,8 +91,8 @@ class ToolSandboxWorker:
 
     def __init__(self, python: str | None = None) -> None:
         self.python = find_python(python)
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()
-        self._process = subprocess.Popen(  # noqa: S603 - a python the user named, our script
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._process = subprocess.Popen(
             [self.python, "-I", str(WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -256,9 +256,7 @@ def call_sequence_gap(info: ScenarioInfo) -> str | None:
     if info.milestones == 0:
         return f"no milestone (only {info.minefields} minefield(s): the task cannot be done)"
     if info.untraced:
-        return "milestones constrain a database without naming a call: " + ", ".join(
-            info.untraced
-        )
+        return "milestones constrain a database without naming a call: " + ", ".join(info.untraced)
     return None
 
 

@@ -34,7 +34,9 @@ SUCCESS_SIMILARITY: Final = 1.0
 """Default similarity a run must reach to count as a success (``Y = 1``)."""
 
 SUMMARY_FILE: Final = "result_summary.json"
-_RUN_NAME: Final = re.compile(r"^agent_(?P<agent>.+)_user_(?P<user>.+)_\d\d_\d\d_\d{4}_\d\d_\d\d_\d\d$")
+_RUN_NAME: Final = re.compile(
+    r"^agent_(?P<agent>.+)_user_(?P<user>.+)_\d\d_\d\d_\d{4}_\d\d_\d\d_\d\d$"
+)
 
 Evaluate = Callable[[Path, str], float]
 """``(execution_context.json, scenario) -> ToolSandbox similarity`` for runs without a summary."""
@@ -79,7 +81,9 @@ def load_context_file(
         rows = _summary(file.parent.parent.parent) if summary is None else summary
         episode = _episode(file, source, rows, evaluate, threshold)
     except TraceRecordError as exc:
-        return LoadedEpisode(source, 1, None, None, TraceRecordError(exc.message, source=source, record=1))
+        return LoadedEpisode(
+            source, 1, None, None, TraceRecordError(exc.message, source=source, record=1)
+        )
     return LoadedEpisode(source, 1, episode, None, None)
 
 

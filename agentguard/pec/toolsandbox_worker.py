@@ -243,7 +243,9 @@ def op_execute(request: dict[str, Any]) -> dict[str, Any]:
         _state["calls"] += 1
         call_id = f"call_{_state['calls']}"
         tool_call = ChatCompletionMessageToolCall(
-            id=call_id, type="function", function=Function(name=name, arguments=json.dumps(arguments))
+            id=call_id,
+            type="function",
+            function=Function(name=name, arguments=json.dumps(arguments)),
         )
         try:
             code = openai_tool_call_to_python_code(
@@ -331,7 +333,10 @@ def op_ground_truth(request: dict[str, Any]) -> dict[str, Any]:
             if target["extractor"] is not None:
                 filled = _extract(target, traces)
                 if filled is None:
-                    return {"calls": calls, "unresolved": f"milestone {index}: nothing to fill from"}
+                    return {
+                        "calls": calls,
+                        "unresolved": f"milestone {index}: nothing to fill from",
+                    }
                 arguments.update(filled)
         for tool, arguments in by_tool.items():
             name_for_agent = context.get_agent_facing_tool_name(tool)

@@ -48,7 +48,9 @@ def _score(worker: ToolSandboxWorker, scenario: str, *calls: Call) -> tuple[int,
     return scored.fed, scored.failure
 
 
-def test_fixture_runs_replay_at_their_recorded_depths(toolsandbox_worker: ToolSandboxWorker) -> None:
+def test_fixture_runs_replay_at_their_recorded_depths(
+    toolsandbox_worker: ToolSandboxWorker,
+) -> None:
     """Each fixture run replays to the FED and label its recorded outcome shows."""
     oracle_for = toolsandbox_oracles(toolsandbox_worker)
     loaded = list(iter_toolsandbox(RUN))
@@ -93,11 +95,17 @@ def test_wrong_argument_unknown_tool_and_wrong_type(toolsandbox_worker: ToolSand
     remove = Call("remove_contact", {"person_id": FREDRIK_ID})
     scenario = "remove_contact_by_phone"
     assert _score(toolsandbox_worker, scenario, search, remove) == (3, None)
-    fed, failure = _score(toolsandbox_worker, scenario, search, Call("remove_contact", {"person_id": "+12453344098"}))
+    fed, failure = _score(
+        toolsandbox_worker, scenario, search, Call("remove_contact", {"person_id": "+12453344098"})
+    )
     assert (fed, failure.label) == (2, FailureLabel.STATE)  # type: ignore[attr-defined]
-    fed, failure = _score(toolsandbox_worker, scenario, search, Call("delete_contact", {"person_id": FREDRIK_ID}))
+    fed, failure = _score(
+        toolsandbox_worker, scenario, search, Call("delete_contact", {"person_id": FREDRIK_ID})
+    )
     assert (fed, failure.label) == (2, FailureLabel.SCHEMA)  # type: ignore[attr-defined]
-    fed, failure = _score(toolsandbox_worker, scenario, search, Call("remove_contact", {"person_id": 7}))
+    fed, failure = _score(
+        toolsandbox_worker, scenario, search, Call("remove_contact", {"person_id": 7})
+    )
     assert (fed, failure.label) == (2, FailureLabel.SCHEMA)  # type: ignore[attr-defined]
 
 
@@ -115,7 +123,9 @@ def test_ground_truth_fills_arguments_from_earlier_results(
     """find_days_till_holiday: timestamp_diff takes both timestamps from the earlier calls."""
     episode = ground_truth_episode(toolsandbox_worker, "find_days_till_holiday")
     names = [c.name for c in episode.calls]
-    assert names[-2:] == ["timestamp_diff", "timestamp_to_datetime_info"] or "timestamp_diff" in names
+    assert (
+        names[-2:] == ["timestamp_diff", "timestamp_to_datetime_info"] or "timestamp_diff" in names
+    )
     diff = next(c for c in episode.calls if c.name == "timestamp_diff")
     assert set(diff.args) == {"timestamp_0", "timestamp_1"}
     scored = toolsandbox_oracles(toolsandbox_worker)(episode).score(episode)
@@ -176,8 +186,18 @@ def test_run_without_summary_needs_toolsandbox(tmp_path: Path, toolsandbox_pytho
     assert all(item.error is not None and "--toolsandbox" in str(item.error) for item in loaded)
     out = tmp_path / "episodes.jsonl"
     code = main(
-        ["pec", str(run), "--toolsandbox", "--toolsandbox-python", toolsandbox_python,
-         "--json", "--resamples", "100", "--episodes", str(out)]
+        [
+            "pec",
+            str(run),
+            "--toolsandbox",
+            "--toolsandbox-python",
+            toolsandbox_python,
+            "--json",
+            "--resamples",
+            "100",
+            "--episodes",
+            str(out),
+        ]
     )
     assert code == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -187,11 +207,21 @@ def test_run_without_summary_needs_toolsandbox(tmp_path: Path, toolsandbox_pytho
     assert {r["labels"]["model"] for r in rows} == {"scripted"}
 
 
-def test_pec_cli_toolsandbox_table(capsys: pytest.CaptureFixture[str], toolsandbox_python: str) -> None:
+def test_pec_cli_toolsandbox_table(
+    capsys: pytest.CaptureFixture[str], toolsandbox_python: str
+) -> None:
     """`pec RUN --toolsandbox --json`: the Table-2 row of the fixture runs."""
     code = main(
-        ["pec", str(RUN), "--toolsandbox", "--toolsandbox-python", toolsandbox_python,
-         "--json", "--resamples", "100"]
+        [
+            "pec",
+            str(RUN),
+            "--toolsandbox",
+            "--toolsandbox-python",
+            toolsandbox_python,
+            "--json",
+            "--resamples",
+            "100",
+        ]
     )
     assert code == 0
     payload = json.loads(capsys.readouterr().out)

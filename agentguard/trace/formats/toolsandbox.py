@@ -149,10 +149,14 @@ def _user_call(content: Any, where: str, source: str) -> tuple[str, Any]:
         try:
             call = ast.parse(f"f({match.group('args')})", mode="eval").body
         except SyntaxError:
-            raise TraceRecordError(f"{where}: unreadable user call {content!r}", source=source) from None
+            raise TraceRecordError(
+                f"{where}: unreadable user call {content!r}", source=source
+            ) from None
         if not isinstance(call, ast.Call) or call.args:
             raise TraceRecordError(f"{where}: positional user call {content!r}", source=source)
-        args = {kw.arg: _literal(ast.unparse(kw.value), where, source) for kw in call.keywords if kw.arg}
+        args = {
+            kw.arg: _literal(ast.unparse(kw.value), where, source) for kw in call.keywords if kw.arg
+        }
     return match.group("name"), args
 
 

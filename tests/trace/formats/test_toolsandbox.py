@@ -95,7 +95,9 @@ def test_bad_agent_code_names_the_message() -> None:
     """An agent row that is not ToolSandbox's generated code: an error naming the message."""
     value = _context(REPAIR)
     rows = value["_dbs"]["SANDBOX"]  # type: ignore[index]
-    row = next(r for r in rows if r["sender"] == "AGENT" and r["recipient"] == "EXECUTION_ENVIRONMENT")
+    row = next(
+        r for r in rows if r["sender"] == "AGENT" and r["recipient"] == "EXECUTION_ENVIRONMENT"
+    )
     row["content"] = "remove_contact('x')"
     with pytest.raises(TraceRecordError, match=r"SANDBOX message 16: an agent call must be"):
         trace_from_json(value, source="ctx.json")
@@ -104,7 +106,7 @@ def test_bad_agent_code_names_the_message() -> None:
 def test_toolsandbox_regenerates_the_fixtures(tmp_path: Path, toolsandbox_python: str) -> None:
     """ToolSandbox itself, with the scripted roles, writes runs this format reads the same way."""
     out = tmp_path / "run"
-    done = subprocess.run(  # noqa: S603 - our generator under ToolSandbox's python
+    done = subprocess.run(
         [toolsandbox_python, "-I", str(FIXTURES / "generate.py"), str(out)],
         capture_output=True,
         text=True,
