@@ -134,7 +134,13 @@ def _agent_call(row: Mapping[str, Any], where: str, source: str) -> tuple[str, A
             source=source,
         )
     name = row.get("openai_function_name") or match.group("name")
-    return str(name), _literal(match.group("args"), where, source)
+    args = _literal(match.group("args"), where, source)
+    if not isinstance(args, dict):
+        raise TraceRecordError(
+            f"{where}: the call's arguments are not an object: {match.group('args')!r:.120}",
+            source=source,
+        )
+    return str(name), args
 
 
 def _user_call(content: Any, where: str, source: str) -> tuple[str, Any]:

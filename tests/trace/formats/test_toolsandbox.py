@@ -103,6 +103,18 @@ def test_bad_agent_code_names_the_message() -> None:
         trace_from_json(value, source="ctx.json")
 
 
+def test_arguments_that_are_not_an_object_are_refused() -> None:
+    """Generated code whose parameters are no dict literal: an error, never ``{}``."""
+    value = _context(REPAIR)
+    rows = value["_dbs"]["SANDBOX"]  # type: ignore[index]
+    row = next(
+        r for r in rows if r["sender"] == "AGENT" and r["recipient"] == "EXECUTION_ENVIRONMENT"
+    )
+    row["content"] = row["content"].replace("{'person_id': '+12453344098'}", "['+12453344098']")
+    with pytest.raises(TraceRecordError, match=r"SANDBOX message 16: the call's arguments are not"):
+        trace_from_json(value, source="ctx.json")
+
+
 def test_toolsandbox_regenerates_the_fixtures(tmp_path: Path, toolsandbox_python: str) -> None:
     """ToolSandbox itself, with the scripted roles, writes runs this format reads the same way."""
     out = tmp_path / "run"
