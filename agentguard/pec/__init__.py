@@ -9,8 +9,11 @@ RR and the Eq. 12 decomposition; :mod:`.stats` the paired task bootstrap and
 Wilson intervals; :mod:`.report` and :mod:`.cli` the tables, :mod:`.export` the
 per-episode lines. Benchmark adapters, none imported here: BFCL-v3 in
 :mod:`agentguard.pec.bfcl` and its result/score files in :mod:`.bfcl_files` (extra
-``[bfcl]``), tau2 domains in :mod:`.tau2_env` (extra ``[tau2]``); tau-bench and tau2
-result files are read by :mod:`.tau_files`; the plot is :mod:`agentguard.pec.plot`
+``[bfcl]``), tau2 domains in :mod:`.tau2_env` (extra ``[tau2]``), ToolSandbox scenarios
+in :mod:`.toolsandbox_env` (ToolSandbox's own environment, reached across a process
+boundary by :mod:`.toolsandbox_worker`) with its run files in :mod:`.toolsandbox_files`
+and the paper's sample in :mod:`.toolsandbox_sample`; tau-bench and tau2 result files are
+read by :mod:`.tau_files`; the plot is :mod:`agentguard.pec.plot`
 (extra ``[plot]``).
 """
 
