@@ -18,8 +18,10 @@ schemas, scrambled names included).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import select
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -40,6 +42,9 @@ PYTHON_VARIABLE: Final = "AGENTGUARD_TOOLSANDBOX_PYTHON"
 
 WORKER: Final = Path(__file__).with_name("toolsandbox_worker.py")
 """The script that python runs (it imports only the standard library and ``tool_sandbox``)."""
+
+ANSWER_TIMEOUT: Final = 900.0
+"""Seconds a worker may take to answer one request (building the scenarios takes ~20-35 s)."""
 
 MINEFIELD: Final = "minefield reached"
 """How a replay words a call that reached one of the scenario's minefields."""
@@ -89,8 +94,9 @@ class ToolSandboxWorker:
     later request reuses them.
     """
 
-    def __init__(self, python: str | None = None) -> None:
+    def __init__(self, python: str | None = None, *, timeout: float = ANSWER_TIMEOUT) -> None:
         self.python = find_python(python)
+        self.timeout = timeout
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self._process = subprocess.Popen(
             [self.python, "-I", str(WORKER)],
@@ -110,6 +116,13 @@ class ToolSandboxWorker:
             raise ReplayError(f"the ToolSandbox worker has stopped{self._last_words()}")
         process.stdin.write(json.dumps({"op": op, **fields}) + "\n")
         process.stdin.flush()
+        # one request, one line: nothing is left buffered, so select sees the answer coming
+        ready, _, _ = select.select([process.stdout], [], [], self.timeout)
+        if not ready:
+            process.kill()
+            raise ReplayError(
+                f"the ToolSandbox worker gave no answer to {op!r} in {self.timeout:g} s"
+            )
         line = process.stdout.readline()
         if not line:
             raise ReplayError(f"the ToolSandbox worker stopped{self._last_words()}")
@@ -161,15 +174,18 @@ class ToolSandboxWorker:
         )
 
     def close(self) -> None:
-        if self._process.poll() is None and self._process.stdin is not None:
-            self._process.stdin.close()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
+        """End the worker (closing its stdin ends its loop) and release the pipes."""
+        process = self._process
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):  # a worker that died leaves a broken pipe
+                process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
         self._stderr.close()
 
     def __enter__(self) -> ToolSandboxWorker:
@@ -282,6 +298,7 @@ def toolsandbox_oracles(worker: ToolSandboxWorker) -> Callable[[Episode], Oracle
 
 
 __all__ = [
+    "ANSWER_TIMEOUT",
     "MINEFIELD",
     "PYTHON_VARIABLE",
     "WORKER",

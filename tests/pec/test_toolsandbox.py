@@ -239,6 +239,30 @@ def test_pec_recorded_reads_runs_without_toolsandbox(capsys: pytest.CaptureFixtu
     assert group["rr_eligible"] == 2  # the two recorded exceptions; the minefield is unseen
 
 
+def test_a_silent_worker_is_an_error_in_bounded_time(tmp_path: Path) -> None:
+    """A python that never answers: a ReplayError after the timeout, not a hang."""
+    sleeper = tmp_path / "python"
+    sleeper.write_text("#!/bin/sh\nexec sleep 60\n")
+    sleeper.chmod(0o755)
+    with (
+        ToolSandboxWorker(str(sleeper), timeout=0.5) as worker,
+        pytest.raises(ReplayError, match=r"no answer to 'scenarios' in 0\.5 s"),
+    ):
+        worker.scenarios()
+
+
+def test_a_worker_that_dies_says_why(tmp_path: Path) -> None:
+    """A python that exits at once: the error carries its last words (stderr)."""
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'No module named tool_sandbox' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    with (
+        ToolSandboxWorker(str(broken)) as worker,
+        pytest.raises(ReplayError, match="No module named tool_sandbox"),
+    ):
+        worker.scenarios()
+
+
 def test_missing_toolsandbox_python_is_a_clear_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
