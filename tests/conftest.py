@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -67,16 +68,24 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None]:
 def toolsandbox_python() -> str:
     """The python of ToolSandbox's own environment (tests/pec, tests/trace drive it).
 
-    ``$AGENTGUARD_TOOLSANDBOX_PYTHON``, else the one .ci/run builds (``.ci-tsb-venv``).
-    A missing environment fails the test, never skips it: build it with .ci/run or as
-    docs/pec.md ('ToolSandbox') says.
+    ``$AGENTGUARD_TOOLSANDBOX_PYTHON``, else ``.ci-tsb-venv``, built here by
+    ``.ci/toolsandbox-env`` when missing (once per clone; .ci/run builds it first), so the
+    README's test command needs nothing more. A build that fails fails the test, never
+    skips it (docs/pec.md, 'ToolSandbox').
     """
     named = os.environ.get("AGENTGUARD_TOOLSANDBOX_PYTHON")
-    built = ROOT / ".ci-tsb-venv" / "bin" / "python"
-    python = named or (str(built) if built.is_file() else None)
-    if python is None or not Path(python).is_file():
-        pytest.fail(
-            "ToolSandbox's environment is missing: set AGENTGUARD_TOOLSANDBOX_PYTHON to its "
-            "python, or run .ci/run (it builds .ci-tsb-venv); see docs/pec.md, 'ToolSandbox'"
-        )
+    if named:
+        if not Path(named).is_file():
+            pytest.fail(f"AGENTGUARD_TOOLSANDBOX_PYTHON={named} is not a file")
+        return named
+    built = subprocess.run(  # idempotent: returns at once when the stamp matches
+        ["bash", str(ROOT / ".ci" / "toolsandbox-env")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=3600,
+    )
+    python = built.stdout.strip().splitlines()[-1] if built.stdout.strip() else ""
+    if built.returncode != 0 or not Path(python).is_file():
+        pytest.fail(f"ToolSandbox's environment could not be built: {built.stderr[-2000:]}")
     return python
