@@ -142,3 +142,27 @@ from agentguard.language.ast.terms import (
 from agentguard.language.ast.terms import (
     literal_identity as literal_identity,
 )
+from agentguard.language.ast.items import (
+    RESULT_FORMATS as RESULT_FORMATS,
+)
+from agentguard.language.ast.items import (
+    TrustDecl as TrustDecl,
+)
+from agentguard.language.ast.terms import (
+    PROVENANCE_OPS as PROVENANCE_OPS,
+)
+from agentguard.language.ast.terms import (
+    SOURCE_KINDS as SOURCE_KINDS,
+)
+from agentguard.language.ast.terms import (
+    STAR as STAR,
+)
+from agentguard.language.ast.terms import (
+    Source as Source,
+)
+from agentguard.language.ast.terms import (
+    SourcePart as SourcePart,
+)
+from agentguard.language.ast.terms import (
+    PROVENANCE_FIELD as PROVENANCE_FIELD,
+)
