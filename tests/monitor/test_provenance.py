@@ -147,3 +147,33 @@ def test_a_violating_call_is_refused_before_it_runs() -> None:
     fw.record("read", {"f": "landlord"}, "IBAN: DE1")
     assert not fw.propose("send", {"to": "DE12"}).executes
     assert fw.propose("send", {"to": "DE1"}).executes
+
+
+CONTAINS = (
+    "constraint c := forall u: G(get_webpage(url = u) -> O user_message(text contains u))\n"
+    "constraint d := exists p in args(read_file.path): "
+    "G(final_answer -> final_answer(answer contains p))"
+)
+
+
+def test_contains_against_earlier_text_is_reported_deferred() -> None:
+    """A `contains` test against a quantified value is not reported safety-enforceable:
+    where the field is text it is checked at the end (from is enforced before the call)."""
+    classes = Monitor(parse_spec(CONTAINS)).classification()
+    for c in classes.values():
+        assert c.kind is Enforceability.MIXED
+        assert "checked at the end of the run" in c.reason
+    from_spec = parse_spec("constraint c := G(get_webpage -> get_webpage(url from user))")
+    assert Monitor(from_spec).classification()["c"].kind is Enforceability.SAFETY
+
+
+def test_the_finishing_attempt_is_judged_as_the_end_of_the_run() -> None:
+    """final_answer("All done.") is refused where ending there breaks the constraint."""
+    fw = Firewall(parse_spec(CONTAINS), keep_trace=True)
+    fw.observe("user", "open b.com")
+    assert fw.propose("read_file", {"path": "x.txt"}).executes
+    fw.record("read_file", {"path": "x.txt"}, "hi")
+    refused = fw.propose("final_answer", {"answer": "All done."})
+    assert not refused.executes
+    assert [v.constraint for v in refused.violations] == ["d"]
+    assert fw.propose("final_answer", {"answer": "I read x.txt"}).executes
