@@ -53,7 +53,6 @@ from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import MISSING, flatten_values, freeze
 from agentguard.trace.model import Call
 
-
 DEFERRED_CONTAINS = (
     "a `contains` test against the quantified value: where the field holds text, it is "
     "checked at the end of the run, not before the call (write `PATH from SOURCE`)"
