@@ -163,6 +163,8 @@ def _same_const(v: bool | None, s: Seen) -> bool:
 
 def appears(value: Any, seen: Sequence[Seen]) -> bool:
     """Did ``value`` appear in the union of ``seen``? (the module docstring's rule)"""
+    if type(value) is str:  # the common case first
+        return any(s.has_text(value) for s in seen)
     if isinstance(value, Mapping):
         return all(appears(v, seen) for v in value.values())
     if isinstance(value, (list, tuple)):

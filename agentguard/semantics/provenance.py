@@ -38,6 +38,7 @@ class FromTest:
     path: tuple[str | int, ...]
     parts: tuple[int, ...]
     negated: bool
+    tools: frozenset[str] | None = None  # the atoms' tools (None: an `any` atom has it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ class _Lowering:
     def __init__(self) -> None:
         self.tests: dict[str, FromTest] = {}
         self.parts: dict[A.SourcePart, int] = {}
+        self.tools: dict[str, set[str | None]] = {}  # a test's key -> its atoms' tools
         self._memo: dict[int, tuple[A.Formula, A.Formula]] = {}
 
     def formula(self, f: A.Formula) -> A.Formula:
@@ -85,15 +87,17 @@ class _Lowering:
         return out
 
     def event(self, e: A.Event) -> A.Event:
-        tests = tuple(self.test(t) for t in e.tests)
+        tests = tuple(self.test(t, e.tool) for t in e.tests)
         if all(a is b for a, b in zip(e.tests, tests, strict=True)):
             return e
         return A.Event(e.tool, tests, e.outcome, e.span)
 
-    def test(self, t: A.Test) -> A.Test:
+    def test(self, t: A.Test, tool: str | None) -> A.Test:
         if t.op not in A.PROVENANCE_OPS or not isinstance(t.value, A.Source):
             return t
         key = f"{print_term(t.field)} {t.op} {print_term(t.value)}"
+        tools = self.tools.setdefault(key, set())
+        tools.add(tool)
         if key not in self.tests:
             parts: list[int] = []
             for p in t.value.parts:
@@ -111,8 +115,17 @@ class _Lowering:
         )
         if not self.tests and not formats:
             return None
+        tests = tuple(
+            dataclasses.replace(
+                t,
+                tools=None
+                if None in self.tools[t.key]
+                else frozenset(x for x in self.tools[t.key] if x is not None),
+            )
+            for t in self.tests.values()
+        )
         return ProvenancePlan(
-            tuple(self.tests.values()),
+            tests,
             tuple(self.parts),
             () if spec is None else spec.trust,
             formats,

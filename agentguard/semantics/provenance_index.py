@@ -23,7 +23,7 @@ from typing import Any
 from agentguard.language import ast as A
 from agentguard.semantics.appearance import Seen, appears, seen_of
 from agentguard.semantics.event_tests import passes
-from agentguard.semantics.provenance import ProvenancePlan
+from agentguard.semantics.provenance import FromTest, ProvenancePlan
 from agentguard.semantics.values import MISSING, call_field, data_regex, get_path, outcome_is
 from agentguard.trace.model import Call, Trace
 from agentguard.trace.yaml_text import load_yaml
@@ -99,6 +99,13 @@ class ProvenanceState:
             for p in plan.parts
         ]
         kinds = {p.kind for p in plan.parts}
+        # the tests a call of each tool runs (a test is read by its atoms' tools only)
+        self._any = tuple(t for t in plan.tests if t.tools is None)
+        by_tool: dict[str, list[FromTest]] = {}
+        for t in plan.tests:
+            for tool in t.tools or ():
+                by_tool.setdefault(tool, []).append(t)
+        self._by_tool = {tool: (*self._any, *tests) for tool, tests in by_tool.items()}
         self._classes = "trusted" in kinds or "untrusted" in kinds
 
     # ------------------------------------------------------------------ views
@@ -108,19 +115,17 @@ class ProvenanceState:
         fmt = self._formats.get(call.name)
         if fmt is not None and type(result) is str:
             result = decode_text(result, fmt)
-        if not self.plan.tests:
-            if result is call.result:
-                return call
-            return Call(call.name, call.args, result, call.position, call.error, call.kind)
         facts: dict[str, bool] = {}
-        for t in self.plan.tests:
+        for t in self._by_tool.get(call.name, self._any):
             value = call_field(call, t.path)
             if value is MISSING:
                 continue  # ⊥: neither `from` nor `not from` holds
             facts[t.key] = appears(value, [self.seen[i] for i in t.parts]) != t.negated
+        if not facts:  # no test of this tool's atoms: an absent fact is ⊥, as it should
+            return call if result is call.result else call.seen_as(call.args, result)
         args = dict(call.args)
         args[A.PROVENANCE_FIELD] = facts
-        return Call(call.name, args, result, call.position, call.error, call.kind)
+        return call.seen_as(args, result)
 
     # ------------------------------------------------------------------ commits
     def add(self, view: Call) -> None:
