@@ -382,6 +382,8 @@ class Monitor:
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
+        if proposed is not None and self._prov is not None:
+            proposed = self._prov.view(proposed)  # the call as the lowered spec reads it
         return hint(self._nodes[name], proposed, self.position, self.uncounted, ending)
 
     # ------------------------------------------------------------------ state files
