@@ -51,6 +51,37 @@ def number_tokens(text: str) -> Iterator[int | float]:
         yield float(token) if "." in token else int(token)
 
 
+def _words(text: str) -> Iterator[str]:
+    """The maximal runs of letters and digits (``str.isalnum``) of ``text``."""
+    start = -1
+    for i, ch in enumerate(text):
+        if ch.isalnum():
+            if start < 0:
+                start = i
+        elif start >= 0:
+            yield text[start:i]
+            start = -1
+    if start >= 0:
+        yield text[start:]
+
+
+def _end_runs(value: str) -> tuple[str | None, str | None]:
+    """The run of letters and digits ``value`` starts with and the one it ends with
+    (None where it starts / ends with another character)."""
+    first = last = None
+    if value[0].isalnum():
+        end = 1
+        while end < len(value) and value[end].isalnum():
+            end += 1
+        first = value[:end]
+    if value[-1].isalnum():
+        start = len(value) - 1
+        while start > 0 and value[start - 1].isalnum():
+            start -= 1
+        last = value[start:]
+    return first, last
+
+
 def _at_boundaries(haystack: str, needle: str) -> bool:
     """``needle`` occurs in ``haystack`` at token boundaries."""
     check_start, check_end = needle[0].isalnum(), needle[-1].isalnum()
@@ -70,10 +101,11 @@ def _at_boundaries(haystack: str, needle: str) -> bool:
 class Seen:
     """What one source has shown so far (texts deduplicated, numbers, constants)."""
 
-    __slots__ = ("_chunks", "consts", "empty", "numbers", "texts")
+    __slots__ = ("_chunks", "consts", "empty", "numbers", "texts", "words")
 
     def __init__(self) -> None:
         self.texts: dict[str, None] = {}  # insertion-ordered set
+        self.words: set[str] = set()  # every maximal run of letters and digits of a text
         self.numbers: set[int | float] = set()
         self.consts: set[bool | None] = set()
         self.empty = False
@@ -106,6 +138,7 @@ class Seen:
             return
         self.texts[text] = None
         self.numbers.update(number_tokens(text))
+        self.words.update(_words(text))
         chunks = self._chunks
         if chunks and len(chunks[-1]) + len(text) < CHUNK:
             chunks[-1] = chunks[-1] + _SEP + text
@@ -115,6 +148,16 @@ class Seen:
     def has_text(self, text: str) -> bool:
         if not text:
             return self.empty
+        # an occurrence at token boundaries makes the value's first and last runs of
+        # letters and digits whole runs of the text: a value that is one run appears iff
+        # it is one of the words; otherwise a missing end run rules it out unsearched
+        first, last = _end_runs(text)
+        if first is not None and first == text:
+            return text in self.words
+        if (first is not None and first not in self.words) or (
+            last is not None and last not in self.words
+        ):
+            return False
         if _SEP in text:  # could span two joined texts: look at each alone
             return any(_at_boundaries(t, text) for t in self.texts)
         return any(_at_boundaries(chunk, text) for chunk in self._chunks)

@@ -99,6 +99,8 @@ class ProvenanceState:
             for p in plan.parts
         ]
         kinds = {p.kind for p in plan.parts}
+        # the facts of the last call viewed (a proposal's, reused when it is committed)
+        self._last: tuple[str, Any, dict[str, bool]] | None = None
         # the tests a call of each tool runs (a test is read by its atoms' tools only)
         self._any = tuple(t for t in plan.tests if t.tools is None)
         by_tool: dict[str, list[FromTest]] = {}
@@ -115,21 +117,31 @@ class ProvenanceState:
         fmt = self._formats.get(call.name)
         if fmt is not None and type(result) is str:
             result = decode_text(result, fmt)
-        facts: dict[str, bool] = {}
-        for t in self._by_tool.get(call.name, self._any):
-            value = call_field(call, t.path)
-            if value is MISSING:
-                continue  # ⊥: neither `from` nor `not from` holds
-            facts[t.key] = appears(value, [self.seen[i] for i in t.parts]) != t.negated
+        last = self._last
+        if last is not None and last[0] == call.name and last[1] == call.args:
+            facts = last[2]  # proposed, then committed: nothing was added in between
+        else:
+            facts = self._facts(call)
+            self._last = (call.name, call.args, facts)
         if not facts:  # no test of this tool's atoms: an absent fact is ⊥, as it should
             return call if result is call.result else call.seen_as(call.args, result)
         args = dict(call.args)
         args[A.PROVENANCE_FIELD] = facts
         return call.seen_as(args, result)
 
+    def _facts(self, call: Call) -> dict[str, bool]:
+        facts: dict[str, bool] = {}
+        for t in self._by_tool.get(call.name, self._any):
+            value = call_field(call, t.path)
+            if value is MISSING:
+                continue  # ⊥: neither `from` nor `not from` holds
+            facts[t.key] = appears(value, [self.seen[i] for i in t.parts]) != t.negated
+        return facts
+
     # ------------------------------------------------------------------ commits
     def add(self, view: Call) -> None:
         """Add what ``view`` (a call as :meth:`view` gave it) shows to every source."""
+        self._last = None  # the indexes may change: no fact computed before holds now
         user = view.kind == "user"
         classified: tuple[list[Any], list[Any]] | None = None
         for i, part in enumerate(self.plan.parts):
@@ -199,6 +211,7 @@ class ProvenanceState:
     def restore(self, doc: Any) -> None:
         if not isinstance(doc, list) or len(doc) != len(self.plan.parts):
             raise ValueError("the saved provenance indexes are not this spec's")
+        self._last = None
         for i, (p, saved) in enumerate(zip(self.plan.parts, doc, strict=True)):
             if p.values is None:
                 if not isinstance(saved, Mapping):

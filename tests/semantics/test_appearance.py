@@ -115,3 +115,25 @@ def test_text_rule_matches_a_reference(before: str, after: str, value: str) -> N
         for i in range(len(text))
     )
     assert appears(value, shown(text)) is expected
+
+
+@given(
+    st.lists(st.text("ab1 .-é_\x00", max_size=8), max_size=4),
+    st.text("ab1 .-é_", min_size=1, max_size=5),
+)
+def test_word_index_never_changes_an_answer(texts: list[str], value: str) -> None:
+    """The whole-word shortcut answers as a search of each text alone would."""
+    expected = any(
+        any(
+            t.startswith(value, i)
+            and (not value[0].isalnum() or i == 0 or not t[i - 1].isalnum())
+            and (
+                not value[-1].isalnum()
+                or i + len(value) == len(t)
+                or not t[i + len(value)].isalnum()
+            )
+            for i in range(len(t))
+        )
+        for t in texts
+    )
+    assert appears(value, shown(*texts)) is expected
