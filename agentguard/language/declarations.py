@@ -17,7 +17,7 @@ from agentguard.language import macros
 from agentguard.language import syntax as S
 from agentguard.language.files import SpecReads, identity, inside
 from agentguard.language.formulas import FormulaPass
-from agentguard.language.scope import Env, Scope, Skip
+from agentguard.language.scope import Env, Scope, Skip, ref_text
 from agentguard.language.transformer import parse_file
 from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 from agentguard.trace.model import DIALOGUE_NAMES
@@ -30,6 +30,7 @@ class DeclarationPass:
         self.scope = scope
         self.formulas = FormulaPass(scope)
         self.constraints: list[A.Constraint] = []
+        self.trust: list[A.TrustDecl] = []
         self.spec_name: str | None = None
         self._constraint_names: set[str] = set()
         self.loading: list[Path] = []
@@ -133,6 +134,26 @@ class DeclarationPass:
                 self._tool(item, source)
             elif isinstance(item, S.ConstraintDecl):
                 self._constraint(item, source)
+            elif isinstance(item, S.TrustDecl):
+                self._trust(item, source)
+
+    def _trust(self, item: S.TrustDecl, source: str) -> None:
+        """``trusted`` / ``untrusted`` items: a location declared with both classes is a
+        spec error (most-specific-wins could not choose between them)."""
+        for ref in item.items:
+            self.scope.check_tool(ref.head, ref.span, source)
+            decl = A.TrustDecl(item.trusted, ref.head, ref.path, ref.span)
+            clash = next(
+                (d for d in self.trust if (d.tool, d.path) == (decl.tool, decl.path)), None
+            )
+            if clash is not None and clash.trusted != decl.trusted:
+                self.scope.problem(
+                    f"{ref_text(ref.head, ref.path)!r} is declared both trusted and untrusted",
+                    ref.span,
+                    source,
+                )
+            elif clash is None:
+                self.trust.append(decl)
 
     def _tool(self, item: S.ToolDecl, source: str) -> None:
         params: list[A.Param] = []
@@ -152,9 +173,18 @@ class DeclarationPass:
             if item.requires is not None
             else None
         )
+        if item.returns is not None and item.returns not in A.RESULT_FORMATS:
+            self.scope.problem(
+                f"unknown result format {item.returns!r} (use one of: "
+                f"{', '.join(A.RESULT_FORMATS)})",
+                item.returns_span,
+                source,
+            )
         existing = self.scope.tools.get(item.name)
         if existing is not None and existing.params == () and existing.requires is None:
-            self.scope.tools[item.name] = A.ToolDecl(item.name, tuple(params), requires, item.span)
+            self.scope.tools[item.name] = A.ToolDecl(
+                item.name, tuple(params), requires, item.span, returns=item.returns
+            )
 
     def _param(self, decl: S.ParamDecl, source: str) -> A.Param | None:
         ptype = A.PARAM_TYPE_ALIASES.get(decl.type_name)

@@ -25,7 +25,9 @@ def mentions_dialogue(formulas: Iterable[A.Formula]) -> bool:
     """Whether an event atom, a trace predicate or a domain names a dialogue event."""
     for formula in formulas:
         for node in subformulas(formula):
-            if isinstance(node, A.Event) and node.tool in DIALOGUE_NAMES:
+            if isinstance(node, A.Event) and (
+                node.tool in DIALOGUE_NAMES or any(_source_names_dialogue(t) for t in node.tests)
+            ):
                 return True
             if isinstance(node, A.TracePredicate) and _names_dialogue(node.args):
                 return True
@@ -35,6 +37,22 @@ def mentions_dialogue(formulas: Iterable[A.Formula]) -> bool:
                 and node.domain.tool in DIALOGUE_NAMES
             ):
                 return True
+    return False
+
+
+def _source_names_dialogue(test: A.Test) -> bool:
+    """A ``from`` test whose source reads user messages (``user``, ``trusted``) or whose
+    pattern names a dialogue event: the trace must keep its messages for it."""
+    if not isinstance(test.value, A.Source):
+        return False
+    for part in test.value.parts:
+        if part.kind in ("user", "trusted"):
+            return True
+        if part.pattern is not None and (
+            part.pattern.tool in DIALOGUE_NAMES
+            or any(_source_names_dialogue(t) for t in part.pattern.tests)
+        ):
+            return True
     return False
 
 

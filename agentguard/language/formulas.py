@@ -14,6 +14,7 @@ from agentguard.language import ast as A
 from agentguard.language import macros
 from agentguard.language import syntax as S
 from agentguard.language.scope import Env, Scope, Skip, ref_text
+from agentguard.language.sources import SourcePass
 from agentguard.language.terms import TermPass
 
 _UNOPS: dict[str, Callable[[A.Formula], A.Formula]] = {
@@ -61,6 +62,7 @@ class FormulaPass:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.terms = TermPass(scope)
+        self.sources = SourcePass(scope, self.terms, self._call)
 
     def try_formula(self, node: S.Node, env: Env) -> A.Formula | None:
         """The formula, or None once its problems are recorded."""
@@ -116,6 +118,13 @@ class FormulaPass:
             if node.op in ("~", "!~"):
                 self.terms.check_pattern(right, node.right, src)
             return A.Compare(left, node.op, right, span)
+        if isinstance(node, S.Provenance):
+            raise self.scope.problem(
+                "a `from` test reads a call's argument: write it inside the call's "
+                "parentheses, e.g. send_money(recipient from trusted)",
+                span,
+                src,
+            )
         raise self.scope.problem(f"{S.describe(node)} is not a formula", span, src)
 
     def _ref(self, node: S.Ref, env: Env) -> A.Formula:
@@ -197,6 +206,9 @@ class FormulaPass:
         tool = None if name == "any" else name
         tests: list[A.Test] = []
         for arg in node.args:
+            if isinstance(arg, S.Provenance):
+                tests.append(self.sources.test(arg, env))
+                continue
             if not isinstance(arg, S.Comparison):
                 if name in self.scope.tools or name == "any":
                     raise self.scope.problem(

@@ -56,6 +56,9 @@ KEYWORDS = frozenset(
         "from",
         "predicate",
         "extractor",
+        "returns",
+        "trusted",
+        "untrusted",
     ]
 )
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -71,7 +74,10 @@ def name(text: str) -> str:
 def path(segments: tuple[str | int, ...]) -> str:
     out = ""
     for seg in segments:
-        out += f"[{seg}]" if isinstance(seg, int) else f".{name(seg)}"
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        else:
+            out += "[*]" if seg == A.STAR else f".{name(seg)}"
     return out
 
 
@@ -120,7 +126,21 @@ def term(t: A.Term) -> str:
         return "{" + ", ".join(f"{_key(k)}: {term(v)}" for k, v in t.items) + "}"
     if isinstance(t, A.Domain):
         return domain(t)
+    if isinstance(t, A.Source):
+        return " | ".join(_source_part(p) for p in t.parts)
     raise TypeError(f"not a term: {type(t).__name__}")
+
+
+def _source_part(p: A.SourcePart) -> str:
+    if p.values is not None:
+        return term(p.values)
+    if p.pattern is None:
+        return p.kind
+    event: A.Event = p.pattern
+    head = "any" if event.tool is None else name(event.tool)
+    if event.tests:
+        head += "(" + ", ".join(_test(t) for t in event.tests) + ")"
+    return f"{p.kind}({head}{path(p.path)})"
 
 
 def domain(d: A.Domain | A.ListLiteral) -> str:
@@ -229,6 +249,8 @@ def _render(
 
 
 def _test(t: A.Test) -> str:
+    if t.field.path and t.field.path[0] == A.PROVENANCE_FIELD:  # a lowered `from` test
+        return str(t.field.path[1])
     return f"{term(t.field)} {t.op} {term(t.value)}"
 
 
@@ -277,6 +299,8 @@ def tool(t: A.ToolDecl) -> str:
             text += f" {p.bound[0]} {literal(p.bound[1])}"
         params.append(text)
     out = f"tool {name(t.name)}({', '.join(params)})"
+    if t.returns is not None:
+        out += f" returns {t.returns}"
     if t.requires is not None:
         out += f"\n    requires {formula(t.requires)}"
     return out
@@ -294,6 +318,9 @@ def spec(s: A.Spec) -> str:
     )
     parts.extend(f"extractor {name(e)}" for e in s.extractors)
     parts.extend(tool(t) for t in s.tools)
+    parts.extend(
+        f"{'trusted' if d.trusted else 'untrusted'} {name(d.tool)}{path(d.path)}" for d in s.trust
+    )
     parts.extend(constraint(c) for c in s.constraints)
     return "\n\n".join(parts) + "\n"
 

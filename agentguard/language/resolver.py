@@ -60,6 +60,7 @@ class Resolver:
             tools=tuple(scope.tools.values()),
             predicates=tuple(sorted(scope.declared_predicates.items())),
             extractors=tuple(sorted(scope.declared_extractors)),
+            trust=tuple(decls.trust),
             source=source,
             text=text,
         )

@@ -133,5 +133,5 @@ def ref_text(name: str, path: tuple[str | int, ...]) -> str:
     """``name.seg[0]`` as written."""
     out = name
     for seg in path:
-        out += f"[{seg}]" if isinstance(seg, int) else f".{seg}"
+        out += f"[{seg}]" if isinstance(seg, int) else "[*]" if seg == A.STAR else f".{seg}"
     return out

@@ -96,6 +96,34 @@ class CallOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class CallPath:
+    """``name(args).key[*]...``: a call pattern with a path, as a source's argument."""
+
+    call: Call
+    path: tuple[str | int, ...]
+    span: Span | None
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """``ref [not] from source``: where a value of the call came from."""
+
+    left: Ref
+    negated: bool
+    source: Node
+    span: Span | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceUnion:
+    """``source | source``: the union of two provenance sources."""
+
+    left: Node
+    right: Node
+    span: Span | None
+
+
+@dataclass(frozen=True, slots=True)
 class Comparison:
     left: Node
     op: str
@@ -157,6 +185,9 @@ Node: TypeAlias = (
     | Ref
     | Call
     | CallOutcome
+    | CallPath
+    | Provenance
+    | SourceUnion
     | Comparison
     | String
     | Number
@@ -185,6 +216,9 @@ _DESCRIPTIONS: dict[type, str] = {
     Quantified: "quantified",
     Call: "call",
     CallOutcome: "call_outcome",
+    CallPath: "a call pattern with a path",
+    Provenance: "a provenance test",
+    SourceUnion: "a source union",
     Comparison: "comparison",
 }
 
@@ -264,6 +298,17 @@ class ToolDecl:
     params: tuple[ParamDecl, ...]
     requires: Node | None
     span: Span | None
+    returns: str | None = None
+    returns_span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrustDecl:
+    """``trusted a, b.path`` / ``untrusted ...``: trust classes of result locations."""
+
+    trusted: bool
+    items: tuple[Ref, ...]
+    span: Span | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +334,14 @@ class ConstraintDecl:
 
 
 Decl: TypeAlias = (
-    SpecDecl | ImportDecl | DefDecl | PredicateDecl | ExtractorDecl | ToolDecl | ConstraintDecl
+    SpecDecl
+    | ImportDecl
+    | DefDecl
+    | PredicateDecl
+    | ExtractorDecl
+    | ToolDecl
+    | ConstraintDecl
+    | TrustDecl
 )
 
 

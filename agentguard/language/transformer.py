@@ -21,7 +21,7 @@ from lark.tree import Meta
 
 from agentguard.errors import SourceLocation, SpecSyntaxError, draw_caret
 from agentguard.language import syntax as S
-from agentguard.language.ast import Span
+from agentguard.language.ast import STAR, Span
 from agentguard.language.grammar import parse_tree
 
 CMP_CANON = {"==": "="}
@@ -127,7 +127,22 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
     def tool_decl(self, meta: Meta, kids: Kids) -> S.ToolDecl:
         params = tuple(k for k in kids[1:] if isinstance(k, S.ParamDecl))
         requires = kids[-1] if len(kids) > 1 and isinstance(kids[-1], _Requires) else None
-        return S.ToolDecl(kids[0], params, requires.formula if requires else None, self._span(meta))
+        returns = next((k for k in kids[1:] if isinstance(k, Token)), None)
+        return S.ToolDecl(
+            kids[0],
+            params,
+            requires.formula if requires else None,
+            self._span(meta),
+            None if returns is None else str(returns),
+            None if returns is None else self._token_span(returns),
+        )
+
+    def returns(self, meta: Meta, kids: Kids) -> Token:
+        tok: Token = kids[0]
+        return tok
+
+    def trust_decl(self, meta: Meta, kids: Kids) -> S.TrustDecl:
+        return S.TrustDecl(str(kids[0]) == "trusted", tuple(kids[1:]), self._span(meta))
 
     def requires(self, meta: Meta, kids: Kids) -> _Requires:
         return _Requires(kids[0])
@@ -202,8 +217,23 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
         args = tuple(k for k in kids[1:] if k is not None)
         return S.Call(kids[0], args, self._span(meta))
 
-    def call_outcome(self, meta: Meta, kids: Kids) -> S.CallOutcome:
-        return S.CallOutcome(kids[0], str(kids[1]), self._span(meta))
+    def call_outcome(self, meta: Meta, kids: Kids) -> S.CallOutcome | S.CallPath:
+        steps = [_int(k) if isinstance(k, Token) else k for k in kids[1:]]
+        if len(steps) == 1 and isinstance(steps[0], str) and steps[0] is not STAR:
+            return S.CallOutcome(kids[0], steps[0], self._span(meta))
+        return S.CallPath(kids[0], tuple(steps), self._span(meta))
+
+    def from_test(self, meta: Meta, kids: Kids) -> S.Provenance:
+        return S.Provenance(kids[0], False, kids[1], self._span(meta))
+
+    def not_from_test(self, meta: Meta, kids: Kids) -> S.Provenance:
+        return S.Provenance(kids[0], True, kids[1], self._span(meta))
+
+    def source_union(self, meta: Meta, kids: Kids) -> S.SourceUnion:
+        return S.SourceUnion(kids[0], kids[1], self._span(meta))
+
+    def star(self, meta: Meta, kids: Kids) -> str:
+        return STAR
 
     def op_arg(self, meta: Meta, kids: Kids) -> S.OpArg:
         return S.OpArg(kids[0], self._span(meta))

@@ -24,6 +24,7 @@ from agentguard.monitor import machine
 from agentguard.monitor.compile import compile_plan
 from agentguard.monitor.plans import Plan, plan_machines
 from agentguard.semantics.predicates import values_match
+from agentguard.semantics.provenance import ProvenancePlan, lower_spec
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 
 _K = TypeVar("_K")
@@ -41,6 +42,9 @@ class CompiledSpec:
     plans: Mapping[str, Plan]
     fingerprint: str
     match: Matcher
+    provenance: ProvenancePlan | None = None
+    """The ``from`` tests (lowered in ``constraints``) and result formats: a monitor
+    keeps a :class:`~agentguard.semantics.provenance_index.ProvenanceState` of them."""
 
 
 def spec_fingerprint(constraints: Sequence[A.Constraint]) -> str:
@@ -61,7 +65,11 @@ def compile_spec(
     match: Matcher | None = None,
 ) -> CompiledSpec:
     """The compiled monitor of ``spec`` (cached: the same object for the same spec)."""
-    constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
+    # `from` tests become tests on facts each call's view carries (semantics/provenance.py)
+    lowered, provenance = lower_spec(spec)
+    constraints = lowered.constraints if isinstance(lowered, A.Spec) else lowered
+    if not isinstance(spec, A.Spec) and provenance is None:
+        constraints = spec if isinstance(spec, tuple) else tuple(spec)
     matcher: Matcher = match or (registry or default_registry).matcher or values_match
     key = (id(constraints), matcher)
     with _lock:
@@ -70,6 +78,9 @@ def compile_spec(
             _by_identity.move_to_end(key)
             return hit[1]
         fingerprint = spec_fingerprint(constraints)
+        if provenance is not None:  # trust declarations and formats change the meaning
+            extra = f"{fingerprint}\n{provenance!r}".encode()
+            fingerprint = hashlib.sha256(extra).hexdigest()[:16]
         compiled = _by_content.get((fingerprint, matcher))
         if compiled is None:
             plans = {c.name: compile_plan(c.formula, matcher) for c in constraints}
@@ -77,7 +88,9 @@ def compile_spec(
             for plan in plans.values():
                 for m in plan_machines(plan):
                     m.pool = pool
-            compiled = CompiledSpec(constraints, MappingProxyType(plans), fingerprint, matcher)
+            compiled = CompiledSpec(
+                constraints, MappingProxyType(plans), fingerprint, matcher, provenance
+            )
             _remember(_by_content, (fingerprint, matcher), compiled)
         else:
             _by_content.move_to_end((fingerprint, matcher))

@@ -30,6 +30,7 @@ from agentguard.monitor.prototype import MonitorPrototype, MonitorStart, prototy
 from agentguard.monitor.routing import Plan, Router
 from agentguard.monitor.signing import Key, sign, verify
 from agentguard.monitor.verdict import Classification, Verdict
+from agentguard.semantics.provenance_index import ProvenanceState, views
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.trace.model import DIALOGUE_NAMES, Call
 
@@ -99,6 +100,9 @@ class Monitor:
         self._budget_seen = -1
         self._over: tuple[str, ...] = ()
         self._router = Router.wire(start.routes, self._nodes)
+        # `from` facts and decoded results: each call is judged as its view (provenance)
+        plan = compiled.provenance
+        self._prov: ProvenanceState | None = None if plan is None else ProvenanceState(plan)
         # constraints with a user predicate are settled by the evaluator where their
         # nodes raise, and at the end (monitor/judge.py); None: the spec has none
         self._judge: ErrorJudge | None = None
@@ -182,6 +186,10 @@ class Monitor:
 
     def advance(self, call: Call) -> list[str]:
         """Append a call; return the constraints whose verdict changed."""
+        prov = self._prov
+        if prov is not None:
+            call = prov.view(call)
+            prov.add(call)
         self.position += 1
         verdicts = self._verdicts
         changed: list[str] = []
@@ -224,6 +232,8 @@ class Monitor:
     def peek(self, calls: Call | Sequence[Call], *, ending: bool = False) -> Peek:
         """Verdicts if ``calls`` were appended (results unknown unless given), not committed."""
         batch = [calls] if isinstance(calls, Call) else list(calls)
+        if self._prov is not None:
+            batch = views(self._prov, batch)
         if len(batch) == 1:
             tool = batch[0].name
             plan = self._router.plan(batch[0]) if self._router is not None else None
@@ -341,9 +351,10 @@ class Monitor:
         node = self._nodes[name]
         judge = self._judge
         kept = judge.part(name) if judge is not None and name in judge.constraints else None
+        prov = None if self._prov is None else self._prov.save()
         if type(node) in COPYABLE:
-            return Snapshot(name, self.position, copy.copy(node), None, kept)
-        return Snapshot(name, self.position, None, node.save(), kept)
+            return Snapshot(name, self.position, copy.copy(node), None, kept, prov)
+        return Snapshot(name, self.position, None, node.save(), kept, prov)
 
     def fork(self, snap: Snapshot) -> Monitor:
         """A monitor of the one constraint of ``snap``, continuing from that state."""
@@ -356,6 +367,9 @@ class Monitor:
         else:
             m._nodes[snap.name].restore(snap.doc or {})
         m.position = snap.position
+        if self._prov is not None:  # lowered constraints: the fork reads the same facts
+            m._prov = ProvenanceState(self._prov.plan)
+            m._prov.restore(snap.provenance)
         node = m._nodes[snap.name]
         m._verdicts[snap.name] = node.verdict()
         if m._judge is not None and snap.judge is not None:
@@ -368,6 +382,8 @@ class Monitor:
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
+        if proposed is not None and self._prov is not None:
+            proposed = self._prov.view(proposed)  # the call as the lowered spec reads it
         return hint(self._nodes[name], proposed, self.position, self.uncounted, ending)
 
     # ------------------------------------------------------------------ state files
@@ -381,6 +397,7 @@ class Monitor:
                 "position": self.position,
                 "constraints": {n: node.save() for n, node in self._nodes.items()},
                 **({"judge": self._judge.save()} if self._judge is not None else {}),
+                **({"provenance": self._prov.save()} if self._prov is not None else {}),
             },
             key,
         )
@@ -403,6 +420,9 @@ class Monitor:
                 raise ValueError("the saved constraints are not this spec's")
             for name, node in self._nodes.items():
                 node.restore(saved[name])
+            if self._prov is not None:
+                self._prov = ProvenanceState(self._prov.plan)
+                self._prov.restore(doc.get("provenance"))
         except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise MonitorStateError(f"malformed monitor state: {exc}") from None
         for name, node in self._nodes.items():

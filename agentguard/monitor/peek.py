@@ -53,6 +53,7 @@ class Snapshot:
     node: Node | None
     doc: Mapping[str, Any] | None
     judge: JudgePart | None = None
+    provenance: Any = None  # the provenance indexes then (ProvenanceState.save)
 
 
 COPYABLE: Final = (AutomatonNode, CountNode)

@@ -27,7 +27,8 @@ from typing import Any
 
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
-from agentguard.monitor.atoms import FRESH, FrozenAtom
+from agentguard.language.walk import subformulas
+from agentguard.monitor.atoms import FRESH, FrozenAtom, uses_metrics
 from agentguard.monitor.machine import OTHER
 from agentguard.monitor.persistence import (
     expect_bool,
@@ -51,6 +52,21 @@ from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Registry
 from agentguard.semantics.values import MISSING, flatten_values, freeze
 from agentguard.trace.model import Call
+
+DEFERRED_CONTAINS = (
+    "a `contains` test against the quantified value: where the field holds text, it is "
+    "checked at the end of the run, not before the call (write `PATH from SOURCE`)"
+)
+
+
+def reads_metrics(f: A.Formula) -> bool:
+    """Does ``f`` read the metrics record anywhere (known only when the run ends)?"""
+    for node in subformulas(f):
+        if isinstance(node, (A.Compare, A.UserPredicate)) and uses_metrics(node):
+            return True
+        if isinstance(node, A.Event) and any(uses_metrics(t.value) for t in node.tests):
+            return True
+    return False
 
 
 class QuantNode(Peeking):
@@ -238,7 +254,7 @@ class QuantNode(Peeking):
         self, calls: Sequence[Call], ending: bool, errors: list[str]
     ) -> tuple[Verdict, bool | None]:
         if self.degraded or (self._contains and any(opaque_contains(self.plan, c) for c in calls)):
-            return Verdict.PENDING, None
+            return Verdict.PENDING, self._ending_offline(calls, errors) if ending else None
         if self.error:
             return Verdict.VIOLATED, False
         try:
@@ -252,6 +268,20 @@ class QuantNode(Peeking):
         except AgentGuardError as exc:
             errors.append(str(exc))
             return Verdict.VIOLATED, False
+
+    def _ending_offline(self, calls: Sequence[Call], errors: list[str]) -> bool | None:
+        """Truth if the run ended after ``calls``, for a node the end-of-run fallback
+        judges (a `contains` against text): the offline evaluator on the kept calls, so a
+        finishing attempt is judged as the end of the run (None where metrics decide)."""
+        f = self.plan.formula
+        if f is None or reads_metrics(f):
+            return None
+        kept = [*self.calls, *(c.at(len(self.calls) + k) for k, c in enumerate(calls))]
+        try:
+            return self._offline(kept, {})
+        except AgentGuardError as exc:
+            errors.append(str(exc))
+            return False
 
     # ------------------------------------------------------------------ hints
     def hint(self, proposed: Call, *, ending: bool) -> str:
@@ -300,6 +330,8 @@ class QuantNode(Peeking):
 
     def classify(self) -> Classification:
         body = self.machine.classify()
+        if self._contains and body.kind is not Enforceability.LIVENESS:
+            return Classification(Enforceability.MIXED, False, DEFERRED_CONTAINS)
         if self.forall and body.kind is Enforceability.SAFETY:
             return Classification(Enforceability.SAFETY, False, "forall over a safety body")
         return Classification(Enforceability.MIXED, False, "quantified: at least mixed")

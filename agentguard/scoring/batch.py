@@ -33,8 +33,10 @@ from agentguard.scoring.verify import (
     constraint_result,
     details_of,
     missing_tool_candidates,
+    verify_trace,
 )
 from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.provenance import lower_spec
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.semantics.vectors import BoolVec
 from agentguard.trace.model import Trace
@@ -59,9 +61,12 @@ def verify_traces(
     """
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
-    constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
     dialogue = spec_mentions_dialogue(spec)  # as verify_trace: messages only if named
     loaded = [judged(as_trace(t), dialogue) for t in traces]
+    lowered, plan = lower_spec(spec)  # `from` tests read each call's view, as verify_trace
+    constraints = lowered.constraints if isinstance(lowered, A.Spec) else lowered
+    if plan is not None:
+        return [verify_trace(t, spec, registry=registry, match=match) for t in loaded]
     names = [t.names for t in loaded]  # read from the columns: no Call is built for this
     bulk = Bulk(loaded, names)
     fallback: dict[int, Evaluator] = {}

@@ -15,6 +15,8 @@ from agentguard.scoring.inputs import coerce_spec, coerce_trace
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.tool_use import check_tool_use
 from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.provenance import lower_spec
+from agentguard.semantics.provenance_index import annotate_trace
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.trace.model import Trace
 
@@ -42,10 +44,13 @@ def verify_trace(
     """
     if isinstance(spec, (str, os.PathLike)):
         spec = _spec_from(spec, registry)
-    constraints = spec.constraints if isinstance(spec, A.Spec) else tuple(spec)
     # dialogue events are judged only by a spec that names one (agentguard/language/dialogue.py)
     trace = judged(as_trace(trace_or_metrics), spec_mentions_dialogue(spec))
-    ev = Evaluator(trace, registry=registry, match=match)
+    lowered, plan = lower_spec(spec)
+    constraints = lowered.constraints if isinstance(lowered, A.Spec) else lowered
+    # `from` tests and decoded results are read from each call's view (semantics/provenance.py)
+    views = annotate_trace(plan, trace) if plan is not None else trace
+    ev = Evaluator(views, registry=registry, match=match)
     results = tuple(constraint_result(c, ev) for c in constraints)
     return assemble_report(results, spec, trace, trace.names)
 

@@ -35,6 +35,8 @@ from agentguard.semantics.compressed import Compressed
 from agentguard.semantics.domains import active_domain, extract_domain
 from agentguard.semantics.event_tests import EqualityIndex, located, passes
 from agentguard.semantics.indexed import Indexed, NotIndexed
+from agentguard.semantics.provenance import lower_formula
+from agentguard.semantics.provenance_index import annotate_trace
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.semantics.trace_index import TraceIndex
 from agentguard.semantics.values import (
@@ -415,4 +417,7 @@ def holds(
         trace = judged(
             trace_from_json(trace, source="<input>", messages=True), mentions_dialogue([formula])
         )
+    formula, plan = lower_formula(formula)
+    if plan is not None:  # `from` tests read facts of each call's view (semantics/provenance.py)
+        trace = annotate_trace(plan, trace)
     return Evaluator(trace, registry=registry, match=match).holds(formula, position)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from agentguard.errors import EvaluationError
+from agentguard.language.ast.terms import STAR
 from agentguard.regex import CompiledRegex as CompiledRegex  # re-exported for old imports
 from agentguard.regex import compile_regex as compile_regex
 from agentguard.trace.model import UNKNOWN, Call
@@ -31,8 +32,15 @@ MISSING: Final = _Missing()
 
 
 def get_path(value: Any, path: Sequence[str | int]) -> Any:
-    """Follow keys / indices into nested mappings and lists; ⊥ when any step is missing."""
-    for seg in path:
+    """Follow keys / indices into nested mappings and lists; ⊥ when any step is missing.
+
+    A ``[*]`` step (:data:`~agentguard.language.ast.STAR`) maps the rest of the path over
+    each element of a list and gives the flat list of what it reaches (elements where it
+    is ⊥ skipped; a further ``[*]`` splices its list in); on a non-list it is ⊥.
+    """
+    for k, seg in enumerate(path):
+        if seg == STAR:
+            return _star(value, path[k + 1 :])
         if type(value) is dict and seg in value:  # the common case, without an ABC check
             value = value[seg]
             continue
@@ -53,6 +61,22 @@ def get_path(value: Any, path: Sequence[str | int]) -> Any:
         else:
             return MISSING
     return value
+
+
+def _star(value: Any, rest: Sequence[str | int]) -> Any:
+    if not isinstance(value, (list, tuple)):
+        return MISSING
+    spliced = STAR in rest
+    out: list[Any] = []
+    for item in value:
+        reached = get_path(item, rest)
+        if reached is MISSING:
+            continue
+        if spliced:
+            out.extend(reached)
+        else:
+            out.append(reached)
+    return out
 
 
 def call_field(call: Call, path: Sequence[str | int]) -> Any:

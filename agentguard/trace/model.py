@@ -170,6 +170,12 @@ class Call:
             result = decode_result(result)
         return _build_call(self.name, self.args, result, position, error, self.kind)
 
+    def seen_as(self, args: Mapping[str, Any], result: Any) -> Call:
+        """This call with ``args`` and ``result`` replaced by values that are JSON data
+        already (a provenance view, agentguard/semantics/provenance_index.py): no check,
+        no decoding, through the slots' twin."""
+        return _build_call(self.name, args, result, self.position, self.error, self.kind)
+
     def to_record(self) -> dict[str, Any]:
         """The Appendix A.1.2 record (`tool_result` omitted while unknown; a dialogue
         event carries its ``kind``)."""

@@ -451,6 +451,90 @@ TABLE: list[tuple[str, str, type[SpecError], int, int, str]] = [
         23,
         "invalid string literal \"'\\\\x'\": (unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\xXX escape",
     ),
+    (
+        "from_result",
+        "constraint c := G !b(result from user)",
+        SEMANTIC,
+        1,
+        22,
+        "a `from` test reads an argument of the call (its result is not known before it "
+        "runs); test results with results(...) sources instead",
+    ),
+    (
+        "not_a_source",
+        "constraint c := G !b(y from foo)",
+        SEMANTIC,
+        1,
+        29,
+        "a name is not a source (expected user, trusted, untrusted, results(tool...), "
+        "args(tool.path), a list, or a union of them with |)",
+    ),
+    (
+        "source_two_patterns",
+        "constraint c := G !b(y from results(a, b))",
+        SEMANTIC,
+        1,
+        29,
+        "results(...) takes one pattern such as results(tool.path)",
+    ),
+    (
+        "source_not_pattern",
+        'constraint c := G !b(y from results("a"))',
+        SEMANTIC,
+        1,
+        37,
+        "results(...) takes a tool pattern such as results(tool.path)",
+    ),
+    (
+        "source_macro_pattern",
+        "def m := a & b\nconstraint c := G !b(y from results(m))",
+        SEMANTIC,
+        2,
+        37,
+        "'m' is not a tool pattern here",
+    ),
+    (
+        "args_without_path",
+        "constraint c := G !b(y from args(a))",
+        SEMANTIC,
+        1,
+        29,
+        "args(...) names an argument: args(tool.key) or args(tool(tests).key)",
+    ),
+    (
+        "variable_in_source",
+        "constraint c := forall v: G !b(y from [v])",
+        SEMANTIC,
+        1,
+        40,
+        "quantified variable 'v' inside a source: a source is a fixed set of places "
+        "(test the variable beside it instead)",
+    ),
+    (
+        "from_outside_call",
+        "constraint c := G (y from user)",
+        SEMANTIC,
+        1,
+        20,
+        "a `from` test reads a call's argument: write it inside the call's parentheses, "
+        "e.g. send_money(recipient from trusted)",
+    ),
+    (
+        "trust_clash",
+        "tool a()\ntrusted a.x\nuntrusted a.x",
+        SEMANTIC,
+        3,
+        11,
+        "'a.x' is declared both trusted and untrusted",
+    ),
+    (
+        "bad_result_format",
+        "tool a() returns xml",
+        SEMANTIC,
+        1,
+        18,
+        "unknown result format 'xml' (use one of: yaml, json)",
+    ),
 ]
 
 
@@ -602,6 +686,6 @@ def test_every_message_template_is_in_the_table() -> None:
         OUTSIDE_MESSAGE.format(root="/r"),
     ]
     templates = _templates()
-    assert len(templates) == 57
+    assert len(templates) == 67
     missing = [t for t in templates if not any(re.fullmatch(t, m) for m in produced)]
     assert not missing, missing

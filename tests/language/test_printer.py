@@ -179,3 +179,54 @@ def test_demo_spec_round_trips(root: Path) -> None:
     assert "O verify_identity.ok" in text
     again = parse_spec(text)
     assert again.constraints == spec.constraints and again.tools == spec.tools
+
+
+def _sources(depth: int) -> st.SearchStrategy[A.Source]:
+    """Provenance sources: words, literal lists, results/args of patterns (nested)."""
+    path = st.sampled_from([(), ("k",), (A.STAR,), (A.STAR, "to"), ("k", 0, A.STAR)])
+    words = st.sampled_from(["user", "trusted", "untrusted"]).map(A.SourcePart)
+    values = st.lists(st.one_of(st.integers(-3, 3), st.text("ab .-", max_size=3)), max_size=2)
+    lists = values.map(
+        lambda vs: A.SourcePart("values", values=A.ListLiteral(tuple(A.Literal(v) for v in vs)))
+    )
+    tests = (
+        st.lists(
+            st.builds(
+                lambda p, neg, s: A.Test(A.FieldRef(p), "not from" if neg else "from", s),
+                st.sampled_from([("k",), ("k", A.STAR), ("url",)]),
+                st.booleans(),
+                _sources(depth - 1),
+            ),
+            max_size=1,
+        )
+        if depth > 0
+        else st.just([])
+    )
+    results = st.builds(
+        lambda tool, ts, p: A.SourcePart("results", A.Event(tool, tuple(ts)), p),
+        st.sampled_from(["a", "b", None]),
+        tests,
+        path,
+    )
+    args = st.builds(
+        lambda tool, p: A.SourcePart("args", A.Event(tool), ("x", *p)),
+        st.sampled_from(["a", None]),
+        path,
+    )
+    part = st.one_of(words, lists, results, args)
+    return st.lists(part, min_size=1, max_size=3).map(lambda ps: A.Source(tuple(ps)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([("to",), ("to", A.STAR), ("to", A.STAR, "email"), ("opts", 0)]),
+    st.booleans(),
+    _sources(2),
+)
+def test_provenance_round_trip(
+    path: tuple[str | int, ...], negated: bool, source: A.Source
+) -> None:
+    """`from` tests with every kind of source (nested patterns, [*] paths) round-trip."""
+    test = A.Test(A.FieldRef(path), "not from" if negated else "from", source)
+    f = A.Always(A.Not(A.Event("send", (test, A.Test(A.FieldRef(("n",)), "=", A.Literal(1))))))
+    assert parse_formula(format_formula(f)) == f

@@ -95,6 +95,9 @@ from agentguard.language.ast.items import (
     PARAM_TYPES as PARAM_TYPES,
 )
 from agentguard.language.ast.items import (
+    RESULT_FORMATS as RESULT_FORMATS,
+)
+from agentguard.language.ast.items import (
     Constraint as Constraint,
 )
 from agentguard.language.ast.items import (
@@ -106,8 +109,23 @@ from agentguard.language.ast.items import (
 from agentguard.language.ast.items import (
     ToolDecl as ToolDecl,
 )
+from agentguard.language.ast.items import (
+    TrustDecl as TrustDecl,
+)
 from agentguard.language.ast.terms import (
     COMPARISON_OPS as COMPARISON_OPS,
+)
+from agentguard.language.ast.terms import (
+    PROVENANCE_FIELD as PROVENANCE_FIELD,
+)
+from agentguard.language.ast.terms import (
+    PROVENANCE_OPS as PROVENANCE_OPS,
+)
+from agentguard.language.ast.terms import (
+    SOURCE_KINDS as SOURCE_KINDS,
+)
+from agentguard.language.ast.terms import (
+    STAR as STAR,
 )
 from agentguard.language.ast.terms import (
     Domain as Domain,
@@ -129,6 +147,12 @@ from agentguard.language.ast.terms import (
 )
 from agentguard.language.ast.terms import (
     Regex as Regex,
+)
+from agentguard.language.ast.terms import (
+    Source as Source,
+)
+from agentguard.language.ast.terms import (
+    SourcePart as SourcePart,
 )
 from agentguard.language.ast.terms import (
     Span as Span,

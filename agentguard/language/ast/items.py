@@ -68,6 +68,22 @@ class ToolDecl:
     requires: Formula | None = None
     span: Span | None = span_field()
     allow_extra: bool = False
+    returns: str | None = None  # "yaml" | "json": how a text result is encoded
+
+
+RESULT_FORMATS = ("yaml", "json")
+"""The formats a ``tool ... returns FORMAT`` clause may name."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrustDecl:
+    """One item of a ``trusted`` / ``untrusted`` declaration: a tool's result, or the
+    part of it at ``path`` (``[*]`` allowed), and its trust class."""
+
+    trusted: bool
+    tool: str
+    path: tuple[str | int, ...] = ()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +108,7 @@ class Spec:
     tools: tuple[ToolDecl, ...] = ()
     predicates: tuple[tuple[str, int], ...] = ()  # declared user predicates (name, arity)
     extractors: tuple[str, ...] = ()  # declared user domain extractors
+    trust: tuple[TrustDecl, ...] = ()  # trusted / untrusted declarations, in order
     source: str = field(default="<string>", compare=False)
     text: str = field(default="", compare=False, repr=False)
 

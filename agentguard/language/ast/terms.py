@@ -49,6 +49,19 @@ def identity_field() -> Any:
     return field(init=False, repr=False)
 
 
+STAR = "\n[*]"
+"""The path step ``[*]``: map the rest of the path over each element of a list.
+
+A string no spec can spell as a key (a name or quoted name never holds a newline), so
+paths stay ``tuple[str | int, ...]``; :func:`~agentguard.semantics.values.get_path`
+checks for it before any key lookup, so no data key is ever read as the step."""
+
+
+PROVENANCE_FIELD = "\nfrom"
+"""First step of the field a lowered ``from`` test reads (semantics/provenance.py): the
+fact the provenance index computed for the call, kept where no argument can be."""
+
+
 # --------------------------------------------------------------------------- terms
 @dataclass(frozen=True, slots=True)
 class Literal:
@@ -138,6 +151,39 @@ class Domain:
         object.__setattr__(self, "extra_identity", literal_identity(self.extra))
 
 
-Term: TypeAlias = Literal | MapLiteral | ListLiteral | Regex | Var | FieldRef | MetricRef | Domain
+SOURCE_KINDS = ("user", "trusted", "untrusted", "results", "args", "values")
+"""The kinds of :class:`SourcePart` (``values``: a list written in the spec)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePart:
+    """One place values may come from: ``user``, ``trusted``, ``untrusted``,
+    ``results(pattern[path])``, ``args(pattern path)`` or a literal list (``values``).
+
+    ``pattern`` is an :class:`~agentguard.language.ast.formulas.Event` (typed ``Any``
+    because formulas build on terms); its tests are judged at the earlier call's own
+    position. ``values`` holds a ``values`` part's constants.
+    """
+
+    kind: str
+    pattern: Any = None
+    path: tuple[str | int, ...] = ()
+    values: ListLiteral | None = None
+    span: Span | None = span_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The right side of ``PATH from SOURCE``: a union of :class:`SourcePart`."""
+
+    parts: tuple[SourcePart, ...]
+    span: Span | None = span_field()
+
+
+Term: TypeAlias = (
+    Literal | MapLiteral | ListLiteral | Regex | Var | FieldRef | MetricRef | Domain | Source
+)
 
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=", "~", "!~", "contains", "in")
+PROVENANCE_OPS = ("from", "not from")
+"""The test operators whose right side is a :class:`Source`."""
