@@ -80,6 +80,8 @@ def workload(name: str) -> tuple[str, list[tuple[str, dict[str, Any], Any]]]:
     spec, kind = name.split(".")
     text = (ROOT / "specs" / f"{spec}.ltl").read_text()
     trace = load_traces(ROOT / "specs" / "traces" / f"{spec}.{kind}.json")[0].trace
+    if trace is None:
+        raise SystemExit(f"specs/traces/{spec}.{kind}.json holds no trace")
     calls = [c for c in trace.calls if c.is_tool]  # messages are no proposals
     return text, [(c.name, dict(c.args), c.result if c.has_result else "ok") for c in calls]
 
