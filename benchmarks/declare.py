@@ -11,8 +11,14 @@ responded-existence), written once as a pm4py DECLARE model and once as AgentLTL
     chain-response(a, b)      G(a -> X b)
     responded-existence(a, b) F a -> F b
 
-Before timing, the per-constraint deviation counts of both tools are compared and must
-be equal (the script exits 1 otherwise). Timed in the same run, interleaved, the same
+The same model is also written in two other spellings (``SPELLINGS``): with the trace
+predicates (``Called(a)``, ``!Called(a)``, ``Called(b) -> Before(a, b)``,
+``Called(a) -> Called(b)``) and negated (``!G !a``, ``G !a``, ``!Called(a) | Called(b)``,
+...); each must take the bulk path like the first (issue 29: ``Called(a) -> Called(b)``
+once sent every trace to the per-trace evaluator), and each is timed against pm4py.
+
+Before timing, the per-constraint deviation counts of both tools are compared, for every
+spelling, and must be equal (the script exits 1 otherwise). Timed in the same run, interleaved, the same
 number of repetitions each, medians reported:
 
 * ``pm4py``: ``pm4py.algo.conformance.declare.variants.classic.apply_list`` on the
@@ -62,6 +68,36 @@ CONSTRAINTS: list[tuple[str, tuple[str, ...], str]] = [
 ]
 
 
+SPELLINGS: dict[str, list[str]] = {
+    "ltl": [formula for _, _, formula in CONSTRAINTS],
+    "predicates": [
+        "Called(t0)",
+        "CalledN(t11, 1, >=)",
+        "!Called(t10)",
+        "G(t1 -> F t2)",
+        "G(t3 -> F t4)",
+        "Called(t6) -> Before(t5, t6)",
+        "Called(t7) -> Before(t0, t7)",
+        "G(t8 -> X t9)",
+        "Called(t2) -> Called(t3)",
+        "Called(t11) -> Called(t10)",
+    ],
+    "negated": [
+        "!G !t0",
+        "!CalledN(t11, 0, =)",
+        "G !t10",
+        "!F(t1 & !F t2)",
+        "G(t3 -> F t4)",
+        "After(t6, t5) | !Called(t6)",
+        "!F(t7 & !O t0)",
+        "G(t8 -> X t9)",
+        "!Called(t2) | Called(t3)",
+        "!(F t11 & !F t10)",
+    ],
+}
+"""The ten constraints of ``CONSTRAINTS`` in three spellings, each equivalent to pm4py's."""
+
+
 def make_log(traces: int, events: int, seed: int = 0) -> list[list[str]]:
     """Traces with skewed activity frequencies, so every constraint fails on some traces."""
     rng = random.Random(seed)
@@ -93,11 +129,19 @@ def pm4py_model() -> dict[str, dict[Any, dict[str, int]]]:
     return model
 
 
-def spec_text() -> str:
+def spec_text(spelling: str = "ltl") -> str:
     return "\n".join(
         f"constraint {template}_{'_'.join(acts)} := {formula}"
-        for template, acts, formula in CONSTRAINTS
+        for (template, acts, _), formula in zip(CONSTRAINTS, SPELLINGS[spelling], strict=True)
     )
+
+
+def bulk_path(spec: Any, traces: list[Any]) -> list[str]:
+    """The constraints of ``spec`` the bulk scorer does not take (scored trace by trace)."""
+    from agentguard.scoring.bulk import Bulk
+
+    bulk = Bulk(traces, [t.names for t in traces])
+    return [c.name for c in spec.constraints if bulk.score(c) is None]
 
 
 def median_interleaved(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
@@ -132,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
 
     log = make_log(args.traces, args.events)
     model = pm4py_model()
-    spec = parse_spec(spec_text())
+    specs = {k: parse_spec(spec_text(k)) for k in SPELLINGS}
+    spec = specs["ltl"]
     traces = [Trace.from_records([{"tool_name": a} for a in t]) for t in log]
     folder = Path(tempfile.mkdtemp())
     path = folder / "log.jsonl"
@@ -140,17 +185,21 @@ def main(argv: list[str] | None = None) -> int:
         "".join(json.dumps({"tool_calls": [{"tool_name": a} for a in t]}) + "\n" for t in log)
     )
 
-    # same deviations, constraint by constraint, before anything is timed
+    # same deviations, constraint by constraint, before anything is timed (every spelling)
     theirs = classic.apply_list(log, model)
-    ours = verify_traces(traces, spec)
     names = [c.name for c in spec.constraints]
-    ours_counts = {n: sum(not r.constraints[k].passed for r in ours) for k, n in enumerate(names)}
     theirs_counts = dict.fromkeys(names, 0)
     for case in theirs:
         for template, acts in case["deviations"]:
             acts = (acts,) if isinstance(acts, str) else tuple(acts)
             theirs_counts[f"{template.replace(' ', '_')}_{'_'.join(acts)}"] += 1
-    same = ours_counts == theirs_counts
+    counts = {}
+    for k, sp in specs.items():
+        ours = verify_traces(traces, sp)
+        counts[k] = {n: sum(not r.constraints[i].passed for r in ours) for i, n in enumerate(names)}
+    ours_counts = counts["ltl"]
+    same = all(c == theirs_counts for c in counts.values())
+    off_path = {k: bulk_path(sp, traces) for k, sp in specs.items()}
 
     def pm4py_from_file() -> Any:
         with path.open() as fh:
@@ -171,10 +220,22 @@ def main(argv: list[str] | None = None) -> int:
     def loop_from_file() -> Any:
         return [verify_trace(r.trace, spec) for r in load_traces(path)]  # type: ignore[arg-type]
 
+    def spelt(sp: Any, from_file: bool) -> Callable[[], Any]:
+        if from_file:
+            return lambda: verify_traces([r.trace for r in load_traces(path)], sp)
+        return lambda: verify_traces(traces, sp)
+
+    others = {
+        f"verify_traces[{k}]{suffix}": spelt(sp, bool(suffix))
+        for k, sp in specs.items()
+        if k != "ltl"
+        for suffix in ("", "_from_file")
+    }
     times = median_interleaved(
         {
             "pm4py": lambda: classic.apply_list(log, model),
             "verify_traces": lambda: verify_traces(traces, spec),
+            **others,
             "verify_trace_loop": lambda: [verify_trace(t, spec) for t in traces],
             "pm4py_from_file": pm4py_from_file,
             "verify_traces_from_file": ours_from_file,
@@ -192,6 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         "from_file_speedup_over_loop": times["verify_trace_loop_from_file"]
         / times["verify_traces_from_file"],
         "load_traces_speedup_over_pm4py_loading": times["pm4py_loading"] / times["load_traces"],
+        **{
+            f"{k}_speedup_over_pm4py{'_from_file' if k.endswith('file') else ''}": times[
+                "pm4py_from_file" if k.endswith("file") else "pm4py"
+            ]
+            / times[k]
+            for k in others
+        },
     }
     result = {
         "traces": args.traces,
@@ -199,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "same_deviation_counts": same,
         "deviations": ours_counts,
+        "off_the_bulk_path": off_path,
         "median_seconds": times,
         "events_per_second": {k: events / v for k, v in times.items()},
         "load_traces_records_per_second": events / times["load_traces"],
@@ -211,7 +280,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.traces} traces x {args.events} events, 10 DECLARE constraints, "
             f"{args.repeat} interleaved runs each, medians"
         )
-        print(f"same deviation counts as pm4py: {same} ({sum(ours_counts.values())} deviations)")
+        print(
+            f"same deviation counts as pm4py, every spelling: {same} "
+            f"({sum(ours_counts.values())} deviations)"
+        )
+        for k, missed in off_path.items():
+            print(f"  spelling {k:<11} off the bulk path: {', '.join(missed) or 'none'}")
         for name, seconds in times.items():
             print(f"  {name:<28} {seconds * 1000:9.1f} ms  {events / seconds:>12,.0f} events/s")
         for name, ratio in ratios.items():
@@ -219,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         rate = events / times["load_traces"]
         print(f"  load_traces: {rate:,.0f} records/s (target >= 1,000,000)")
     if not same:
-        print(f"deviation counts differ: ours {ours_counts} pm4py {theirs_counts}", file=sys.stderr)
+        print(f"deviation counts differ: ours {counts} pm4py {theirs_counts}", file=sys.stderr)
         return 1
     return 0
 

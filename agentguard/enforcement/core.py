@@ -13,8 +13,9 @@ may read; only the constructor sets them.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from agentguard.enforcement import hooks
 from agentguard.enforcement.approval import Approver, ApproverRaised
@@ -72,8 +73,8 @@ class FirewallCore:
     _predicate_driven: frozenset[str]  # those with a user predicate (may not repeat itself)
     _inflight: dict[str, Flight]
     _withdrawn: dict[str, str]  # call_id -> why it never ran
-    _decisions: list[Decision]
-    _late: list[Violation]
+    _decisions: deque[Decision]  # every one with keep_trace; else the last DECISIONS_KEPT flagged
+    _late: deque[Violation]  # as _decisions
     _soft_counts: dict[str, int]
     _warned: dict[str, int]  # call identity -> generation of its BLOCK_AND_WARN warning
     _generation: int
@@ -147,9 +148,23 @@ class FirewallCore:
         self._log.withdrawn(decision, reason)
 
 
+DECISIONS_KEPT: Final = 1_000
+"""Without ``keep_trace``, the flagged decisions (and late violations) a firewall keeps in
+memory: the latest ones (a TOLERATE constraint may re-flag every call of a long run, a
+result may break one again on every call; the log has them all)."""
+
+T = TypeVar("T")
+
+
+def history(keep_trace: bool) -> deque[T]:
+    """Where a firewall keeps its decisions and late violations: all of them with
+    ``keep_trace``, else the latest :data:`DECISIONS_KEPT`, so memory stays flat."""
+    return deque() if keep_trace else deque(maxlen=DECISIONS_KEPT)
+
+
 def _routine(d: Decision) -> bool:
     """A clean ALLOW: without ``keep_trace`` the firewall does not keep it (the log does)."""
     return d.action is Action.ALLOW and not d.violations and d.shadow is None and d.approval is None
 
 
-__all__ = ["FirewallCore"]
+__all__ = ["DECISIONS_KEPT", "FirewallCore", "history"]

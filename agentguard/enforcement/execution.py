@@ -341,7 +341,7 @@ class Execution(Judging):
                 self._shadows.excuse(self._constraints[n], call.position, self._calls)
             else:  # the state just before this call, without the calls kept
                 snap = snaps[n]
-                self._shadows.start(self._constraints[n], call.position, self.monitor.fork(snap))
+                self._shadows.start(self._constraints[n], self.monitor.fork(snap))
         for n in again:  # a constraint violated before, violated again by this result
             late.append(self._violation(n, f"the result of {name} violates it again", ""))
         return late

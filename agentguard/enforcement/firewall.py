@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +21,7 @@ from typing_extensions import Unpack
 
 from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
 from agentguard.enforcement.approval import Approver
+from agentguard.enforcement.core import history
 from agentguard.enforcement.decision import Decision, Violation
 from agentguard.enforcement.flight import (
     FirewallProtocolError,
@@ -152,8 +154,8 @@ class Firewall(Proposing):
         self._predicate_driven = proto.predicate_driven
         self._inflight: dict[str, Flight] = {}
         self._withdrawn: dict[str, str] = {}  # call_id -> why it never ran
-        self._decisions: list[Decision] = []
-        self._late: list[Violation] = []
+        self._decisions: deque[Decision] = history(keep_trace)
+        self._late: deque[Violation] = history(keep_trace)
         self._soft_counts: dict[str, int] = {}
         self._warned: dict[str, int] = {}  # call identity -> generation of its BAW warning
         self._generation = 0
@@ -248,9 +250,11 @@ class Firewall(Proposing):
         **kwargs: Unpack[FirewallOptions],
     ) -> Firewall:
         """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
-        from agentguard.enforcement.state import load, log_chain
+        from agentguard.enforcement.state import OLD_FORMATS, load, log_chain
 
-        if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
+        if not isinstance(state, Mapping) or (
+            state.get("format") != STATE_FORMAT and state.get("format") not in OLD_FORMATS
+        ):
             raise FirewallStateError(
                 f"not a firewall state document (expected format {STATE_FORMAT})"
             )
@@ -261,7 +265,8 @@ class Firewall(Proposing):
         if run_id is not None and not isinstance(run_id, str):
             raise FirewallStateError("malformed firewall state: run_id must be a string")
         kwargs.setdefault("run_id", run_id)
-        kwargs.setdefault("keep_trace", True)  # the document carries the trace: keep it
+        # a document that carries the trace goes on keeping it; one saved without does not
+        kwargs.setdefault("keep_trace", "calls" in state)
         # the log is attached once the state is read: the run's chain goes on from the
         # line the state was saved after, never from a fresh genesis (docs/audit.md)
         log_path = kwargs.pop("log_path", None)

@@ -133,16 +133,15 @@ class Reporting(Execution):
     def save(self, *, key: Key | None = None) -> dict[str, Any]:
         """A versioned JSON-able document; :meth:`restore` continues with identical verdicts.
 
-        With ``key`` (bytes or text) the document carries an HMAC-SHA256, and
-        ``restore(..., key=key)`` refuses it once edited (a stopped run un-stopped)."""
+        It is the firewall's state: the executed calls only where it keeps them
+        (``keep_trace=True``, or a tool precondition reading the history), otherwise the
+        monitors' states and the run's counters, whose size does not grow with the run
+        for finite-state monitors. With ``key`` (bytes or text) the document carries an
+        HMAC-SHA256, and ``restore(..., key=key)`` refuses it once edited (a stopped run
+        un-stopped)."""
         from agentguard.enforcement.state import save
 
         with self._lock:
-            if not self._keeps_calls:
-                raise TraceNotKeptError(
-                    "a saved state carries the executed calls: build the Firewall with "
-                    "keep_trace=True to save() it"
-                )
             return sign(save(self), key)
 
     def save_state(self) -> dict[str, Any]:

@@ -10,12 +10,14 @@ asks it whether the next call violates the constraint again.
 
 A shadow starts either from the executed calls (:meth:`Shadows.excuse`, when the firewall
 keeps its trace) or from a snapshot of the main monitor taken just before the call that
-is excused (:meth:`Shadows.start`): the same state, without keeping the calls.
+is excused (:meth:`Shadows.start`): the same state, without keeping the calls. A saved
+firewall state carries each shadow's monitor state (:meth:`Shadows.save`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from agentguard.language import ast as A
 from agentguard.monitor import Monitor, Verdict
@@ -25,7 +27,11 @@ from agentguard.trace.model import Call
 
 
 class Shadows:
-    """One shadow monitor per constraint with an admitted violation."""
+    """One shadow monitor per constraint with an admitted violation.
+
+    The calls a shadow skipped are not remembered: its monitor's state is all that
+    matters from then on, and it is what a saved state carries (:meth:`save`), so a run
+    that re-flags a constraint on every call keeps a flat memory."""
 
     def __init__(self, registry: Registry | None, uncounted: Iterable[str]) -> None:
         self.registry = registry
@@ -33,7 +39,6 @@ class Shadows:
         self._monitors: dict[str, Monitor] = {}
         self.active: dict[str, Monitor] = self._monitors  # read-only: empty while none runs
         self._constraints: dict[str, A.Constraint] = {}
-        self.excused: dict[str, set[int]] = {}
 
     def __contains__(self, name: object) -> bool:
         return name in self._monitors
@@ -48,22 +53,26 @@ class Shadows:
         return tuple(self._monitors)
 
     def excuse(self, constraint: A.Constraint, position: int, calls: Sequence[Call]) -> None:
-        """The call at ``position`` violated ``constraint`` and ran: rebuild its shadow on
-        ``calls`` without every excused call."""
-        name = constraint.name
-        self.excused.setdefault(name, set()).add(position)
-        self._constraints[name] = constraint
+        """The call at ``position`` violated ``constraint`` and ran: build its shadow on
+        the executed ``calls`` without that one."""
+        self.rebuild(constraint, (position,), calls)
+
+    def rebuild(
+        self, constraint: A.Constraint, skipped: Iterable[int], calls: Sequence[Call]
+    ) -> None:
+        """The shadow of ``constraint`` on ``calls`` without those at the ``skipped``
+        positions (a state saved before shadows were saved as monitor states lists them)."""
+        self._constraints[constraint.name] = constraint
         monitor = Monitor([constraint], registry=self.registry, uncounted=self.uncounted)
-        skip = self.excused[name]
+        skip = frozenset(skipped)
         for call in calls:
             if call.position not in skip:
                 monitor.advance(call)
-        self._monitors[name] = monitor
+        self._monitors[constraint.name] = monitor
 
-    def start(self, constraint: A.Constraint, position: int, monitor: Monitor) -> None:
-        """The call at ``position`` violated ``constraint`` and ran: its shadow is
-        ``monitor``, in the state just before that call (nothing excused earlier)."""
-        self.excused.setdefault(constraint.name, set()).add(position)
+    def start(self, constraint: A.Constraint, monitor: Monitor) -> None:
+        """A call violated ``constraint`` and ran: its shadow is ``monitor``, in the state
+        just before that call (nothing excused earlier)."""
         self._constraints[constraint.name] = constraint
         self._monitors[constraint.name] = monitor
 
@@ -77,10 +86,8 @@ class Shadows:
         newly: list[str] = []
         for name, monitor in self._monitors.items():
             if name in admitted:
-                self.excused[name].add(call.position)
                 continue
             if monitor.peek(call).verdicts[name] is Verdict.VIOLATED:
-                self.excused[name].add(call.position)
                 newly.append(name)
                 continue
             monitor.advance(call)
@@ -95,6 +102,18 @@ class Shadows:
 
     def constraint(self, name: str) -> A.Constraint:
         return self._constraints[name]
+
+    def save(self) -> dict[str, dict[str, Any]]:
+        """Each shadow's monitor state (its size is the monitor's, not the run's)."""
+        return {name: monitor.save() for name, monitor in self._monitors.items()}
+
+    def restore(self, constraint: A.Constraint, doc: Mapping[str, Any]) -> None:
+        """The shadow of ``constraint`` continuing from a state :meth:`save` wrote
+        (``MonitorStateError`` if it is not one of this constraint)."""
+        self._constraints[constraint.name] = constraint
+        self._monitors[constraint.name] = Monitor.restore(
+            [constraint], doc, registry=self.registry, uncounted=self.uncounted
+        )
 
 
 __all__ = ["Shadows"]

@@ -1,11 +1,19 @@
 """Firewall state documents: what :meth:`Firewall.save` writes and
 :meth:`Firewall.restore` reads, so a run continues in another process with identical
-decisions (the monitor, executed calls, calls in flight, decisions, counters, the
-BLOCK_AND_WARN retry pointers, the positions excused from each shadow monitor)."""
+decisions (the monitor, calls in flight, decisions, counters, the BLOCK_AND_WARN retry
+pointers, each shadow monitor's state; the executed calls only where the firewall keeps
+them).
+
+Format 2 is the firewall's state, not its history: a firewall that keeps no trace saves
+without one, the shadows as monitor states (format 1 listed the positions each shadow
+skipped and replayed the calls), the run's counters and the values seen at the tools'
+``from`` sources, so its size is the monitors' (flat for finite-state ones) and not the
+run's. Format 1 documents still restore (they always carry the calls)."""
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final, Protocol, get_args
 
@@ -33,14 +41,15 @@ class Firewall(Protocol):
     final_tools: tuple[str, ...]
     tools: ToolChecker
     monitor: Monitor
+    _keeps_calls: bool
     _calls: list[Call]
     _executed: int
     _tool_count: int
     _error_positions: list[int]
     _constraints: dict[str, A.Constraint]
-    _decisions: list[Decision]
+    _decisions: deque[Decision]
     _inflight: dict[str, Flight]
-    _late: list[Violation]
+    _late: deque[Violation]
     _soft_counts: dict[str, int]
     _warned: dict[str, int]
     _generation: int
@@ -52,17 +61,29 @@ class Firewall(Protocol):
     _log: DecisionLog
 
 
-STATE_FORMAT: Final = "agentguard.firewall/1"
+STATE_FORMAT: Final = "agentguard.firewall/2"
+OLD_FORMATS: Final = ("agentguard.firewall/1",)
+"""Formats :func:`load` still reads (format 1 carries the calls and the excused positions)."""
 
 
 def save(fw: Firewall) -> dict[str, Any]:
     """The state document of ``fw`` (the caller holds its lock)."""
+    history: dict[str, Any] = (
+        {"calls": [c.to_record() for c in fw._calls]}
+        if fw._keeps_calls
+        else {
+            "executed": fw._executed,
+            "tool_count": fw._tool_count,
+            "error_positions": list(fw._error_positions),
+            "observed": fw.tools.observed(),
+        }
+    )
     return {
         "format": STATE_FORMAT,
         "run_id": fw.run_id,
         "spec_hash": fw.spec_hash,
         "monitor": fw.monitor.save(),
-        "calls": [c.to_record() for c in fw._calls],
+        **history,
         "inflight": [
             {
                 "call": f.call.to_record(),
@@ -78,7 +99,7 @@ def save(fw: Firewall) -> dict[str, Any]:
         "soft_counts": dict(fw._soft_counts),
         "warned": dict(fw._warned),
         "generation": fw._generation,
-        "excused": {n: sorted(p) for n, p in fw._shadows.excused.items()},
+        "shadows": fw._shadows.save(),
         "withdrawn": dict(fw._withdrawn),
         "sendbacks": fw._sendbacks,
         "stopped": fw._stopped,
@@ -110,17 +131,16 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
         registry=fw.registry,
         uncounted=fw.final_tools,
     )
-    calls = expect_list(state.get("calls"), "calls")
-    fw._calls = [_call(r, i) for i, r in enumerate(calls)]
-    if fw.monitor.position != len(fw._calls):
+    if "calls" in state:
+        _load_calls(fw, expect_list(state.get("calls"), "calls"))
+    else:
+        _load_counters(fw, state)
+    if fw.monitor.position != fw._executed:
         raise ValueError("the monitor's position does not match the executed calls")
-    fw._executed = len(fw._calls)
-    fw._tool_count = count_tool_calls(fw._calls, fw.final_tools)
-    fw._error_positions = [c.position for c in fw._calls if c.error]
-    for call in fw._calls:
-        if call.is_tool:
-            fw.tools.observe(call)
-    fw._decisions = [_decision(d) for d in expect_list(state.get("decisions"), "decisions")]
+    fw._decisions = deque(
+        (_decision(d) for d in expect_list(state.get("decisions"), "decisions")),
+        maxlen=fw._decisions.maxlen,
+    )
     for i, f in enumerate(expect_list(state.get("inflight"), "inflight")):
         f = expect_mapping(f, f"inflight[{i}]")
         decision = _decision(f.get("decision"))
@@ -129,17 +149,26 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
             decision,
             _call(f.get("call"), 0),
             frozenset(_text(r, f"inflight[{i}].relied") for r in relied),
-            expect_int(f.get("position", len(fw._calls)), "position", hi=len(fw._calls)),
+            expect_int(f.get("position", fw._executed), "position", hi=fw._executed),
             expect_bool(f.get("started", False), f"inflight[{i}].started"),
         )
-    excused = expect_mapping(state.get("excused", {}), "excused")
-    for name, positions in excused.items():
-        if name not in fw._constraints:
-            raise ValueError(f"excused names {name!r}, not a constraint of this spec")
-        for position in expect_list(positions, f"excused[{name!r}]"):
-            at = expect_int(position, f"excused[{name!r}]", hi=max(len(fw._calls) - 1, 0))
-            fw._shadows.excuse(fw._constraints[name], at, fw._calls)
-    fw._late = [_violation(v) for v in expect_list(state.get("late"), "late")]
+    if "shadows" in state:
+        shadows = expect_mapping(state.get("shadows"), "shadows")
+        for name, doc in shadows.items():
+            fw._shadows.restore(_constraint(fw, name, "shadows"), expect_mapping(doc, name))
+    else:  # format 1: the positions each shadow skipped, replayed on the calls
+        excused = expect_mapping(state.get("excused", {}), "excused")
+        for name, positions in excused.items():
+            hi = max(len(fw._calls) - 1, 0)
+            skipped = [
+                expect_int(p, f"excused[{name!r}]", hi=hi)
+                for p in expect_list(positions, f"excused[{name!r}]")
+            ]
+            fw._shadows.rebuild(_constraint(fw, name, "excused"), skipped, fw._calls)
+    if not fw._keeps_calls:
+        fw._calls = []  # read for the shadows; this firewall keeps no trace
+    late = expect_list(state.get("late"), "late")
+    fw._late = deque((_violation(v) for v in late), maxlen=fw._late.maxlen)
     fw._soft_counts = _counts(state.get("soft_counts"), "soft_counts")
     fw._warned = _counts(state.get("warned", {}), "warned")
     fw._generation = expect_int(state.get("generation", 0), "generation")
@@ -147,7 +176,39 @@ def load(fw: Firewall, state: Mapping[str, Any]) -> None:
     fw._withdrawn = {_text(k, "withdrawn"): _text(v, "withdrawn") for k, v in withdrawn.items()}
     fw._sendbacks = expect_int(state.get("sendbacks"), "sendbacks")
     fw._stopped = expect_bool(state.get("stopped"), "stopped")
-    fw._step = expect_int(state.get("step"), "step", lo=sum(1 for c in fw._calls if c.is_tool))
+    fw._step = expect_int(state.get("step"), "step", lo=fw._tool_count)
+
+
+def _load_calls(fw: Firewall, records: list[Any]) -> None:
+    """The executed calls, and what the firewall counts and indexes from them."""
+    fw._calls = [_call(r, i) for i, r in enumerate(records)]
+    fw._executed = len(fw._calls)
+    fw._tool_count = count_tool_calls(fw._calls, fw.final_tools)
+    fw._error_positions = [c.position for c in fw._calls if c.error]
+    for call in fw._calls:
+        if call.is_tool:
+            fw.tools.observe(call)
+
+
+def _load_counters(fw: Firewall, state: Mapping[str, Any]) -> None:
+    """A state saved without the calls: the counters and the ``from`` values seen."""
+    if fw._keeps_calls:
+        raise ValueError(
+            "the state carries no executed calls (saved by a firewall that kept no trace): "
+            "restore it with keep_trace=False and a spec whose tools read no history"
+        )
+    fw._executed = expect_int(state.get("executed"), "executed")
+    fw._tool_count = expect_int(state.get("tool_count"), "tool_count", hi=fw._executed)
+    errors = expect_list(state.get("error_positions", []), "error_positions")
+    hi = max(fw._executed - 1, 0)
+    fw._error_positions = [expect_int(p, "error_positions", hi=hi) for p in errors]
+    fw.tools.restore_observed(expect_list(state.get("observed", []), "observed"))
+
+
+def _constraint(fw: Firewall, name: str, field: str) -> A.Constraint:
+    if name not in fw._constraints:
+        raise ValueError(f"{field} names {name!r}, not a constraint of this spec")
+    return fw._constraints[name]
 
 
 def _text(value: Any, what: str) -> str:
@@ -219,4 +280,4 @@ def _decision(d: Any) -> Decision:
     return Decision.from_dict(d)
 
 
-__all__ = ["STATE_FORMAT", "load", "log_chain", "save"]
+__all__ = ["OLD_FORMATS", "STATE_FORMAT", "load", "log_chain", "save"]

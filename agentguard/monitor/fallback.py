@@ -22,15 +22,29 @@ from agentguard.trace.model import Call, Trace
 
 
 class FallbackNode:
-    """Kept as a whole trace and evaluated offline at the end (PENDING meanwhile)."""
+    """Kept as a whole trace and evaluated offline at the end (PENDING meanwhile).
+
+    A shallow copy is a snapshot (``COPYABLE``, monitor/peek.py): the copy shares the list
+    of kept calls and remembers its length, and the first of the two to step past a
+    shared prefix copies it. A snapshot per executed call (the firewall takes one of each
+    constraint a result may break) costs nothing, where saving the calls each time made
+    every step cost as much as the run so far."""
 
     def __init__(self, formula: A.Formula, reason: str, registry: Registry, match: Matcher) -> None:
         self.formula = formula
         self.reason = reason
         self.registry = registry
         self.match = match
-        self.calls: list[Call] = []
+        self._calls: list[Call] = []  # maybe shared with copies: only the first _n are ours
+        self._n = 0
         self.error: str | None = None
+        self._reads_metrics = reads_metrics(formula)  # asked on each peek that ends the run
+
+    @property
+    def calls(self) -> Sequence[Call]:
+        """The calls kept so far (this node's, whichever copy shares the list)."""
+        calls = self._calls
+        return calls if len(calls) == self._n else calls[: self._n]
 
     @property
     def names(self) -> frozenset[str] | None:
@@ -44,7 +58,10 @@ class FallbackNode:
         return False
 
     def step(self, call: Call) -> None:
-        self.calls.append(call.at(len(self.calls)))
+        if len(self._calls) != self._n:  # a copy stepped past our prefix: ours is a copy
+            self._calls = self._calls[: self._n]
+        self._calls.append(call.at(self._n))
+        self._n += 1
 
     def verdict(self) -> Verdict:
         return Verdict.PENDING
@@ -75,7 +92,7 @@ class FallbackNode:
     ) -> tuple[Verdict, bool | None]:
         if not ending:
             return Verdict.PENDING, None
-        if reads_metrics(self.formula):
+        if self._reads_metrics:
             return Verdict.PENDING, None
         if any(not c.has_result for c in calls) and reads_results(self.formula):
             return Verdict.PENDING, None  # the truth may hang on the result still to come
@@ -93,7 +110,8 @@ class FallbackNode:
     def restore(self, doc: Mapping[str, Any]) -> None:
         doc = expect_mapping(doc, "a constraint's state")
         calls = expect_list(doc.get("calls"), "kept calls")
-        self.calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        self._calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
+        self._n = len(self._calls)
         self.error = expect_str(doc.get("error"), "error", optional=True)
 
     def clone(self) -> FallbackNode:
@@ -103,8 +121,10 @@ class FallbackNode:
         new.reason = self.reason
         new.registry = self.registry
         new.match = self.match
-        new.calls = list(self.calls)
+        new._calls = list(self.calls)
+        new._n = self._n
         new.error = self.error
+        new._reads_metrics = self._reads_metrics
         return new
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentguard.monitor.counting import CountNode
+from agentguard.monitor.fallback import FallbackNode
 from agentguard.monitor.judge import JudgePart
 from agentguard.monitor.nodes import AutomatonNode, Node
 from agentguard.monitor.verdict import Verdict
@@ -56,9 +57,10 @@ class Snapshot:
     provenance: Any = None  # the provenance indexes then (ProvenanceState.save)
 
 
-COPYABLE: Final = (AutomatonNode, CountNode)
-"""Nodes whose stepping replaces their state values (never mutates them): a shallow copy
-is a snapshot."""
+COPYABLE: Final = (AutomatonNode, CountNode, FallbackNode)
+"""Nodes whose stepping replaces their state values (never mutates them; a fallback node
+copies its shared list of calls before stepping past a copy's): a shallow copy is a
+snapshot."""
 
 
 __all__ = ["COPYABLE", "Peek", "Snapshot"]

@@ -6,7 +6,9 @@ laid end to end (:mod:`agentguard.semantics.segmented`); the DECLARE shapes at t
 of a constraint are answered from tool positions alone
 (:mod:`agentguard.scoring.tool_positions`), and so are the trace predicates of a
 DECLARE-style mix, ``Called``, ``CalledN``, ``Before``, ``After`` and ``InOrder``
-(:mod:`agentguard.scoring.bulk_predicates`). Explanations are computed for groups of
+(:mod:`agentguard.scoring.bulk_predicates`), at the top of a constraint or combined
+there by connectives (``Called(a) -> Called(b)`` is ``F a -> F b`` spelt otherwise:
+both take this path). Explanations are computed for groups of
 traces at a time, and traces whose explanation is the same share one string. Each
 result equals what :func:`~agentguard.scoring.verify.constraint_result` gives on that
 trace alone.
@@ -24,7 +26,7 @@ import numpy as np
 from agentguard.language import ast as A
 from agentguard.language.printer import formula as show
 from agentguard.scoring.builders import constraint_result
-from agentguard.scoring.bulk_predicates import predicate_outcome
+from agentguard.scoring.bulk_predicates import Outcome, covered, predicate_outcome
 from agentguard.scoring.report import ConstraintResult
 from agentguard.scoring.tool_positions import ToolPositions, first_position
 from agentguard.semantics import segmented as S
@@ -72,6 +74,7 @@ class Bulk:
         self._shown: dict[int, str] = {}
         self._starts: dict[int, BoolVec] = {}
         self._firsts: dict[tuple[int, bool], S.Index] = {}
+        self._predicates: dict[int, Outcome] = {}
 
     # ---------------------------------------------------------------- scoring
     def score(self, c: A.Constraint) -> list[ConstraintResult] | None:
@@ -125,6 +128,8 @@ class Bulk:
             out = self.first(f.operand, negated=False) >= 0
         elif isinstance(f, A.Not):
             out = ~self.start(f.operand)
+        elif isinstance(f, A.TracePredicate):
+            out = self._predicate(f)[0]
         elif isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
             left, right = self.start(f.left), self.start(f.right)
             if isinstance(f, A.And):
@@ -152,6 +157,17 @@ class Bulk:
                 vec = self._vec(self.value(f))
                 hit = S.first_true(~vec if negated else vec, self.seg)
             self._firsts[key] = hit
+            self._pinned.append(f)
+        return hit
+
+    def _predicate(self, f: A.TracePredicate) -> Outcome:
+        """A covered trace predicate's outcome on every row (``in_fragment`` let it in)."""
+        hit = self._predicates.get(id(f))
+        if hit is None:
+            hit = predicate_outcome(f, self.tools, self.code_of)
+            if hit is None:
+                raise TypeError(f"outside the bulk fragment: {show(f)}")
+            self._predicates[id(f)] = hit
             self._pinned.append(f)
         return hit
 
@@ -220,6 +236,16 @@ class Bulk:
         the fragment and taken for a whole group of traces at once.
         """
         lengths = self.seg.lengths[group]
+        if isinstance(f, A.TracePredicate):  # its own story, told for its own truth
+            _, keys, told = self._predicate(f)
+            return Texts.of(keys[group], lambda k: told(int(group[k])))
+        if isinstance(f, A.Not) and isinstance(f.operand, A.TracePredicate):
+            told_inner = self._explain(f.operand, group, ~passed)
+            prefix = ("", "As required, not: ")
+            return Texts.of(
+                told_inner.index * 2 + passed,
+                lambda k: prefix[int(passed[k])] + told_inner.table[told_inner.index[k]],
+            )
         if isinstance(f, (A.Always, A.Eventually)) and f.bound is None:
             always = isinstance(f, A.Always)
             at = self.first(f.operand, negated=always)[group]
@@ -336,16 +362,22 @@ def _is_constant(t: Any) -> bool:
     return False
 
 
-def in_fragment(f: A.Formula) -> bool:
-    """Is ``f`` made of event atoms with constant tests, connectives and temporal operators?"""
+def in_fragment(f: A.Formula, *, top: bool = True) -> bool:
+    """Is ``f`` made of event atoms with constant tests, connectives and temporal
+    operators, with covered trace predicates (:func:`covered`) where no temporal operator
+    is above them (``top``: a predicate is the whole trace's, read at the start)?"""
     if isinstance(f, A.Const):
         return True
     if isinstance(f, A.Event):
         return all(_is_constant(t.value) for t in f.tests)
+    if isinstance(f, A.TracePredicate):
+        return top and covered(f)
     if isinstance(f, A.Not):
-        return in_fragment(f.operand)
+        return in_fragment(f.operand, top=top)
     if isinstance(f, UNARY):
-        return in_fragment(f.operand)
-    if isinstance(f, (A.And, A.Or, A.Implies, A.Iff, *BINARY)):
-        return in_fragment(f.left) and in_fragment(f.right)
+        return in_fragment(f.operand, top=False)
+    if isinstance(f, (A.And, A.Or, A.Implies, A.Iff)):
+        return in_fragment(f.left, top=top) and in_fragment(f.right, top=top)
+    if isinstance(f, BINARY):
+        return in_fragment(f.left, top=False) and in_fragment(f.right, top=False)
     return False

@@ -39,6 +39,22 @@ _COUNT_OPS: Final[dict[str, Callable[[Any, Any], Verdicts]]] = {
 }  # the operators of agentguard.semantics.predicates.COUNT_OPS, on arrays
 
 
+def covered(f: A.Formula) -> bool:
+    """Is ``f`` one of the predicates above with constant arguments (answered in bulk)?"""
+    if not isinstance(f, A.TracePredicate):
+        return False
+    name, args = f.name, f.args
+    if name == "Called":
+        return _tool(args[0])
+    if name == "CalledN":
+        return _tool(args[0]) and _count(args[1]) and args[2] in _COUNT_OPS
+    if name in ("Before", "After"):
+        return _tool(args[0]) and _tool(args[1])
+    if name == "InOrder":
+        return isinstance(args[0], tuple) and all(map(_tool, args[0]))
+    return False
+
+
 def predicate_outcome(
     f: A.Formula, tools: ToolPositions, code_of: Callable[[str], int | None]
 ) -> Outcome | None:
@@ -145,4 +161,4 @@ def _in_order(
     return found == len(sequence), found, text
 
 
-__all__ = ["Outcome", "predicate_outcome"]
+__all__ = ["Outcome", "covered", "predicate_outcome"]

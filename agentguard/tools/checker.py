@@ -23,6 +23,7 @@ from agentguard.errors import EvaluationError
 from agentguard.language import ast as A
 from agentguard.semantics.registry import Registry
 from agentguard.tools.arguments import article, signature, value_problem
+from agentguard.tools.observed import load_index, save_index
 from agentguard.tools.precondition import PastFormula, past_formula
 from agentguard.tools.values import (
     at_path,
@@ -199,6 +200,14 @@ class ToolChecker:
                     key = value_key(leaf)
                     if key is not None:
                         seen.add(key)
+
+    def observed(self) -> list[list[Any]]:
+        """The values seen at each ``from`` source, for a saved state (tools/observed.py)."""
+        return save_index(self._index)
+
+    def restore_observed(self, saved: Sequence[Any]) -> None:
+        """Take the values :meth:`observed` saved, into this checker with nothing seen."""
+        load_index(self._index, saved)
 
     @property
     def enabled(self) -> bool:

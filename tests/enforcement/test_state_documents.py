@@ -43,9 +43,10 @@ def spec() -> Spec:
     return parse_spec(SPEC_TEXT, source="refunds.ltl")
 
 
-def saved(*, key: bytes | None = None) -> dict[str, Any]:
-    """A real state with calls, decisions, counts, a late violation and a call in flight."""
-    fw = Firewall(spec(), keep_trace=True)
+def saved(*, key: bytes | None = None, keep_trace: bool = True) -> dict[str, Any]:
+    """A real state with calls, decisions, counts, a late violation and a call in flight
+    (without ``keep_trace``: no calls, the counters and the ``from`` values instead)."""
+    fw = Firewall(spec(), keep_trace=keep_trace)
     fw.propose("issue_refund", {"order_id": "A", "amount": 5})  # soft block: counted
     d = fw.propose("lookup_order", {"order_id": "A"})
     fw.record("lookup_order", {"order_id": "A"}, {"ok": True}, call_id=d.call_id)
@@ -70,6 +71,8 @@ def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 DOC = saved()
 PATHS = paths(DOC)
+LEAN = saved(keep_trace=False)
+LEAN_PATHS = paths(LEAN)
 HOSTILE = st.one_of(
     st.sampled_from(["", "x", "stopped", "999", "-1", "inf", "nan"]),
     st.sampled_from([math.inf, -math.inf, math.nan, 1e308, -1, 10**30, 0.5, True, False, None]),
@@ -101,7 +104,22 @@ def test_any_tampered_field_is_a_state_error_or_a_working_firewall(
     path: tuple[Any, ...], value: Any, delete: bool
 ) -> None:
     """A mutated field is refused with FirewallStateError, or the firewall restored works."""
-    doc = copy.deepcopy(DOC)
+    restored_or_refused(DOC, path, value, delete)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(LEAN_PATHS), HOSTILE, st.booleans())
+def test_any_tampered_field_of_a_state_without_calls_is_refused_or_works(
+    path: tuple[Any, ...], value: Any, delete: bool
+) -> None:
+    """The same for a state saved without the trace (counters, shadows, `from` values)."""
+    restored_or_refused(LEAN, path, value, delete)
+
+
+def restored_or_refused(
+    saved_doc: dict[str, Any], path: tuple[Any, ...], value: Any, delete: bool
+) -> None:
+    doc = copy.deepcopy(saved_doc)
     mutate(doc, path, value, delete)
     try:
         fw = Firewall.restore(spec(), doc)
@@ -163,7 +181,7 @@ def test_an_authenticated_state_restores_and_goes_on() -> None:
     doc = saved(key=KEY)
     fw = Firewall.restore(spec(), doc, key=KEY)
     assert fw.trace.names == ("lookup_order", "search")
-    assert doc["late"] and doc["excused"] and doc["inflight"] and doc["soft_counts"]
+    assert doc["late"] and doc["shadows"] and doc["inflight"] and doc["soft_counts"]
     assert fw.propose("delete_account", {}).action.value == "stop"
 
 

@@ -48,6 +48,36 @@ def _declare(x: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
 
 
 _shapes = st.one_of(_declare(_plain), _declare(_atom))
+_tool = st.sampled_from(TOOLS)
+_predicate = st.one_of(
+    st.builds(lambda t: A.TracePredicate("Called", (t,)), _tool),
+    st.builds(
+        lambda t, n, op: A.TracePredicate("CalledN", (t, n, op)),
+        _tool,
+        st.integers(0, 3),
+        st.sampled_from(["=", ">=", "<=", ">", "<"]),
+    ),
+    st.builds(lambda a, b: A.TracePredicate("Before", (a, b)), _tool, _tool),
+    st.builds(lambda a, b: A.TracePredicate("After", (a, b)), _tool, _tool),
+    st.builds(
+        lambda ts: A.TracePredicate("InOrder", (tuple(ts),)),
+        st.lists(_tool, min_size=1, max_size=3),
+    ),
+)
+_top = st.one_of(_predicate, _declare(_plain), st.builds(A.Eventually, _plain))
+_combined = st.recursive(
+    _top,
+    lambda x: st.one_of(
+        st.builds(A.Not, x),
+        st.builds(A.And, x, x),
+        st.builds(A.Or, x, x),
+        st.builds(A.Implies, x, x),
+        st.builds(A.Iff, x, x),
+    ),
+    max_leaves=4,
+)
+"""Trace predicates and DECLARE shapes combined by connectives at the top: the spellings
+of one DECLARE model (``Called(a) -> Called(b)`` for ``F a -> F b``)."""
 _formulas = st.one_of(_shapes, st.builds(A.And, _shapes, _shapes))
 
 _record = st.fixed_dictionaries(
@@ -84,6 +114,55 @@ def test_declare_reports_equal_verify_trace(formulas: list[A.Formula], corpus: l
     verify_trace's, trace by trace."""
     spec = _spec(formulas)
     assert verify_traces(corpus, spec) == [verify_trace(t, spec) for t in corpus]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_combined, min_size=1, max_size=4), _corpus)
+def test_predicates_under_connectives_take_the_bulk_path_and_equal_verify_trace(
+    formulas: list[A.Formula], corpus: list[Trace]
+) -> None:
+    """Covered predicates combined by connectives are scored in bulk, each report verify_trace's."""
+    spec = _spec(formulas)
+    bulk = Bulk(corpus, [t.names for t in corpus])
+    if bulk.rows:
+        assert all(bulk.score(c) is not None for c in spec)
+    assert verify_traces(corpus, spec) == [verify_trace(t, spec) for t in corpus]
+
+
+SPELLINGS = {
+    "existence": ("F a", "Called(a)", "CalledN(a, 1, >=)", "!G !a"),
+    "absence": ("!F a", "G !a", "!Called(a)", "CalledN(a, 0, =)"),
+    "responded existence": ("F a -> F b", "Called(a) -> Called(b)", "!Called(a) | Called(b)"),
+    "precedence": ("G(b -> O a)", "Called(b) -> Before(a, b)", "After(b, a) | !Called(b)"),
+    "response": ("G(a -> F b)",),
+    "co-existence": ("F a <-> F b", "Called(a) <-> Called(b)"),
+    "not co-existence": ("!(F a & F b)", "!(Called(a) & Called(b))"),
+    "succession": ("G(a -> F b) & G(b -> O a)", "G(a -> F b) & (Called(b) -> Before(a, b))"),
+    "at most": ("CalledN(a, 2, <=)", "!CalledN(a, 2, >)"),
+}
+
+
+def test_every_spelling_of_a_covered_shape_takes_the_bulk_path() -> None:
+    """No spelling of a DECLARE shape falls to the per-trace evaluator (the path is asserted)."""
+    corpus = [Trace.of("a", "b"), Trace.of("b", "a", "c"), Trace.of("c"), Trace.of("a")]
+    bulk = Bulk(corpus, [t.names for t in corpus])
+    for shape, spellings in SPELLINGS.items():
+        spec = parse_spec("\n".join(f"constraint c{k} := {t}" for k, t in enumerate(spellings)))
+        for c, text in zip(spec.constraints, spellings, strict=True):
+            assert bulk.score(c) is not None, (shape, text)
+        assert verify_traces(corpus, spec) == [verify_trace(t, spec) for t in corpus]
+        truths = {
+            tuple(r.passed for r in results)
+            for results in zip(*(bulk.score(c) or [] for c in spec.constraints), strict=True)
+        }
+        assert all(len(set(t)) == 1 for t in truths), shape  # the spellings agree
+
+
+def test_predicates_under_a_temporal_operator_stay_per_trace() -> None:
+    """A predicate is the whole trace's: under G or F the bulk path does not take it."""
+    bulk = Bulk([Trace.of("a", "b")], [("a", "b")])
+    spec = parse_spec("constraint c := G(a -> Called(b))\nconstraint d := F Called(a)")
+    assert [bulk.score(c) for c in spec.constraints] == [None, None]
 
 
 def _bodies(f: A.Formula) -> list[tuple[A.Formula, bool]]:
