@@ -14,7 +14,7 @@ may take, the precondition).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
@@ -30,12 +30,13 @@ from agentguard.enforcement.permissions import (
 )
 from agentguard.language import ast as A
 from agentguard.language.walk import subformulas
-from agentguard.monitor.outlook import Outlook, outlook
+from agentguard.monitor.nodes import Node
+from agentguard.monitor.outlook import Outlook, ending_hint, outlook
 from agentguard.monitor.verdict import Verdict
 from agentguard.severity import Severity, SeverityKind
 from agentguard.tools.checker import is_tool_check
 from agentguard.trace.identity import call_key
-from agentguard.trace.model import Call
+from agentguard.trace.model import DIALOGUE_NAMES, Call
 
 if TYPE_CHECKING:
     from agentguard.enforcement.core import FirewallCore
@@ -52,8 +53,8 @@ def permissions(fw: FirewallCore, tools: Iterable[str] | None = None) -> Permiss
     """What may run now on ``fw``'s prefix (call under the firewall's lock)."""
     from agentguard.enforcement.agent_tools import spec_tool_names
 
-    names = list(dict.fromkeys([*spec_tool_names(fw.spec), *fw.final_tools, *(tools or ())]))
-    names += [n for n in fw.tools.tools if n not in names]
+    named = [*spec_tool_names(fw.spec), *fw.final_tools, *(tools or ()), *fw.tools.tools]
+    names = [n for n in dict.fromkeys(named) if n not in DIALOGUE_NAMES]  # tools only
     position = fw._executed
     if fw._stopped or fw._ending:
         action = Action.STOP if fw._stopped else Action.BLOCK
@@ -62,39 +63,52 @@ def permissions(fw: FirewallCore, tools: Iterable[str] | None = None) -> Permiss
         other = ToolPermission(OTHER_TOOLS, "refused", action, reason=why)
         return Permissions(fw.run_id, position, fw.mode, entries, other, (), fw._stopped)
     extra = [f.call for f in fw._inflight.values()]
-    base = fw.monitor.peek(extra).verdicts if extra else fw.monitor.verdicts
-    entries = tuple(_tool(fw, n, extra, base) for n in names)
-    other = replace(_tool(fw, UNLISTED, extra, base), tool=OTHER_TOOLS)
+    live = _live(fw, extra)
+    entries = tuple(_tool(fw, n, extra, live) for n in names)
+    other = replace(_tool(fw, UNLISTED, extra, live), tool=OTHER_TOOLS)
     return Permissions(fw.run_id, position, fw.mode, entries, other, _obligations(fw, extra))
 
 
-def _tool(
-    fw: FirewallCore, tool: str, extra: Sequence[Call], base: Mapping[str, Verdict]
-) -> ToolPermission:
+Live = list[tuple[str, A.Constraint, Severity, Node, Verdict, bool]]
+"""The constraints that can still refuse a call: name, constraint, effective severity,
+the node that judges it, its verdict now, whether a user predicate decides it."""
+
+
+def _live(fw: FirewallCore, extra: Sequence[Call]) -> Live:
+    """Every constraint a call could violate now (not TOLERATE, not violated for good),
+    found once per answer, not once per tool."""
+    base = fw.monitor.peek(extra).verdicts if extra else fw.monitor.verdicts
+    judge = fw.monitor._judge  # constraints with a user predicate: the evaluator decides
+    judged = judge.names if judge is not None else ()
+    shadows = fw._shadows.active
+    out: Live = []
+    for name, constraint in fw._constraints.items():
+        severity = _effective(fw, constraint.severity)
+        if severity.kind is SeverityKind.TOLERATE:
+            continue
+        if name in shadows:  # violated before: its shadow says whether again
+            node = shadows[name].node(name)
+            before = fw._shadows.base(name, extra)
+        else:
+            node = fw.monitor.node(name)
+            before = base[name]
+        if before is not Verdict.VIOLATED:  # decided verdicts never change
+            out.append((name, constraint, severity, node, before, name in judged))
+    return out
+
+
+def _tool(fw: FirewallCore, tool: str, extra: Sequence[Call], live: Live) -> ToolPermission:
     """One tool's entry: each constraint's outlook under its severity, then the
     declaration's checks."""
     ending = tool in fw.final_tools
-    judge = fw.monitor._judge  # constraints with a user predicate: the evaluator decides
-    judged = judge.names if judge is not None else ()
     stops: list[str] = []
     blocks: list[str] = []
     asks: list[str] = []
     conditions: list[Condition] = []
     notes: list[str] = []
-    for name, constraint in fw._constraints.items():
-        severity = _effective(fw, constraint.severity)
+    for name, constraint, severity, node, before, judged in live:
         kind = severity.kind
-        if kind is SeverityKind.TOLERATE:
-            continue
-        if name in fw._shadows.active:  # violated before: its shadow says whether again
-            node = fw._shadows.active[name].node(name)
-            before = fw._shadows.base(name, extra)
-        else:
-            node = fw.monitor.node(name)
-            before = base[name]
-        if before is Verdict.VIOLATED:
-            continue  # decided verdicts never change: it cannot fire again
-        if name in judged:
+        if judged:
             seen = Outlook("unknown", reason="a user predicate decides it")
         else:
             seen = outlook(node, tool, extra, ending=ending, base=before)
@@ -122,9 +136,8 @@ def _tool(
                 blocks.append(name)
             continue
         exact = seen.kind == "conditional"
-        when = tuple(tuple(dict.fromkeys(t.text for t in alt)) for alt in seen.alternatives)
         conditions.append(
-            Condition(name, severity, constraint.message, when, exact, seen.reason, ask, seen)
+            Condition(name, severity, constraint.message, seen.when, exact, seen.reason, ask, seen)
         )
         if not exact:
             notes.append(f"{name}: {seen.reason}")
@@ -254,7 +267,7 @@ def _obligations(fw: FirewallCore, extra: Sequence[Call]) -> tuple[Obligation, .
         c = fw._constraints[name]
         if fw.monitor.verdicts[name] is Verdict.VIOLATED:
             continue  # already broken: no call can satisfy it any more
-        hint = fw.monitor.hint(name, None, ending=True) if ok is False else ""
+        hint = ending_hint(fw.monitor, name) if ok is False else ""
         out.append(Obligation(name, c.severity, c.message, hint, ok is False))
     return tuple(out)
 

@@ -24,6 +24,7 @@ from agentguard.errors import AgentGuardError
 from agentguard.monitor.atoms import EventAtom, eval_event
 from agentguard.monitor.fallback import FallbackNode
 from agentguard.monitor.machine import OTHER, Letter
+from agentguard.monitor.monitor import Monitor
 from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node
 from agentguard.monitor.state_sets import set_final, set_verdict
 from agentguard.monitor.verdict import Verdict
@@ -86,6 +87,12 @@ class Outlook:
     alternatives: tuple[Alternative, ...] = ()
     reason: str = ""
     tested: bool = False
+    when: tuple[tuple[str, ...], ...] = ()  # the alternatives as text, made once
+
+    def __post_init__(self) -> None:
+        if self.alternatives and not self.when:
+            texts = tuple(tuple(dict.fromkeys(t.text for t in a)) for a in self.alternatives)
+            object.__setattr__(self, "when", texts)
 
     def admits(self, call: Call) -> bool:
         """Does the call avoid this constraint's refusal, by what this answer knows?"""
@@ -105,13 +112,19 @@ def outlook(
 ) -> Outlook:
     """The answer of ``node`` (whose verdict after ``extra`` is ``base``) for a call to
     ``tool`` proposed after the calls ``extra`` (in flight, results unknown)."""
+    names = node.names
+    if not extra and not ending and names is not None and tool not in names and node.stable():
+        # the call cannot move it: its verdict stays (a part of a boolean node may be
+        # violated already while the whole is not)
+        return REFUSED if node.verdict() is Verdict.VIOLATED else FREE
     if isinstance(node, AutomatonNode):
         return _automaton(node, tool, extra, ending=ending)
     if isinstance(node, BoolNode):
         return _boolean(node, tool, extra, ending=ending, base=base)
-    names = node.names
     if not extra and names is not None and tool not in names and node.stable():
         # the call cannot move it: its verdict stays, and so does its truth at the end
+        if node.verdict() is Verdict.VIOLATED:
+            return REFUSED
         if not ending:
             return FREE
         final = node.final()
@@ -156,11 +169,47 @@ def _boolean(
 
 
 def _automaton(node: AutomatonNode, tool: str, extra: Sequence[Call], *, ending: bool) -> Outlook:
-    """Enumerate the valuations of the tool's argument tests (see the module docstring)."""
+    """Enumerate the valuations of the tool's argument tests (see the module docstring);
+    without calls in flight, answers are kept per machine state (the machine is shared
+    by every run of the spec, and its states are immutable)."""
     if node.error:
         return REFUSED  # a predicate raised: peek says VIOLATED for every call
     m = node.machine
     cls = tool if tool in m.names else OTHER
+    if extra:
+        return _enumerate(node, cls, tool, extra, ending=ending)
+    count = node.count + (tool not in node.uncounted) if node.budget else 0
+    memo = _memo(m)
+    key = (node.state, cls, count, ending)
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= MAX_MEMO:
+            memo.clear()
+        found = memo[key] = _enumerate(node, cls, tool, extra, ending=ending)
+    return found
+
+
+_MEMOS: dict[int, tuple[object, dict[tuple[int, str, int, bool], Outlook]]] = {}
+"""Answers per machine (by identity, the machine kept so its id is not reused)."""
+MAX_MEMOS: Final = 4096
+MAX_MEMO: Final = 16_384  # answers kept per machine (a budget's count keys them too)
+
+
+def _memo(machine: object) -> dict[tuple[int, str, int, bool], Outlook]:
+    entry = _MEMOS.get(id(machine))
+    if entry is not None and entry[0] is machine:
+        return entry[1]
+    if len(_MEMOS) >= MAX_MEMOS:  # bounded: dropped wholesale, rebuilt on demand
+        _MEMOS.clear()
+    memo: dict[tuple[int, str, int, bool], Outlook] = {}
+    _MEMOS[id(machine)] = (machine, memo)
+    return memo
+
+
+def _enumerate(
+    node: AutomatonNode, cls: str, tool: str, extra: Sequence[Call], *, ending: bool
+) -> Outlook:
+    m = node.machine
     data = m._data[cls]
     # each data atom: its argument part (None: no argument test, always possibly true)
     # and whether its truth also hangs on the result or outcome (open before the call ran)
@@ -235,6 +284,20 @@ def _refused(
     return set_final(ends, m) is False
 
 
+def ending_hint(monitor: Monitor, name: str) -> str:
+    """The monitor's hint for ``name`` if the run ended now, kept per machine state for
+    a quantifier-free constraint (the repair search is the costly part of an answer)."""
+    node = monitor.node(name)
+    if not isinstance(node, AutomatonNode) or node.budget or node.error:
+        return monitor.hint(name, None, ending=True)
+    memo = _memo(node.machine)
+    key = (node.state, "\x00hint", 0, True)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = Outlook("unknown", reason=monitor.hint(name, None, ending=True))
+    return found.reason
+
+
 def minimise(minterms: Sequence[tuple[bool, ...]], width: int) -> list[tuple[bool | None, ...]]:
     """A small DNF covering exactly ``minterms`` (prime implicants, greedy cover);
     ``None`` marks a variable the term does not test."""
@@ -265,4 +328,4 @@ def _covers(term: tuple[bool | None, ...], minterm: tuple[bool, ...]) -> bool:
     return all(v is None or v == x for v, x in zip(term, minterm, strict=True))
 
 
-__all__ = ["MAX_TESTS", "Alternative", "Outlook", "Test", "minimise", "outlook"]
+__all__ = ["MAX_TESTS", "Alternative", "Outlook", "Test", "ending_hint", "minimise", "outlook"]
