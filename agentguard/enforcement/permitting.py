@@ -64,8 +64,29 @@ def permissions(fw: FirewallCore, tools: Iterable[str] | None = None) -> Permiss
         return Permissions(fw.run_id, position, fw.mode, entries, other, (), fw._stopped)
     extra = [f.call for f in fw._inflight.values()]
     live = _live(fw, extra)
-    entries = tuple(_tool(fw, n, extra, live) for n in names)
-    other = replace(_tool(fw, UNLISTED, extra, live), tool=OTHER_TOOLS)
+    # a constraint whose node a call to a tool it does not mention leaves as it is
+    # cannot refuse such a call (outlook's first answer): it is asked only of its tools
+    final = set(fw.final_tools)
+    anywhere: Live = []
+    by_tool: dict[str, Live] = {}
+    for entry in live:
+        node, judged = entry[3], entry[5]
+        mentioned = node.names
+        if extra or judged or mentioned is None or not node.stable():
+            anywhere.append(entry)
+            continue
+        for tool in mentioned | final:
+            by_tool.setdefault(tool, []).append(entry)
+    order = {e[0]: i for i, e in enumerate(live)}
+
+    def asked(tool: str) -> Live:
+        mine = by_tool.get(tool)
+        if not mine:
+            return anywhere
+        return sorted([*anywhere, *mine], key=lambda e: order[e[0]])
+
+    entries = tuple(_tool(fw, n, extra, asked(n)) for n in names)
+    other = replace(_tool(fw, UNLISTED, extra, anywhere), tool=OTHER_TOOLS)
     return Permissions(fw.run_id, position, fw.mode, entries, other, _obligations(fw, extra))
 
 
