@@ -3,8 +3,9 @@
 The one option every adapter takes, ``offer``:
 
 * ``"narrow"``: the tools ``propose`` would refuse whatever their arguments are not
-  offered (the final-answer tools always are: a run must be able to end), and the
-  model reads a note of the conditions and obligations;
+  offered, a final-answer tool included while an obligation is open (unless nothing
+  else would be offered: the final answer then stays), and the model reads a note of
+  the conditions and the obligations ("Before finishing: ...");
 * ``"annotate"``: every tool is offered, and the note says which are refused now;
 * ``None`` (the default): nothing changes.
 
@@ -53,12 +54,12 @@ def offering(firewall: Firewall, names: Sequence[str], offer: Offer | None) -> O
     if offer is None or firewall.mode == "shadow":
         return Offering(tuple(names), (), "", None)
     answer = firewall.permissions(names)
-    final = set(firewall.final_tools)
-    withheld = (
-        tuple(n for n in names if n not in final and answer[n].status == "refused")
-        if offer == "narrow"
-        else ()
-    )
+    withheld: tuple[str, ...] = ()
+    if offer == "narrow":
+        withheld = tuple(n for n in names if answer[n].status == "refused")
+        if len(withheld) == len(names):  # nothing left: the final answer stays offered
+            final = set(firewall.final_tools)
+            withheld = tuple(n for n in withheld if n not in final)
     kept = tuple(n for n in names if n not in withheld)
     return Offering(kept, withheld, answer.describe(tuple(names)), answer)
 
