@@ -8,13 +8,14 @@ called, as before."""
 from __future__ import annotations
 
 import weakref
-from typing import Any
-
-from mcp import types
+from typing import TYPE_CHECKING, Any
 
 from agentguard.enforcement.offering import Offer, offering
 
 from ._mcp_session import GatewaySession
+
+if TYPE_CHECKING:  # the gateway imports the SDK itself, with its missing-extra message
+    from mcp import types
 
 
 class Offers:
