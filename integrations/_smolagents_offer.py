@@ -76,11 +76,12 @@ def _prompt(agent: Any, tools: dict[str, Any], got: Offering) -> str:
     tool runs meanwhile: the model has not answered yet)."""
     if not got.withheld:
         return str(agent.system_prompt)
+    own = agent.tools  # the agent's own mapping is put back, not a copy of it
     agent.tools = {n: t for n, t in tools.items() if n not in got.withheld}
     try:
         return str(agent.initialize_system_prompt())
     finally:
-        agent.tools = tools
+        agent.tools = own
 
 
 def _with_prompt(messages: list[Any], prompt: str) -> list[Any]:

@@ -94,7 +94,9 @@ def test_code_agent_prompt_lists_only_the_offered_tools() -> None:
     withheld tool, then with it once it may run."""
     model = ScriptedModel(['lookup_order(order_id="A1")', 'final_answer("done")'])
     agent = guard(CodeAgent(tools=TOOLS, model=model, verbosity_level=-1), SPEC, offer="narrow")
+    own = agent.tools
     assert agent.run("refund A1") == "done"
+    assert agent.tools is own  # the agent's own mapping, put back after each rendering
     first, second = model.system_prompts[:2]
     assert "def lookup_order" in first and "def issue_refund" not in first
     assert "def issue_refund" in second
