@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.enforcement.decision import Action, Decision, Violation
+from agentguard.enforcement.offering import Offer
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
 from agentguard.trace.refusal import refusal_text
@@ -34,6 +35,7 @@ class GuardOptions(FirewallOptions, total=False):
 
     firewall_factory: FirewallFactory | None
     on_decision: DecisionListener | None
+    offer: Offer | None  # tell the model what may run now (enforcement/offering.py)
 
 
 class UnsupportedAgentError(AgentGuardError, TypeError):

@@ -21,6 +21,7 @@ from typing_extensions import Unpack
 
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
 from agentguard.enforcement.flight import FirewallProtocolError
+from agentguard.enforcement.offering import Offer, check_offer, explained
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
 from agentguard.guard_batch import MISSING, Pending, collect
@@ -55,9 +56,11 @@ class GuardSession:
         *,
         firewall_factory: FirewallFactory | None = None,
         on_decision: DecisionListener | None = None,
+        offer: Offer | None = None,
         **firewall_kwargs: Unpack[FirewallOptions],
     ) -> None:
         self.spec = spec
+        self.offer = check_offer(offer)  # what the adapter tells the model before a turn
         self.firewall_kwargs: FirewallOptions = firewall_kwargs.copy()
         self._factory = firewall_factory
         self._on_decision = on_decision
@@ -198,6 +201,7 @@ class GuardSession:
                 return Decision(Action.BLOCK, name, dict(args), message=message)
             firewall = self._firewall or self.firewall  # a finished run's refuses it
             decision = firewall.propose(name, args, tool_call_id=tool_call_id)
+            decision = explained(firewall, [decision])[0] if self.offer else decision
             self._note(decision, firewall)
         return decision
 
@@ -255,6 +259,7 @@ class GuardSession:
                     f"the firewall answered {len(calls)} proposed call(s) with "
                     f"{len(decisions)} decision(s)"
                 )
+            decisions = explained(firewall, decisions) if self.offer else decisions
             pending, by_id = self._predecided, self._predecided_ids
             owners, attempts = self._owners, self.attempts
             index = 0  # the calls indexed: zip or enumerate build an iterator per batch

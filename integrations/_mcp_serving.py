@@ -99,6 +99,11 @@ def listen(gateway: McpGateway, ctx: Any) -> None:
         gateway.listeners.add(connection)
 
 
+def connection_of(ctx: Any) -> Connection | None:
+    """The connection a request came on (to notify its client), or None."""
+    return _connection(ctx)
+
+
 def _connection(ctx: Any) -> Connection | None:
     """The SDK's connection a request came on (its session's, over HTTP).
 

@@ -32,6 +32,31 @@ ATTRIBUTE: Final = "agentguard"
 """The attribute of a guarded agent holding its :class:`OpenAIAgentsGuard`."""
 
 
+class OfferedTool:
+    """``is_enabled`` of a guarded tool under ``offer="narrow"``: the SDK's dynamic tool
+    enabling asks it before each model call; a tool ``propose`` would refuse now is
+    disabled (not offered), else the tool's own ``is_enabled`` decides. Only informs:
+    a call to it is still judged (docs/firewall.md, "What may run now")."""
+
+    def __init__(self, name: str, own: Any, guard: OpenAIAgentsGuard) -> None:
+        self.name = name
+        self.own = own
+        self.guard = guard
+
+    async def __call__(self, context: Any, agent: Any) -> bool:
+        own = self.own
+        if callable(own):
+            own = own(context, agent)
+            if inspect.isawaitable(own):
+                own = await own
+        if not own:
+            return False
+        firewall = self.guard.run_of(context).firewall
+        if firewall.mode == "shadow":
+            return True
+        return bool(firewall.permissions([self.name])[self.name].status != "refused")
+
+
 class GuardedInvoker:
     """``on_invoke_tool`` of a guarded tool; other attributes are the SDK invoker's."""
 
@@ -230,6 +255,8 @@ def guard_in_place(tool: FunctionTool, guard: OpenAIAgentsGuard) -> None:
         raise UnsupportedAgentError(f"tool {tool.name!r} is guarded by another guard")
     guard.declare(tool)
     tool.on_invoke_tool = GuardedInvoker(tool, tool.on_invoke_tool, guard)
+    if guard.offer == "narrow" and not isinstance(tool.is_enabled, OfferedTool):
+        tool.is_enabled = OfferedTool(tool.name, tool.is_enabled, guard)
     if callable(tool.needs_approval) and not isinstance(tool.needs_approval, ApprovalPolicy):
         tool.needs_approval = ApprovalPolicy(tool.needs_approval, guard)
     others = [g for g in tool.tool_input_guardrails or [] if g is not guard.input_guardrail]

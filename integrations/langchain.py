@@ -75,6 +75,7 @@ from agentguard.scoring.inputs import SpecLike
 
 from ._langchain_answers import Answers
 from ._langchain_hooks import presign_hooks as _presign_hooks  # benchmarks use this name
+from ._langchain_offer import offered
 from ._langchain_order import MiddlewareOrderError, check_placement
 from ._langchain_resume import record_calls_run_elsewhere
 from ._langchain_sessions import (
@@ -245,18 +246,18 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         self._compare_tools(request)
         turn, saved = self._turn(request)
-        response = handler(request)
+        response = handler(offered(turn.session, request))
         while (retry := turn.checked(response)) is not None:
-            response = handler(retry)
+            response = handler(offered(turn.session, retry))
         self._answers.noted(turn.session, turn.verdict)
         return turn.result(saved)
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         self._compare_tools(request)
         turn, saved = self._turn(request)
-        response = await handler(request)
+        response = await handler(offered(turn.session, request))
         while (retry := turn.checked(response)) is not None:
-            response = await handler(retry)
+            response = await handler(offered(turn.session, retry))
         self._answers.noted(turn.session, turn.verdict)
         return turn.result(saved)
 
@@ -380,13 +381,15 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         self._compare_tools(request)
-        self._answers.turn(self._session_of_request(request), request.tools)
-        return handler(request)
+        session = self._session_of_request(request)
+        self._answers.turn(session, request.tools)
+        return handler(offered(session, request))
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         self._compare_tools(request)
-        self._answers.turn(self._session_of_request(request), request.tools)
-        return await handler(request)
+        session = self._session_of_request(request)
+        self._answers.turn(session, request.tools)
+        return await handler(offered(session, request))
 
 
 _presign_hooks(AgentGuardMiddleware)

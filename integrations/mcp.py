@@ -43,6 +43,7 @@ from typing import Any, Final
 
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.offering import Offer, check_offer, with_alternatives
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
 from agentguard.guard import blocked_text
@@ -58,12 +59,14 @@ from agentguard.trace.mcp_content import (
 from agentguard.trace.refusal import refusal_text
 
 from ._json_schema import declarations
+from ._mcp_offer import Offers
 from ._mcp_serving import (
     PER_REQUEST,
     REFUSE,
     STATELESS_POLICIES,
     STDIO_SESSION,
     client_run,
+    connection_of,
     gateway_server,
     listen,
     serve_http,
@@ -108,6 +111,7 @@ class McpGateway:
     schema_checks: bool = True
     firewall_kwargs: dict[str, Any] = field(default_factory=dict)
     stateless: str = REFUSE
+    offer: Offer | None = None  # tell each client what may run now (docs/firewall.md)
     sessions: dict[str, GatewaySession] = field(default_factory=dict, init=False)
     reports: list[FirewallReport] = field(default_factory=list, init=False)
 
@@ -127,6 +131,7 @@ class McpGateway:
         self._upstream = Upstream(self._declare)
         self.listeners = self._upstream.listeners
         self.over_http = False  # served over HTTP: one run per MCP session, not one in all
+        self._offers = Offers(check_offer(self.offer))
 
     # upstream -----------------------------------------------------------------------
     @asynccontextmanager
@@ -237,9 +242,23 @@ class McpGateway:
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         listen(self, ctx)
-        return await self._upstream.page(params.cursor if params is not None else None)
+        page = await self._upstream.page(params.cursor if params is not None else None)
+        found = client_run(self, ctx) if self.offer is not None else None
+        return page if not isinstance(found, GatewaySession) else self._offers.listed(found, page)
 
     async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            return await self._judged_call(ctx, params)
+        finally:
+            if self.offer is not None:  # the tools refused now may have changed
+                found = client_run(self, ctx)
+                if isinstance(found, GatewaySession):
+                    names = [t.name for t in self._upstream.catalog.tools]
+                    await self._offers.after_call(found, names, connection_of(ctx))
+
+    async def _judged_call(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         name = params.name
@@ -260,6 +279,8 @@ class McpGateway:
         if not decision.executes:
             if decision.action is Action.STOP:
                 log.warning("agentguard: session %s stopped at %r", session.key, name)
+            elif self.offer is not None:  # the refusal lists what may run instead
+                decision = with_alternatives(session.firewall, decision)
             return refusal(decision)
         why = upstream.unavailable() or upstream.catalog.problem(name) or acted.problem
         if why is not None:

@@ -41,6 +41,7 @@ from typing_extensions import Unpack
 
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.offering import Offer, check_offer
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
@@ -93,10 +94,12 @@ class OpenAIAgentsGuard:
         spec: SpecLike,
         *,
         schema_checks: bool = True,
+        offer: Offer | None = None,
         **firewall_kwargs: Unpack[FirewallOptions],
     ) -> None:
         self.spec: A.Spec = coerce_spec(spec, firewall_kwargs.get("registry"))
         self.schema_checks = schema_checks
+        self.offer = check_offer(offer)  # tools refused now are disabled (narrow)
         self.firewall_kwargs = firewall_kwargs
         self.reports: list[FirewallReport] = []
         self.roots: list[Any] = []  # the agents guard() was given
@@ -353,7 +356,11 @@ def _tool_of(agent: Any, name: str) -> FunctionTool | None:
 
 # ---------------------------------------------------------------- installing
 def guard_openai_agent(
-    agent: Any, spec: SpecLike, **firewall_kwargs: Unpack[FirewallOptions]
+    agent: Any,
+    spec: SpecLike,
+    *,
+    offer: Offer | None = None,
+    **firewall_kwargs: Unpack[FirewallOptions],
 ) -> Any:
     """Guard ``agent`` (and every agent it reaches) in place; returns it."""
     if not isinstance(agent, Agent):
@@ -363,7 +370,7 @@ def guard_openai_agent(
     schemas = agent_tool_schemas(agent)
     if schemas is not None:
         firewall_kwargs.setdefault("agent_tools", schemas)
-    guard = OpenAIAgentsGuard(spec, **firewall_kwargs)
+    guard = OpenAIAgentsGuard(spec, offer=offer, **firewall_kwargs)
     guard.roots.append(agent)
     install(agent, guard)
     return agent

@@ -75,6 +75,7 @@ from ._smolagents_errors import (
 )
 from ._smolagents_exposure import REACHING_MODULES, refuse_exposing_imports
 from ._smolagents_mediation import ADOPTED, ATTRIBUTE, Mediation, guarded_on_its_own, shared
+from ._smolagents_offer import OfferingModel
 from ._smolagents_tools import bind_arguments, guarded_tool, smolagents_module
 from ._smolagents_turns import (
     batch_checked,
@@ -159,6 +160,8 @@ def _install(agent: Any, session: GuardSession, smolagents: Any) -> None:
         agent.execute_tool_call = withdraw_unrun(agent.execute_tool_call, agent, session, fill)
     agent._handle_max_steps_reached = last_answer_checked(agent._handle_max_steps_reached, session)
     agent.run = _run_with_session(agent, agent.run, session, mediation)
+    if session.offer is not None:  # the model is told what may run now, before each step
+        agent.model = OfferingModel(agent.model, agent, session)
 
 
 def _run_with_session(

@@ -82,6 +82,16 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
         ),
     )
     parser.add_argument(
+        "--offer",
+        choices=("narrow", "annotate"),
+        default=d(None),
+        help=(
+            "tell each client what may run now: tools/list without the tools refused now "
+            "(narrow) or with them marked (annotate), and tools/list_changed when that set "
+            "changes; every call is still checked"
+        ),
+    )
+    parser.add_argument(
         "--no-schema-checks",
         dest="schema_checks",
         action="store_false",
@@ -160,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         schema_checks=args.schema_checks,
         firewall_kwargs=kwargs,
         stateless=args.stateless,
+        offer=args.offer,
     )
     import anyio
 

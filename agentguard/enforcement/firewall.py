@@ -40,6 +40,8 @@ from agentguard.enforcement.options import (
 )
 from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
+from agentguard.enforcement.permissions import Permissions
+from agentguard.enforcement.permitting import permissions
 from agentguard.enforcement.proposing import Proposing
 from agentguard.enforcement.prototype import firewall_prototype, spec_hash
 from agentguard.enforcement.report import FirewallReport
@@ -213,6 +215,15 @@ class Firewall(Proposing):
     def classification(self) -> dict[str, Classification]:
         """Safety / mixed / liveness of every constraint."""
         return self.monitor.classification()
+
+    def permissions(self, tools: Iterable[str] | None = None) -> Permissions:
+        """What may run now, before the model acts: per tool refused, needing approval,
+        allowed under argument conditions or free, and the obligations still open
+        (``tools``: names to list besides the spec's). It only informs: ``propose`` still
+        decides. Exact where the monitor is, labelled where not (docs/firewall.md,
+        "What may run now")."""
+        with self._lock:
+            return permissions(self, tools)
 
     def report_tool_mismatches(self, mismatches: Sequence[ToolMismatch]) -> None:
         """Keep and log differences between the spec's tools and the agent's (an adapter

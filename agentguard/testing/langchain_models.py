@@ -40,10 +40,23 @@ class ScriptedChatModel(BaseChatModel):
     """Replays ``script`` one step per model call; ``bind_tools`` returns the model itself."""
 
     _player: ScriptPlayer[Turn] = PrivateAttr()
+    _bound: list[tuple[str, ...]] = PrivateAttr(default_factory=list)
+    _systems: list[str] = PrivateAttr(default_factory=list)
 
     def __init__(self, script: Sequence[Step], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._player = ScriptPlayer(script)
+
+    @property
+    def bound_tools(self) -> list[tuple[str, ...]]:
+        """The names of the tools bound for each model call, in order (what the model
+        was offered)."""
+        return list(self._bound)
+
+    @property
+    def system_prompts(self) -> list[str]:
+        """The system message of each model call ("" without one), in order."""
+        return list(self._systems)
 
     @property
     def observations(self) -> list[str]:
@@ -61,9 +74,10 @@ class ScriptedChatModel(BaseChatModel):
 
     def bind_tools(
         self,
-        tools: Sequence[Any],  # noqa: ARG002 - LangChain's signature
-        **kwargs: Any,  # noqa: ARG002
+        tools: Sequence[Any],
+        **kwargs: Any,  # noqa: ARG002 - LangChain's signature
     ) -> ScriptedChatModel:
+        self._bound.append(tuple(_name(t) for t in tools))
         return self
 
     def _generate(
@@ -73,6 +87,8 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: Any = None,  # noqa: ARG002
         **kwargs: Any,  # noqa: ARG002
     ) -> ChatResult:
+        system = [content_text(m.content) for m in messages if m.type == "system"]
+        self._systems.append("\n".join(system))
         turn = self._player.next_turn(_last_text(messages))
         return ChatResult(generations=[ChatGeneration(message=self._message(turn))])
 
@@ -86,6 +102,14 @@ class ScriptedChatModel(BaseChatModel):
             for call_id, c in self._player.with_ids(turn)
         ]
         return AIMessage(content="", tool_calls=tool_calls)
+
+
+def _name(tool: Any) -> str:
+    name = getattr(tool, "name", None)
+    if isinstance(name, str):
+        return name
+    inner = tool.get("function", tool) if isinstance(tool, dict) else {}
+    return str(inner.get("name", "")) if isinstance(inner, dict) else ""
 
 
 def _last_text(messages: Sequence[BaseMessage]) -> str:

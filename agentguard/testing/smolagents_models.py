@@ -46,6 +46,8 @@ class ScriptedModel(Model):  # type: ignore[misc]  # smolagents ships no type in
     def __init__(self, script: Sequence[Step], *, model_id: str = "scripted") -> None:
         super().__init__(model_id=model_id)
         self.player: ScriptPlayer[Turn] = ScriptPlayer(script)
+        self.offered: list[tuple[str, ...] | None] = []  # tools_to_call_from, per call
+        self.system_prompts: list[str] = []  # the system message, per call
 
     @property
     def script(self) -> list[Step]:
@@ -71,9 +73,13 @@ class ScriptedModel(Model):  # type: ignore[misc]  # smolagents ships no type in
         messages: list[Any],
         stop_sequences: list[str] | None = None,  # noqa: ARG002 - smolagents' signature
         response_format: dict[str, str] | None = None,  # noqa: ARG002
-        tools_to_call_from: list[Any] | None = None,  # noqa: ARG002
+        tools_to_call_from: list[Any] | None = None,
         **kwargs: Any,  # noqa: ARG002
     ) -> ChatMessage:
+        names = None if tools_to_call_from is None else tuple(t.name for t in tools_to_call_from)
+        self.offered.append(names)
+        system = [m for m in messages if _role(m) == "system"]
+        self.system_prompts.append(content_text(_field(system[0], "content")) if system else "")
         return self._message(self.player.next_turn(last_observation(messages)))
 
     def _message(self, turn: Turn) -> ChatMessage:
@@ -100,6 +106,11 @@ def last_observation(messages: Sequence[Any]) -> str:
             continue
         return content_text(_field(message, "content"))
     return ""
+
+
+def _role(message: Any) -> Any:
+    role = _field(message, "role")
+    return getattr(role, "value", role)
 
 
 def _field(message: Any, name: str) -> Any:

@@ -22,6 +22,7 @@ PART_SCRIPTS = (
     "policy_diff.py",
     "policy_tests.py",
     "shadow_mode.py",
+    "what_may_run.py",
 )
 FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
 
@@ -68,6 +69,7 @@ def test_the_examples_exist() -> None:
         "shadow_mode.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
+        "what_may_run.py",
     ]
 
 
@@ -106,6 +108,16 @@ def test_shadow_mode_example_runs_the_refund_and_reports_it(run: Run) -> None:
     assert "executed: issue_refund -> final_answer" in out
     assert "would block: issue_refund({'order_id': 'A1042', 'amount': 129.9})" in out
     assert "'action': 'block', 'tool': 'issue_refund', 'shadow': True" in out
+
+
+def test_what_may_run_example_offers_the_refund_only_once_allowed(run: Run) -> None:
+    """The note lists the refund as refused; it is offered from the second turn; nothing
+    is refused."""
+    out = run("what_may_run.py").out
+    assert "- Refused now: issue_refund (identity_first)." in out
+    assert "turn 1: offered verify_identity\n" in out
+    assert "turn 2: offered verify_identity, issue_refund" in out
+    assert "refused calls: 0" in out
 
 
 def test_audit_log_example_verifies_then_catches_the_edit(run: Run) -> None:
