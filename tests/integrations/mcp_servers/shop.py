@@ -4,7 +4,8 @@ Every tool body appends ``{"tool", "args"}`` to the file named by ``SHOP_RECORD`
 test can prove which calls reached the server. ``crash`` kills the process mid-call;
 ``reserve`` refuses its request with JSON-RPC's invalid params (-32602) before doing
 anything, ``charge`` fails with an internal error (-32603) after it charged, and
-``slow_charge`` charges, then takes a minute to answer (the tests cancel it).
+``slow_charge`` charges, then takes a minute to answer (the tests cancel it), and
+``paced_charge`` answers after the seconds it is given.
 """
 
 from __future__ import annotations
@@ -78,6 +79,14 @@ async def slow_charge(order_id: str) -> str:
     """Charge an order, then take a minute to confirm it."""
     _ran("slow_charge", order_id=order_id)
     await anyio.sleep(60)
+    return f"charged {order_id}"
+
+
+@app.tool()
+async def paced_charge(order_id: str, seconds: float) -> str:
+    """Charge an order, then confirm it after ``seconds``."""
+    _ran("paced_charge", order_id=order_id, seconds=seconds)
+    await anyio.sleep(seconds)
     return f"charged {order_id}"
 
 
