@@ -148,7 +148,8 @@ def stateless_server(gateway: McpGateway) -> Server[Any]:
     ) -> types.ListToolsResult:
         del ctx
         async with gateway.client(f"request-{uuid.uuid4().hex}") as client:
-            return await client.list_tools(params=params)
+            cursor = params.cursor if params is not None else None  # not the 2026 envelope
+            return await client.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         del ctx
@@ -158,7 +159,8 @@ def stateless_server(gateway: McpGateway) -> Server[Any]:
                 content=[types.TextContent(type="text", text=text)], is_error=True
             )
         async with gateway.client(f"request-{uuid.uuid4().hex}") as client:
-            request = types.CallToolRequest(params=params)
+            call = types.CallToolRequestParams(name=params.name, arguments=params.arguments)
+            request = types.CallToolRequest(params=call)  # not the 2026 envelope
             return await client.send_request(request, types.CallToolResult)
 
     return gateway_server(
