@@ -8,6 +8,7 @@ a read outside them)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -22,7 +23,15 @@ import mcp_types as types  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 from agentguard.trace.mcp_content import RESOURCE_READ  # noqa: E402
-from tests.integrations.mcp_servers.harness import Run, Wire, text  # noqa: E402
+from tests.integrations.mcp_servers.harness import (  # noqa: E402
+    SHOP,
+    Run,
+    Wire,
+    assert_records_agree,
+    free_port,
+    text,
+    wait_listening,
+)
 from tests.integrations.mcp_servers.npm import npm_server  # noqa: E402
 
 PERMISSIVE = "spec open\nconstraint no_writes\n    severity HARD_STOP\n  := G !write_file\n"
@@ -214,3 +223,71 @@ def _stable(answers: list[dict[str, Any]]) -> list[Any]:
     time a long operation took, the session's own resource names)."""
     text = json.dumps(answers)
     return json.loads(text)
+
+
+# ------------------------------------------------------------------ upstream over HTTP
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_remote_server_is_fronted_over_http(tmp_path: Path, transport: str) -> None:
+    """The shop server runs on its own over streamable HTTP (or SSE); the proxy fronts it
+    by URL (`--url`): refused calls never reach it, allowed ones return its results, and
+    the run's records agree."""
+    run = Run(tmp_path)
+    port = free_port()
+    kind = "streamable-http" if transport == "http" else "sse"
+    url = f"http://127.0.0.1:{port}/mcp" if transport == "http" else f"http://127.0.0.1:{port}/sse"
+    with (
+        run.stderr.open("ab") as err,
+        subprocess.Popen(
+            [*SHOP, kind, str(port)], env=run.env(), stdout=subprocess.DEVNULL, stderr=err
+        ) as server,
+    ):
+        try:
+            wait_listening(port, server, run.stderr)
+            run.server = []
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=[*run.proxy_args("--url", url, "--transport", transport)][:-1],
+                env=run.env(),
+            )
+
+            async def scenario() -> list[Any]:
+                with run.stderr.open("a") as errlog:
+                    async with (
+                        stdio_client(params, errlog) as (read, write),
+                        ClientSession(read, write) as client,
+                    ):
+                        await client.initialize()
+                        return [
+                            await client.call_tool("issue_refund", {"order_id": "A1", "amount": 5}),
+                            await client.call_tool("lookup_order", {"order_id": "A1"}),
+                        ]
+
+            refused, looked_up = anyio.run(scenario)
+        finally:
+            server.terminate()
+    assert refused.is_error and "lookup_first" in text(refused)
+    assert json.loads(text(looked_up))["verified"] is True
+    assert [c["tool"] for c in run.reached_server()] == ["lookup_order"]
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["lookup_order"]
+    assert_records_agree(run, report)
+
+
+def test_the_inspector_form_without_the_double_dash_works(tmp_path: Path) -> None:
+    """The MCP Inspector drops the first `--`: `mcp-proxy SPEC --log F python shop.py`
+    still starts the shop server (and a server option after its program stays its own)."""
+    run = Run(tmp_path)
+    args = [a for a in run.proxy_args() if a != "--"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=run.env())
+
+    async def scenario() -> Any:
+        with run.stderr.open("a") as errlog:
+            async with (
+                stdio_client(params, errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                return await client.call_tool("lookup_order", {"order_id": "A1"})
+
+    assert not anyio.run(scenario).is_error
+    assert [c["tool"] for c in run.reached_server()] == ["lookup_order"]

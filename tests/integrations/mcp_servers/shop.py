@@ -91,4 +91,9 @@ async def paced_charge(order_id: str, seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    import sys
+
+    if sys.argv[1:2] in (["streamable-http"], ["sse"]):  # shop.py TRANSPORT PORT: over HTTP
+        app.run(sys.argv[1], host="127.0.0.1", port=int(sys.argv[2]))  # type: ignore[call-overload]
+    else:
+        app.run()
