@@ -104,17 +104,18 @@ class Judged:
         if call.tool:
             name, args = params.get("name"), params.get("arguments", {})
             if not isinstance(name, str) or not isinstance(args, dict):
-                why = "agentguard: tools/call needs a tool name and its arguments as an object"
-                await relay.answer_error(request.id, types.INVALID_PARAMS, why)
+                bad = "agentguard: tools/call needs a tool name and its arguments as an object"
+                await relay.answer_error(request.id, types.INVALID_PARAMS, bad)
                 return
             tool = await relay.tool(name)
             acted = server_arguments(None if tool is None else tool.input_schema, args)
-            event, judged, problem = name, acted.args, acted.problem
+            event, judged = name, acted.args
+            problem: str | None = acted.problem
         else:
             uri = params.get("uri")
             if not isinstance(uri, str):
-                why = "agentguard: resources/read needs the resource's uri as a string"
-                await relay.answer_error(request.id, types.INVALID_PARAMS, why)
+                bad = "agentguard: resources/read needs the resource's uri as a string"
+                await relay.answer_error(request.id, types.INVALID_PARAMS, bad)
                 return
             event, judged, problem = RESOURCE_READ, {"uri": uri}, None
         run = call.run = await relay.session_run()
@@ -184,9 +185,9 @@ class Judged:
             reason = f"the server refused the request (JSON-RPC error {code}: {text})"
             run.withdrawn(decision, reason, started=True)
         else:  # it may have come from a handler that had begun: it ran, with the error
-            error = jsonrpc_error_text(code, text)
-            run.ran(decision, error, error=error)
-            run.say(logging.WARNING, decision, f"{decision.tool}: {error}")
+            failed = jsonrpc_error_text(code, text)
+            run.ran(decision, failed, error=failed)
+            run.say(logging.WARNING, decision, f"{decision.tool}: {failed}")
         return message
 
     async def cancelled(self, request_id: Any) -> bool:

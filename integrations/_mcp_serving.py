@@ -118,7 +118,6 @@ async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int 
     except ImportError as exc:  # pragma: no cover - uvicorn comes with mcp
         raise MissingExtraError("mcp", "uvicorn") from exc
 
-    gateway.over_http = True
     async with gateway.connected():
         server = stateless_server(gateway)
         manager = StreamableHTTPSessionManager(server, stateless=True)

@@ -87,7 +87,7 @@ def value_problem(p: A.Param, value: Any) -> tuple[str, str] | None:
 
 
 _COMPARISONS: Final = frozenset({">=", ">", "<=", "<"})
-_LENGTHS: Final = {
+_LENGTHS: Final[dict[str, tuple[type | tuple[type, ...], str, str]]] = {
     "minLength": (str, "at least", "characters"),
     "maxLength": (str, "at most", "characters"),
     "minItems": ((list, tuple), "at least", "items"),
@@ -106,7 +106,7 @@ def _limit_problem(key: str, value: Any, op: str, limit: Any) -> tuple[str, str]
             f"pass {key} {op} {limit!r}",
         )
     kinds, side, unit = _LENGTHS[op]
-    if not isinstance(value, kinds):
+    if not isinstance(value, (str, list, tuple)) or not isinstance(value, kinds):
         return None
     size = len(value)
     if (size >= limit) if side == "at least" else (size <= limit):

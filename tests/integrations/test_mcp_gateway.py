@@ -26,6 +26,8 @@ from tests.integrations.mcp_servers.harness import (  # noqa: E402
     HERE,
     SHOP,
     Run,
+    Wire,
+    assert_records_agree,
     free_port,
     text,
     through_proxy,
@@ -419,3 +421,39 @@ def test_a_spec_tool_the_server_lacks_is_logged_with_the_closest_name(tmp_path: 
     mismatch = [e for e in events if e["event"] == "agentguard.tool_mismatch"]
     assert [e["tool"] for e in mismatch] == ["lookup_ordr"]
     assert "the agent has 'lookup_order'" in mismatch[0]["message"]
+
+
+def test_a_spec_constrains_resource_reads(tmp_path: Path) -> None:
+    """A resources/read is the call `resources/read(uri=...)`: a spec refusing reads of
+    secret:// URIs keeps the secret from the client (the server never reads it), an
+    allowed read returns the server's contents, and the read is in the trace, in the
+    report, the log and the client's own messages alike."""
+    spec = tmp_path / "reads.ltl"
+    spec.write_text(
+        "spec reads\n"
+        "constraint no_secrets\n    severity SOFT_BLOCK\n"
+        '    message "Never read a secret."\n'
+        "  := G !`resources/read`(uri ~ /^secret:/)\n"
+    )
+    run = Run(tmp_path, spec)
+    wire = Wire()
+
+    async def scenario() -> tuple[Any, str]:
+        async with through_proxy(run, wire=wire) as client:
+            order = await client.read_resource("shop://orders/A1")
+            try:
+                await client.read_resource("secret://vault/key")
+            except Exception as exc:  # noqa: BLE001 - the refusal, a JSON-RPC error
+                return order, str(exc)
+            return order, "read"
+
+    order, refused = anyio.run(scenario)
+    assert json.loads(order.contents[0].text)["verified"] is True
+    assert "no_secrets" in refused and "Never read a secret." in refused
+    assert run.reached_server() == [{"tool": "read", "args": {"uri": "shop://orders/A1"}}]
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["resources/read"]
+    assert report["trace"][0]["arguments"] == {"uri": "shop://orders/A1"}
+    assert report["trace"][0]["tool_result"]["order_id"] == "A1"
+    assert [d["action"] for d in report["decisions"]][-1] == "block"
+    assert_records_agree(run, report, wire)

@@ -25,7 +25,15 @@ def npm_server(name: str) -> list[str]:
         if npm is None:
             raise RuntimeError(f"{name} needs Node and npm (apt-get install nodejs npm)")
         subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *PACKAGES.values()],
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(prefix),
+                *PACKAGES.values(),
+            ],
             check=True,
             capture_output=True,
             timeout=600,

@@ -82,6 +82,20 @@ async def slow_charge(order_id: str) -> str:
     return f"charged {order_id}"
 
 
+@app.resource("shop://orders/A1")
+def order_a1() -> str:
+    """Order A1, as a resource."""
+    _ran("read", uri="shop://orders/A1")
+    return json.dumps({"order_id": "A1", **ORDERS["A1"]})
+
+
+@app.resource("secret://vault/key")
+def vault_key() -> str:
+    """A secret no agent should read."""
+    _ran("read", uri="secret://vault/key")
+    return "TOPSECRET-42"
+
+
 @app.tool()
 async def paced_charge(order_id: str, seconds: float) -> str:
     """Charge an order, then confirm it after ``seconds``."""
