@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,25 @@ def run(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"soft_block_limit": args.soft_block_limit}
     if args.log is not None:
         kwargs["log_path"] = args.log
+    from agentguard.cli.otlp import tracer_provider
+
+    try:  # the standard OTEL_* variables: spans exported as any instrumented program's
+        provider = tracer_provider(os.environ, "agentguard-mcp-proxy")
+    except (MissingExtraError, ValueError) as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    if provider is not None:
+        kwargs["tracer_provider"] = provider
+    try:
+        return _serve(gateway_module, spec, command, args, kwargs)
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still batched
+
+
+def _serve(
+    gateway_module: Any, spec: Any, command: list[str], args: argparse.Namespace, kwargs: Any
+) -> int:
     gateway = gateway_module.McpGateway(
         spec,
         command,
