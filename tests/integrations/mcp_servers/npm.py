@@ -39,3 +39,7 @@ def npm_server(name: str) -> list[str]:
             timeout=600,
         )
     return [str(program)]
+
+
+if __name__ == "__main__":  # .ci/run installs these: the packages, one a word
+    print(" ".join(PACKAGES.values()))
