@@ -116,9 +116,9 @@ class Relay:
                 self._tasks = tasks
                 tasks.start_soon(self._from_server, server_read)
                 await self._from_client()
-                self.judged.client_gone()
                 tasks.cancel_scope.cancel()
-        finally:
+        finally:  # the client is gone, or the proxy stops: what was sent may have run
+            self.judged.client_gone()
             self.server_write = None
             await self._finish()
 
@@ -237,8 +237,6 @@ class Relay:
         """Send ``message`` to the server as it is; False if it could not be written."""
         if self.server_write is None:
             return False
-        if isinstance(message, types.JSONRPCResponse) and message.id is not None:
-            self._note_protocol(message)
         meta = None
         if self.protocol is not None:  # the HTTP transport names the version on each request
             meta = ClientMessageMetadata(headers={_PROTOCOL_HEADER: self.protocol})
