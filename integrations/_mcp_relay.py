@@ -293,18 +293,18 @@ class Relay:
 
     # the tools ---------------------------------------------------------------------
     async def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """A request of the gateway's own to the server; its result (GatewayFailure if
-        it failed)."""
+        """A request of the gateway's own to the server; its result (a GatewayError
+        if it failed: the server is gone, or answered with an error)."""
         request_id = f"{self._prefix}{next(self._ids)}"
         answer = self._own[request_id] = _Answer()
         fields: dict[str, Any] = {"params": params} if params is not None else {}
         request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, **fields)
         if self.down is not None or not await self.to_server(request):
             self._own.pop(request_id, None)
-            raise GatewayFailure(self.unavailable())
+            raise GatewayError(self.unavailable())
         await answer.done.wait()
         if answer.result is None:
-            raise GatewayFailure(answer.error or "no answer")
+            raise GatewayError(answer.error or "no answer")
         return answer.result
 
     async def refresh(self) -> None:
@@ -320,7 +320,7 @@ class Relay:
                     cursor = page.get("nextCursor")
                     if not cursor:
                         break
-            except GatewayFailure as exc:
+            except GatewayError as exc:
                 log.warning("agentguard: listing the server's tools failed: %s", exc)
                 return
             self._learn(found, whole=True)
@@ -369,10 +369,6 @@ async def upstream(target: UpstreamTarget) -> AsyncIterator[tuple[Any, Any]]:
         raise GatewayError(f"cannot start the MCP server {target.describe()!r}: {exc}") from exc
 
 
-class GatewayFailure(Exception):
-    """A request of the gateway's own to the server failed (the server is gone)."""
-
-
 def _own_id(request_id: Any) -> bool:
     return isinstance(request_id, str) and request_id.startswith("agentguard-")
 
@@ -394,4 +390,4 @@ def _tools(listed: Any) -> list[types.Tool]:
     return found
 
 
-__all__ = ["GatewayFailure", "Relay", "upstream"]
+__all__ = ["Relay", "upstream"]
