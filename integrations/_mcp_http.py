@@ -59,6 +59,7 @@ class RelayEndpoint:
         self.gateway, self.stateless = gateway, stateless
         self.security = _security(host)
         self.sessions: dict[str, StreamableHTTPServerTransport] = {}
+        self.relays: dict[str, Relay] = {}
         self.tasks: anyio.abc.TaskGroup | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -70,12 +71,16 @@ class RelayEndpoint:
             return
         found = dict(scope["headers"]).get(MCP_SESSION_ID_HEADER.lower().encode("latin-1"))
         if found is not None:
-            transport = self.sessions.get(found.decode("latin-1"))
+            key = found.decode("latin-1")
+            transport = self.sessions.get(key)
             if transport is None:
                 await JSONResponse(_error("Session not found"), status_code=404)(
                     scope, receive, send
                 )
                 return
+            relay = self.relays.get(key)
+            if scope["method"] == "GET" and relay is not None and relay.stream_open is not None:
+                relay.stream_open.set()  # the client opens the session's own stream
             await transport.handle_request(scope, receive, send)
             return
         await self._open(scope, receive, send)
@@ -116,6 +121,7 @@ class RelayEndpoint:
             relay = Relay(
                 self.gateway, key, streams, self.gateway.target, over_http=True, remember=False
             )
+            self.relays[key] = relay
             try:
                 with transport.idle_scope or anyio.CancelScope():
                     await relay.serve()
@@ -126,6 +132,7 @@ class RelayEndpoint:
 
     async def _discard(self, key: str, transport: StreamableHTTPServerTransport) -> None:
         self.sessions.pop(key, None)
+        self.relays.pop(key, None)
         if not transport.is_terminated:
             with anyio.CancelScope(shield=True):
                 await transport.terminate()

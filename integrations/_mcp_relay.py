@@ -46,6 +46,8 @@ log = logging.getLogger("agentguard.mcp")
 
 _ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
 _PROTOCOL_HEADER: Final = "mcp-protocol-version"
+STREAM_WAIT: Final = 5.0
+"""Seconds a message for the client's own HTTP stream waits for the client to open it."""
 
 
 class _Answer:
@@ -96,6 +98,10 @@ class Relay:
         self._prefix = f"agentguard-{uuid.uuid4().hex[:8]}-"
         self._listing = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
+        # over HTTP, a message of the server's that belongs to no client request travels
+        # on the session's own stream, which the client opens after the handshake: until
+        # it is open such a message would be lost (the server's roots/list among them)
+        self.stream_open: anyio.Event | None = anyio.Event() if over_http else None
 
     # the relay ---------------------------------------------------------------------
     async def serve(self) -> None:
@@ -198,14 +204,17 @@ class Relay:
                 answer.settle(getattr(message, "result", None), error)
                 return
             await self._server_answer(message)
-        elif isinstance(message, types.JSONRPCNotification):
-            if message.method == "notifications/tools/list_changed":
-                assert self._tasks is not None
-                self._tasks.start_soon(self._tools_changed, message)
-                return
-            await self.to_client(message, self._related(message))
-        else:  # a request of the server's (sampling, elicitation, roots/list, ping)
-            await self.to_client(message, self._related(message))
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/tools/list_changed"
+        ):
+            assert self._tasks is not None  # set before the server is read
+            self._tasks.start_soon(self._tools_changed, message)
+        else:  # a notification, or a request of the server's (sampling, roots/list...)
+            related = self._related(message)
+            if related is None:
+                await self._session_stream()
+            await self.to_client(message, related)
 
     async def _server_answer(self, message: Any) -> None:
         request_id = message.id
@@ -219,6 +228,15 @@ class Relay:
             self._learn(message.result.get("tools"), whole=whole)
         message = self.judged.answered(message)
         await self.to_client(message)
+
+    async def _session_stream(self) -> None:
+        """Over HTTP, wait (a few seconds at most) for the client's own stream: the SDK's
+        transport drops what it cannot deliver there."""
+        if self.stream_open is None or self.stream_open.is_set():
+            return
+        with anyio.move_on_after(STREAM_WAIT):
+            await self.stream_open.wait()
+            await anyio.sleep(0.05)  # the transport registers the stream as it answers
 
     def _related(self, message: Any) -> ServerMessageMetadata | None:
         """Which of the client's requests a message of the server's belongs to (over

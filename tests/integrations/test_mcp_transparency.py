@@ -29,6 +29,7 @@ from tests.integrations.mcp_servers.harness import (  # noqa: E402
     Wire,
     assert_records_agree,
     free_port,
+    http_proxy,
     text,
     wait_listening,
 )
@@ -51,6 +52,19 @@ async def session(
                 yield client
 
 
+@asynccontextmanager
+async def over_http_with(url: str, **callbacks: Any) -> AsyncIterator[ClientSession]:
+    """The SDK's client session to the proxy over streamable HTTP, with ``callbacks``."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, **callbacks) as client,
+    ):
+        await client.initialize()
+        yield client
+
+
 def proxied(run: Run, server: Sequence[str]) -> list[str]:
     run.server = list(server)
     return [sys.executable, *run.proxy_args()]
@@ -62,10 +76,12 @@ def answers(wire: Wire) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------ roots
-def test_roots_narrow_the_server_through_the_proxy_as_directly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("served", ["stdio", "http"])
+def test_roots_narrow_the_server_through_the_proxy_as_directly(tmp_path: Path, served: str) -> None:
     """server-filesystem is given fs/ and the client's root is fs/work: directly, reading
     fs/secret is "Access denied" by the server. Through the proxy (which relays the
-    server's roots/list to the client) it is denied the same way, by the server."""
+    server's roots/list to the client), served over stdio or streamable HTTP, it is
+    denied the same way, by the server."""
     fs = tmp_path / "fs"
     (fs / "work").mkdir(parents=True)
     (fs / "secret").mkdir()
@@ -81,8 +97,13 @@ def test_roots_narrow_the_server_through_the_proxy_as_directly(tmp_path: Path) -
         asked.append("roots/list")
         return types.ListRootsResult(roots=[types.Root(uri=(fs / "work").as_uri())])
 
-    async def scenario(command: Sequence[str], run: Run) -> list[Any]:
-        async with session(command, run, Wire(), list_roots_callback=roots) as client:
+    async def scenario(command: Sequence[str] | str, run: Run) -> list[Any]:
+        opened = (
+            session(command, run, Wire(), list_roots_callback=roots)
+            if not isinstance(command, str)
+            else over_http_with(command, list_roots_callback=roots)
+        )
+        async with opened as client:
             with anyio.fail_after(30):  # the server applies the roots once it has them
                 while "work" not in text(await client.call_tool("list_allowed_directories", {})):
                     await anyio.sleep(0.1)
@@ -96,7 +117,12 @@ def test_roots_narrow_the_server_through_the_proxy_as_directly(tmp_path: Path) -
     for r in (direct_run, proxy_run):
         r.root.mkdir()
     direct = anyio.run(scenario, server, direct_run)
-    through = anyio.run(scenario, proxied(proxy_run, server), proxy_run)
+    if served == "stdio":
+        through = anyio.run(scenario, proxied(proxy_run, server), proxy_run)
+    else:
+        proxy_run.server = server
+        with http_proxy(proxy_run) as url:
+            through = anyio.run(scenario, url, proxy_run)
     assert asked == ["roots/list", "roots/list"]
     for results in (direct, through):
         allowed, note, key = results
