@@ -134,7 +134,8 @@ class Judged:
             await self._refuse(call, refusal_text(f"agentguard did not run {event}: {why}"))
             return
         call.started = True
-        decision = call.decision = await run.start(decision)  # a refusal here is withdrawn
+        alone = not self.sent and len(self.waiting) == 1  # no other call of the run in flight
+        decision = call.decision = await run.start(decision, alone=alone)  # refused: withdrawn
         await anyio.lowlevel.checkpoint()  # a cancellation that came while it waited counts
         if not decision.executes:
             call.done = True
