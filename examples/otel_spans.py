@@ -1,4 +1,6 @@
-"""Firewall decisions as OpenTelemetry spans inside the application's own span.
+"""Firewall decisions as OpenTelemetry spans inside the application's own span: each
+proposed call is an ``execute_tool {tool}`` span (OpenTelemetry's GenAI semantic
+conventions), the decision a span inside it.
 
 Uses the OpenTelemetry SDK's in-memory exporter (no collector needed); swap in an OTLP
 exporter to send them to your observability stack.
@@ -39,14 +41,17 @@ def main(out_dir: Path | None = None) -> int:  # noqa: ARG001 - the examples sha
         agent.run("Refund order A1042 for customer C-77.")
 
     spans = memory.get_finished_spans()
-    names = {s.context.span_id: s.name for s in spans if s.context is not None}
+    by_id = {s.context.span_id: s for s in spans if s.context is not None}
     for span in spans:
         if span.name != "agentguard.decision":
             continue
         attrs = dict(span.attributes or {})
-        parent = names.get(span.parent.span_id) if span.parent is not None else None
+        chain, up = [], span.parent
+        while up is not None and up.span_id in by_id:  # the spans it is inside, inmost first
+            chain.append(by_id[up.span_id].name)
+            up = by_id[up.span_id].parent
         print(
-            f"span {span.name} under {parent}: {attrs['agentguard.action']} "
+            f"span {span.name} under {' < '.join(chain)}: {attrs['agentguard.action']} "
             f"{attrs['agentguard.tool']} {list(attrs['agentguard.constraints'])}"
         )
     return 0

@@ -1,24 +1,25 @@
 """Serving the MCP gateway to clients over stdio or streamable HTTP, until the client
-disconnects or the proxy is stopped (SIGINT / SIGTERM), and which run a request belongs to.
+disconnects or the proxy is stopped (SIGINT / SIGTERM).
 
-A run has one identity, the MCP session, and ends only when that session really ends:
+Each client session is relayed to a session of its own with the server
+(:mod:`._mcp_relay`) and is one run, which ends only when that session really ends:
 
 * **stdio**: the one client on the pipe is one run, finished when stdin ends or the proxy
   stops;
-* **HTTP, with a session** (the initialize handshake): the run lives on the SDK's own
-  connection of that session and is finished when the connection closes, whatever closed
-  it: the client's ``DELETE`` on the endpoint (accepted by the SDK), the SDK's idle
-  timeout, the proxy stopping. The SDK closes a connection only after the requests in
-  flight on it were settled, so a call that ran is in the run's trace. Nothing else ends
-  a run: a request to another path, in another protocol era, or with a session id the
-  SDK does not know (it answers 404) never reaches one;
+* **HTTP, with a session** (the initialize handshake): one run per ``Mcp-Session-Id``,
+  finished when the session ends, whatever ended it: the client's ``DELETE`` on the
+  endpoint, the idle timeout, the proxy stopping (:mod:`._mcp_http`). The calls in flight
+  then are settled first, so a call that was sent is in the run's trace. Nothing else
+  ends a run: a request to another path, in another protocol era, or with a session id
+  the proxy does not know (it answers 404) never reaches one;
 * **HTTP, without a session** (the stateless 2026 protocol: every request stands alone):
   no history can be kept per client, and sharing one would let one client's calls decide
   another's. With ``stateless="refuse"`` (the default) such a ``tools/call`` is refused
   with a message saying to connect with a session, and ``server/discover`` is not offered,
   so a client that can fall back to the handshake (the SDK's default client does) gets a
-  session; with ``"per-request"`` each such request is a run of its own, finished with it
-  (constraints over several calls then see one call each).
+  session; with ``"per-request"`` each such request is a run of its own, relayed through
+  a session of its own with the server and finished with it (constraints over several
+  calls then see one call each).
 """
 
 from __future__ import annotations
@@ -30,16 +31,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
+from agentguard.trace.refusal import refusal_text
 
-from ._mcp_session import GatewaySession
+from ._mcp_http import relay_app
+from ._mcp_relay import Relay, upstream
 
 try:
     import anyio
-    import anyio.to_thread
     import mcp_types as types
-    from mcp.server.connection import Connection
     from mcp.server.lowlevel.server import NotificationOptions, Server
     from mcp.server.models import InitializationOptions
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.shared.exceptions import MCPError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("mcp", "mcp") from exc
@@ -55,63 +57,12 @@ REFUSE: Final = "refuse"
 PER_REQUEST: Final = "per-request"
 STATELESS_POLICIES: Final = (REFUSE, PER_REQUEST)
 """How HTTP requests that belong to no MCP session are served (see the module)."""
-_RUN: Final = "agentguard.run"  # where a connection keeps its run (Connection.state)
 SESSIONLESS: Final = (
     "this request belongs to no MCP session (the stateless protocol), and the proxy judges "
     "each client's calls together, as one run; connect with a session (the initialize "
     "handshake: an MCP client's 'legacy' mode), or start the proxy with "
     "--stateless per-request to judge each such request alone"
 )
-
-
-def client_run(gateway: McpGateway, ctx: Any) -> GatewaySession | str:
-    """The run a request belongs to (started with its session's first call), or why no
-    run may judge it."""
-    if not gateway.over_http:  # the one client on the pipe (or in the process)
-        return gateway.session(STDIO_SESSION)
-    connection = _connection(ctx)
-    if connection is None:
-        return "agentguard cannot tell which MCP session this request belongs to"
-    found = connection.state.get(_RUN)
-    if isinstance(found, GatewaySession):
-        return found
-    if connection.session_id is None:
-        if gateway.stateless != PER_REQUEST:
-            return SESSIONLESS
-        key = f"request-{uuid.uuid4().hex}"
-    else:
-        key = connection.session_id
-    run = gateway.open_run(key)
-    connection.state[_RUN] = run
-    connection.exit_stack.push_async_callback(_end, gateway, key)
-    return run
-
-
-async def _end(gateway: McpGateway, key: str) -> None:
-    """The connection closed: its run ends (in a thread: finishing writes files)."""
-    await anyio.to_thread.run_sync(gateway.end_session, key)
-
-
-def listen(gateway: McpGateway, ctx: Any) -> None:
-    """The client of ``ctx`` is told when the server's tools change."""
-    connection = _connection(ctx)
-    if connection is not None:
-        gateway.listeners.add(connection)
-
-
-def connection_of(ctx: Any) -> Connection | None:
-    """The connection a request came on (to notify its client), or None."""
-    return _connection(ctx)
-
-
-def _connection(ctx: Any) -> Connection | None:
-    """The SDK's connection a request came on (its session's, over HTTP).
-
-    The SDK gives handlers built on ``Context`` its ``connection``; a low-level handler's
-    context keeps it on its ``session``. Anything else (an SDK that moved it) is None,
-    and the request is refused rather than given a run of its own."""
-    found = getattr(getattr(ctx, "session", None), "_connection", None)
-    return found if isinstance(found, Connection) else None
 
 
 class _GatewayServer(Server[Any]):
@@ -149,17 +100,15 @@ async def _no_discover(ctx: Any, params: types.RequestParams) -> types.DiscoverR
 
 
 async def serve_stdio(gateway: McpGateway) -> None:
-    """Serve one client over stdin/stdout until it disconnects or the proxy is stopped."""
+    """Relay the one client on stdin/stdout until it disconnects or the proxy is stopped."""
     from mcp.server.stdio import stdio_server
 
+    async def relay() -> None:  # the server first: one that cannot start is said at once
+        async with upstream(gateway.target) as server, stdio_server() as streams:
+            await Relay(gateway, STDIO_SESSION, streams, gateway.target).relay(server)
+
     async with gateway.connected():
-        server = gateway.server()
-        await _until_stopped(lambda: _run_stdio(server, stdio_server))
-
-
-async def _run_stdio(server: Server[Any], stdio_server: Any) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        await _until_stopped(relay)
 
 
 async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int = 8765) -> None:
@@ -169,10 +118,10 @@ async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int 
     except ImportError as exc:  # pragma: no cover - uvicorn comes with mcp
         raise MissingExtraError("mcp", "uvicorn") from exc
 
-    gateway.over_http = True
     async with gateway.connected():
-        server = gateway.server(sessions_only=gateway.stateless == REFUSE)
-        app = server.streamable_http_app(host=host)
+        server = stateless_server(gateway)
+        manager = StreamableHTTPSessionManager(server, stateless=True)
+        app = relay_app(gateway, manager.handle_request, host, manager.run)
         config = uvicorn.Config(
             app,
             host=host,
@@ -187,6 +136,38 @@ async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int 
             http.force_exit, http.should_exit = http.should_exit, True
 
         await _until_stopped(http.serve, stop)
+
+
+def stateless_server(gateway: McpGateway) -> Server[Any]:
+    """The server of the requests that belong to no session (see the module): each is
+    relayed through a client session of its own, opened and closed with the request."""
+
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        del ctx
+        async with gateway.client(f"request-{uuid.uuid4().hex}") as client:
+            cursor = params.cursor if params is not None else None  # not the 2026 envelope
+            return await client.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        del ctx
+        if gateway.stateless != PER_REQUEST:
+            text = refusal_text(f"agentguard did not run {params.name}: {SESSIONLESS}")
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=True
+            )
+        async with gateway.client(f"request-{uuid.uuid4().hex}") as client:
+            call = types.CallToolRequestParams(name=params.name, arguments=params.arguments)
+            request = types.CallToolRequest(params=call)  # not the 2026 envelope
+            return await client.send_request(request, types.CallToolResult)
+
+    return gateway_server(
+        "agentguard-mcp-proxy",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        sessions_only=gateway.stateless != PER_REQUEST,
+    )
 
 
 GRACE_SECONDS: Final = 5
@@ -223,9 +204,8 @@ __all__ = [
     "SESSIONLESS",
     "STATELESS_POLICIES",
     "STDIO_SESSION",
-    "client_run",
     "gateway_server",
-    "listen",
     "serve_http",
     "serve_stdio",
+    "stateless_server",
 ]

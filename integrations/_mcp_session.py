@@ -106,8 +106,12 @@ class GatewaySession:
     def propose(self, name: str, args: Mapping[str, Any], call_id: str | None) -> Decision:
         return self.firewall.propose(name, args, tool_call_id=call_id)
 
-    async def start(self, decision: Decision) -> Decision:
-        """The decision to act on now that the call is about to be forwarded."""
+    async def start(self, decision: Decision, *, alone: bool = False) -> Decision:
+        """The decision to act on now that the call is about to be forwarded. ``alone``:
+        no other call of the run was in flight since it was proposed, so its approval
+        relied on none and ``start`` cannot wait: it runs here, without a thread hop."""
+        if alone:
+            return self.firewall.start(decision)
         started: Decision = await anyio.to_thread.run_sync(self.firewall.start, decision)
         return started
 

@@ -1,12 +1,17 @@
-"""The MCP server behind the gateway, while it serves: its client session, the tools it
-lists, and whether it is alive.
+"""The MCP server behind the gateway: how to reach it (a command started over stdio, or
+a remote server over streamable HTTP or SSE: :class:`UpstreamTarget`), and the tools it
+lists (:class:`ToolCatalog`).
+
+Each client session gets a session of its own with the server (:func:`connect`): a
+server process of its own over stdio, an MCP session of its own over HTTP, because
+roots, subscriptions and log levels belong to one client.
 
 The gateway judges each call with its tool's ``inputSchema`` (defaults, types:
 :mod:`agentguard.trace.mcp_arguments`), so it must know the tools as the server lists
 them *now*, a tool added mid-session included. :class:`ToolCatalog` takes every listing
-the gateway sees: its own at the start; again after the server's
-``notifications/tools/list_changed`` (then the clients are told in turn) or before a call
-to a name it does not know (a server may add a tool without saying so); and each page a
+the gateway sees: its own before the first judged call; again after the server's
+``notifications/tools/list_changed`` (before the client is told in turn) or before a call
+to a name it does not know (a server may add a tool without saying so); and each page the
 client lists through it (forwarded as the server gives it, so the schemas judged are
 those the client saw). A name listed twice with different schemas is ambiguous (which
 one the server runs is not known): calls to it are refused, and so are calls to a tool
@@ -15,35 +20,84 @@ the server no longer lists.
 
 from __future__ import annotations
 
-import logging
 import sys
-import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from agentguard.errors import AgentGuardError, MissingExtraError
 
-from ._mcp_streams import WatchedRead, WatchedWrite
-
 try:
-    import anyio
-    import anyio.abc
     import mcp_types as types
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-    from mcp.server.connection import Connection
-    from mcp.shared.exceptions import MCPError
+    from mcp import StdioServerParameters, stdio_client
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("mcp", "mcp") from exc
 
-log = logging.getLogger("agentguard.mcp")
-
 LIST_PAGES: Final = 100  # a server whose listing never ends cannot hang the gateway
-_LISTING_FAILED: Final = (MCPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+STDIO: Final = "stdio"
+HTTP: Final = "http"
+SSE: Final = "sse"
+TRANSPORTS: Final = (STDIO, HTTP, SSE)
+"""How the gateway reaches the server: a command it starts (stdio), or a URL."""
 
 
 class GatewayError(AgentGuardError, RuntimeError):
-    """The upstream MCP server could not be started or listed."""
+    """The upstream MCP server could not be started or reached, or the gateway was given
+    options that cannot serve."""
+
+
+@dataclass(frozen=True)
+class UpstreamTarget:
+    """The server behind the gateway: ``command`` started over stdio (with ``env`` and
+    ``cwd``), or the server at ``url`` over ``transport`` (``"http"``: streamable HTTP,
+    ``"sse"``: the older HTTP+SSE transport)."""
+
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    transport: str = STDIO
+    env: Mapping[str, str] | None = None
+    cwd: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise GatewayError(
+                f"the server's transport must be one of {', '.join(TRANSPORTS)}, "
+                f"not {self.transport!r}"
+            )
+        if self.transport == STDIO and not self.command:
+            raise GatewayError("no MCP server command given (agentguard mcp-proxy SPEC -- COMMAND)")
+        if self.transport != STDIO and not self.url:
+            raise GatewayError(f"no URL given for the MCP server over {self.transport}")
+
+    def describe(self) -> str:
+        return (
+            " ".join(self.command) if self.transport == STDIO else f"{self.url} ({self.transport})"
+        )
+
+
+@asynccontextmanager
+async def connect(target: UpstreamTarget) -> AsyncIterator[tuple[Any, Any]]:
+    """A session of its own with the server: the read and write streams of its messages
+    (the server process ends, or the HTTP session is deleted, when the block ends)."""
+    if target.transport == STDIO:
+        params = StdioServerParameters(
+            command=target.command[0],
+            args=list(target.command[1:]),
+            env=None if target.env is None else dict(target.env),
+            cwd=target.cwd,
+        )
+        async with stdio_client(params, sys.stderr) as streams:
+            yield streams
+    elif target.transport == HTTP:
+        async with streamable_http_client(str(target.url)) as streams:
+            yield streams
+    else:
+        async with sse_client(str(target.url)) as streams:
+            yield streams
 
 
 class ToolCatalog:
@@ -99,121 +153,14 @@ def _schema(tool: types.Tool | None) -> Any:
     return None if tool is None else tool.input_schema
 
 
-async def list_all(session: ClientSession) -> list[types.Tool]:
-    """Every page of the server's ``tools/list`` (up to :data:`LIST_PAGES`)."""
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(LIST_PAGES):
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-class Upstream:
-    """The server the gateway started (see the module). ``learned`` receives the tools
-    new or changed in each listing (the gateway declares them to its open runs);
-    ``listeners`` are the client connections told when the tools change."""
-
-    def __init__(self, learned: Callable[[Sequence[types.Tool]], None]) -> None:
-        self.catalog = ToolCatalog()
-        self.learned = learned
-        self.session: ClientSession | None = None
-        self.init: types.InitializeResult | None = None
-        self.down: str | None = None  # why the server is gone, once it is
-        self.listeners: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self._tasks: anyio.abc.TaskGroup | None = None
-        self._listing: anyio.Lock | None = None
-        self._wanted = False  # a listing is asked for and has not begun
-
-    @asynccontextmanager
-    async def running(self, params: StdioServerParameters) -> AsyncIterator[ClientSession]:
-        """Start the server, initialize, list its tools; serve until the block ends."""
-        async with AsyncExitStack() as stack:
-            try:
-                read, write = await stack.enter_async_context(stdio_client(params, sys.stderr))
-                streams = WatchedRead(read, self.ended), WatchedWrite(write, self.ended)
-                session = await stack.enter_async_context(
-                    ClientSession(*streams, message_handler=self._from_server)
-                )
-                self.init = await session.initialize()
-                self.catalog.replace(await list_all(session))
-            except (OSError, MCPError) as exc:
-                command = " ".join([params.command, *params.args])
-                raise GatewayError(f"cannot start the MCP server {command!r}: {exc}") from exc
-            self._listing = anyio.Lock()
-            self._tasks = await stack.enter_async_context(anyio.create_task_group())
-            self.session = session
-            try:
-                yield session
-            finally:
-                self.session = None
-                self._tasks.cancel_scope.cancel()
-
-    def ended(self, why: str) -> None:
-        """The server is gone (its output ended, its input closed): later calls are refused."""
-        if self.down is None and self.session is not None:
-            self.down = why
-            log.error("agentguard: %s; every later call is refused", why)
-
-    def unavailable(self) -> str | None:
-        """Why no call can be forwarded now, or None."""
-        if self.session is None or self.down is not None:
-            return f"the MCP server is not running ({self.down or 'not started'})"
-        return None
-
-    async def _from_server(self, message: Any) -> None:
-        """A message from the server: when its tools changed, list them again (one
-        listing waits at a time: a flood of notifications is one listing)."""
-        if not isinstance(message, types.ToolListChangedNotification):
-            return
-        if self._tasks is not None and not self._wanted:
-            self._wanted = True
-            self._tasks.start_soon(self.refresh)
-
-    async def refresh(self) -> None:
-        """List the tools again; new or changed ones go to ``learned``; the clients are
-        told when the list changed."""
-        session, lock = self.session, self._listing
-        if session is None or lock is None or self.down is not None:
-            return
-        async with lock:
-            self._wanted = False  # a notification from now on asks for another listing
-            before = {t.name for t in self.catalog.tools}
-            try:
-                listed = await list_all(session)
-            except _LISTING_FAILED as exc:
-                log.warning("agentguard: listing the server's tools again failed: %s", exc)
-                return
-            changed = self.catalog.replace(listed)
-            try:
-                self.learned(changed)
-            except Exception:
-                log.exception("agentguard: declaring the server's new tools failed")
-        if changed or before != {t.name for t in self.catalog.tools}:
-            for client in list(self.listeners):
-                await client.send_tool_list_changed()  # best-effort: never raises
-
-    async def tool(self, name: str) -> types.Tool | None:
-        """The listing of ``name``; a name not known is listed again first."""
-        found = self.catalog.get(name)
-        if found is None and self.catalog.problem(name) is not None and self.down is None:
-            await self.refresh()
-            found = self.catalog.get(name)
-        return found
-
-    async def page(self, cursor: str | None) -> types.ListToolsResult:
-        """One page of the server's listing, for a client (learned from too)."""
-        if self.session is None or self.down is not None:
-            raise MCPError(types.INTERNAL_ERROR, f"agentguard: {self.unavailable()}")
-        ask = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await self.session.list_tools(params=ask)  # the client's own _meta stays out
-        whole = cursor is None and page.next_cursor is None
-        self.learned(self.catalog.replace(page.tools) if whole else self.catalog.merge(page.tools))
-        return page
-
-
-__all__ = ["LIST_PAGES", "GatewayError", "ToolCatalog", "Upstream", "list_all"]
+__all__ = [
+    "HTTP",
+    "LIST_PAGES",
+    "SSE",
+    "STDIO",
+    "TRANSPORTS",
+    "GatewayError",
+    "ToolCatalog",
+    "UpstreamTarget",
+    "connect",
+]

@@ -1,36 +1,32 @@
 """An MCP gateway: the firewall in front of any MCP server (official ``mcp`` SDK 2.x).
 
-:class:`McpGateway` starts the server given by a command (stdio), lists its tools (their
-input schemas become ``tool`` declarations for the firewall's schema checks, see
-:mod:`agentguard.integrations._json_schema`) and serves the same tools to MCP clients,
-over stdio (:func:`serve_stdio`) or streamable HTTP on a local port (:func:`serve_http`):
+:class:`McpGateway` relays MCP clients, over stdio (:func:`serve_stdio`) or streamable
+HTTP (:func:`serve_http`), to the server given by a command (started over stdio) or a
+URL (streamable HTTP or SSE). Each client session gets a session of its own with the
+server, and every message passes verbatim except the requests a spec judges
+(:mod:`._mcp_relay`): so ``initialize``, resources, prompts, completion, logging, the
+notifications and the server's own requests to the client (sampling, elicitation,
+``roots/list``) pass as they were sent, and the server sees this client's roots, never
+more. Judged (:mod:`._mcp_judged`):
 
-* ``tools/list`` is forwarded as the server answers it; the gateway learns the tools
-  from it too (:class:`~agentguard.integrations._mcp_upstream.ToolCatalog`). When the
-  server says its tools changed (``notifications/tools/list_changed``), the gateway lists
-  them again, declares the new ones to every open run and passes the notification on;
-* every ``tools/call`` is judged with the arguments the server will act on: the client's
+* every ``tools/call``, with the arguments the server will act on: the client's
   arguments with the tool's ``inputSchema`` defaults filled in; text the server would
   convert (``"9000"`` for a number) is refused, never judged as text
-  (:mod:`agentguard.trace.mcp_arguments`). The request is forwarded as the client sent
-  it. A refused call never reaches the server and is answered with an MCP tool error
-  (``isError``) whose text names the constraint and its repair hint;
-* a result's content blocks are unwrapped (:mod:`agentguard.trace.mcp_content`) before
-  the monitor sees them; the client gets the result unchanged;
-* a tool error (``isError``) is a call that ran, with its error on it; so is a JSON-RPC
-  error of a code other than those of a request refused as it was read
-  (:func:`~agentguard.trace.mcp_content.rejected_request`: withdrawn), a call the client
-  cancelled after it was sent, and a call during which the server died (it may have read
-  it). A call whose request never reached a live server (it had exited; the transport
-  never took the request) did not run: it is withdrawn, the log saying why;
-* one run per MCP session, ended when that session ends (:mod:`._mcp_serving`).
+  (:mod:`agentguard.trace.mcp_arguments`). The tools' schemas are ``tool`` declarations
+  (:mod:`._json_schema`), learned from every listing, a tool added mid-session included
+  (:class:`~._mcp_upstream.ToolCatalog`);
+* every ``resources/read``, as the call ``resources/read(uri=...)``
+  (:data:`~agentguard.trace.mcp_content.RESOURCE_READ`);
+* a refused call never reaches the server; a result's content is unwrapped
+  (:mod:`agentguard.trace.mcp_content`) before the monitor sees it, and the client gets
+  the result as the server wrote it;
+* one run per client session, ended when that session ends (:mod:`._mcp_serving`).
 
 Every firewall interaction goes through :class:`~._mcp_session.GatewaySession`.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
@@ -41,58 +37,50 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
-from agentguard.enforcement.offering import Offer, check_offer, with_alternatives
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
-from agentguard.guard import blocked_text
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import coerce_spec
-from agentguard.trace.mcp_arguments import server_arguments
-from agentguard.trace.mcp_content import (
-    CANCELLED_TEXT,
-    jsonrpc_error_text,
-    rejected_request,
-    unwrap_call_tool_result,
-)
-from agentguard.trace.refusal import refusal_text
+from agentguard.trace.mcp_content import RESOURCE_READ
 
 from ._json_schema import declarations
-from ._mcp_offer import Offers
+from ._mcp_relay import Relay
 from ._mcp_serving import (
     PER_REQUEST,
     REFUSE,
     STATELESS_POLICIES,
     STDIO_SESSION,
-    client_run,
-    connection_of,
-    gateway_server,
-    listen,
     serve_http,
     serve_stdio,
 )
 from ._mcp_session import GatewaySession, Scrubber
-from ._mcp_streams import Delivery, call
-from ._mcp_upstream import GatewayError, Upstream
+from ._mcp_upstream import HTTP, SSE, STDIO, TRANSPORTS, GatewayError, UpstreamTarget
 
 try:
+    import anyio
     import mcp_types as types
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.server.lowlevel.server import Server
-    from mcp.shared.exceptions import MCPError
+    from mcp import ClientSession
+    from mcp.shared.memory import create_client_server_memory_streams
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("mcp", "mcp") from exc
 
 log = logging.getLogger("agentguard.mcp")
 
-_CLOSED: Final = "the connection to the MCP server closed"
+RESOURCE_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"uri": {"type": "string"}},
+    "required": ["uri"],
+    "additionalProperties": False,
+}
+"""The arguments of a ``resources/read`` event: the resource's ``uri``."""
 
 
 # ---------------------------------------------------------------- the gateway
 @dataclass
 class McpGateway:
-    """The firewall in front of the MCP server started by ``command`` (see the module doc).
+    """The firewall in front of the MCP server started by ``command`` (stdio), or at
+    ``url`` over ``transport`` (``"http"``, ``"sse"``); see the module doc.
 
     ``report_path`` receives one JSON line per finished run (``FirewallReport.to_dict()``,
     redacted as the log is when ``firewall_kwargs`` holds a ``redact``; readable by
@@ -104,82 +92,98 @@ class McpGateway:
     """
 
     spec: A.Spec
-    command: Sequence[str]
+    command: Sequence[str] = ()
     env: Mapping[str, str] | None = None
     cwd: str | Path | None = None
     report_path: Path | None = None
     schema_checks: bool = True
     firewall_kwargs: dict[str, Any] = field(default_factory=dict)
     stateless: str = REFUSE
-    offer: Offer | None = None  # tell each client what may run now (docs/firewall.md)
+    url: str | None = None
+    transport: str | None = None
     sessions: dict[str, GatewaySession] = field(default_factory=dict, init=False)
     reports: list[FirewallReport] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         # a path or spec text is read by the one rule of agentguard.scoring.inputs
         self.spec = coerce_spec(self.spec, self.firewall_kwargs.get("registry"))
-        if not self.command:
-            raise GatewayError("no MCP server command given (agentguard mcp-proxy SPEC -- COMMAND)")
         if self.stateless not in STATELESS_POLICIES:
             raise GatewayError(
                 f"stateless must be one of {', '.join(STATELESS_POLICIES)}, not {self.stateless!r}"
             )
-        self._lock = threading.Lock()
-        self._writing = threading.Lock()
-        self._ended: dict[str, GatewaySession] = {}  # runs of keys that may be asked again
-        self._scrub = Scrubber(self.firewall_kwargs.get("redact"))
-        self._upstream = Upstream(self._declare)
-        self.listeners = self._upstream.listeners
-        self.over_http = False  # served over HTTP: one run per MCP session, not one in all
-        self._offers = Offers(check_offer(self.offer))
-
-    # upstream -----------------------------------------------------------------------
-    @asynccontextmanager
-    async def connected(self) -> AsyncIterator[McpGateway]:
-        """Start the server, initialize, list its tools; on exit every run is finished."""
-        params = StdioServerParameters(
-            command=self.command[0],
-            args=list(self.command[1:]),
+        if self.command and self.url:
+            raise GatewayError("give the MCP server as a command or as a URL, not both")
+        self.target = UpstreamTarget(
+            tuple(self.command),
+            self.url,
+            self.transport or (HTTP if self.url else STDIO),
             # the server inherits the proxy's environment, as a command run by a shell does
             env=dict(os.environ if self.env is None else self.env),
             cwd=self.cwd,
         )
-        async with self._upstream.running(params):
-            try:
-                yield self
-            finally:
-                self.finish_all()
+        self._lock = threading.Lock()
+        self._writing = threading.Lock()
+        self._ended: dict[str, GatewaySession] = {}  # runs of keys that may be asked again
+        self._scrub = Scrubber(self.firewall_kwargs.get("redact"))
 
-    @property
-    def tools(self) -> tuple[types.Tool, ...]:
-        """The server's tools, as last listed."""
-        return self._upstream.catalog.tools
+    @asynccontextmanager
+    async def connected(self) -> AsyncIterator[McpGateway]:
+        """The gateway while it serves; on exit every run still open is finished."""
+        try:
+            yield self
+        finally:
+            self.finish_all()
 
-    async def refresh_tools(self) -> None:
-        """List the server's tools again (as on its ``notifications/tools/list_changed``)."""
-        await self._upstream.refresh()
+    @asynccontextmanager
+    async def in_memory(
+        self, key: str = STDIO_SESSION, *, remember: bool = True
+    ) -> AsyncIterator[tuple[Any, Any]]:
+        """A client's streams to the gateway in this process (an MCP ``Transport``: give
+        it to the SDK's ``Client``), relayed as a client session of run ``key``."""
+        async with create_client_server_memory_streams() as (client, served):
+            relay = Relay(self, key, served, self.target, remember=remember)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(relay.serve)
+                try:
+                    yield client
+                finally:
+                    await client[1].aclose()  # the client's session ends: so does the relay
 
-    def _declare(self, tools: Sequence[types.Tool]) -> None:
-        """Declare new or changed tools to every open run (their schemas' checks)."""
-        if not self.schema_checks or not tools:
-            return
-        found = declarations((t.name, t.input_schema) for t in tools)
-        with self._lock:
-            running = list(self.sessions.values())
-        for session in running:
-            session.firewall.declare_tools(found)
+    @asynccontextmanager
+    async def client(self, key: str) -> AsyncIterator[ClientSession]:
+        """An initialized SDK client session through the gateway, as run ``key``."""
+        async with (
+            self.in_memory(key, remember=False) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+    def declare(self, run: GatewaySession, tools: Sequence[types.Tool]) -> None:
+        """Declare new or changed tools to a run (their schemas' checks)."""
+        if self.schema_checks and tools:
+            run.firewall.declare_tools(declarations((t.name, t.input_schema) for t in tools))
 
     # runs ------------------------------------------------------------------------
-    def session(self, key: str) -> GatewaySession:
+    def session(self, key: str, tools: Sequence[types.Tool] = ()) -> GatewaySession:
         """The run of client session ``key`` (started on first use). Once ended, the
         ended run: its firewall refuses every call and logs it, never a fresh start."""
         with self._lock:
             found = self.sessions.get(key) or self._ended.get(key)
-        return found if found is not None else self.open_run(key, remember=True)
+        return found if found is not None else self.open_run(key, tools, remember=True)
 
-    def open_run(self, key: str, *, remember: bool = False) -> GatewaySession:
-        """A new run for ``key`` (``remember``: ``session(key)`` finds it once ended)."""
-        listed = {t.name: t.input_schema for t in self._upstream.catalog.tools}
+    def open_run(
+        self, key: str, tools: Sequence[types.Tool] = (), *, remember: bool = False
+    ) -> GatewaySession:
+        """The run of ``key``, opened with the server's ``tools`` unless it exists
+        (``remember``: ``session(key)`` finds it once ended)."""
+        with self._lock:
+            found = self.sessions.get(key) or (self._ended.get(key) if remember else None)
+        if found is not None:
+            return found
+        listed: dict[str, Any] = {t.name: t.input_schema for t in tools}
+        if listed:  # a server's tools are declared: so are its reads (else nothing is)
+            listed[RESOURCE_READ] = RESOURCE_SCHEMA
         options = {"agent_tools": listed, "keep_trace": True, **self.firewall_kwargs}
         firewall = Firewall(self.spec, **options)
         if self.schema_checks:
@@ -224,162 +228,18 @@ class McpGateway:
         done = [self.end_session(key) for key in list(self.sessions)]
         return [r for r in done if r is not None]
 
-    # the served side -------------------------------------------------------------------
-    def server(self, *, sessions_only: bool = False) -> Server[Any]:
-        """The MCP server the clients talk to (the upstream's name, version,
-        instructions); ``sessions_only``: it does not offer the stateless protocol."""
-        init = self._upstream.init
-        return gateway_server(
-            init.server_info.name if init is not None else "agentguard-mcp-proxy",
-            version=init.server_info.version if init is not None else "",
-            instructions=init.instructions if init is not None else None,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            sessions_only=sessions_only,
-        )
-
-    async def _list_tools(
-        self, ctx: Any, params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        listen(self, ctx)
-        page = await self._upstream.page(params.cursor if params is not None else None)
-        found = client_run(self, ctx) if self.offer is not None else None
-        return page if not isinstance(found, GatewaySession) else self._offers.listed(found, page)
-
-    async def _call_tool(
-        self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        try:
-            return await self._judged_call(ctx, params)
-        finally:
-            if self.offer is not None:  # the tools refused now may have changed
-                found = client_run(self, ctx)
-                if isinstance(found, GatewaySession):
-                    names = [t.name for t in self._upstream.catalog.tools]
-                    await self._offers.after_call(found, names, connection_of(ctx))
-
-    async def _judged_call(
-        self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        name = params.name
-        found = client_run(self, ctx)
-        if isinstance(found, str):
-            log.warning("agentguard: %r not run: %s", name, found)
-            return _error_result(refusal_text(f"agentguard did not run {name}: {found}"))
-        session = found
-        listen(self, ctx)
-        sent = copy.deepcopy(dict(params.arguments or {}))  # forwarded as the client sent it
-        upstream = self._upstream
-        tool = await upstream.tool(name)
-        acted = server_arguments(None if tool is None else tool.input_schema, sent)
-        request_id = getattr(ctx, "request_id", None)
-        decision = session.propose(
-            name, acted.args, None if request_id is None else str(request_id)
-        )
-        if not decision.executes:
-            if decision.action is Action.STOP:
-                log.warning("agentguard: session %s stopped at %r", session.key, name)
-            elif self.offer is not None:  # the refusal lists what may run instead
-                decision = with_alternatives(session.firewall, decision)
-            return refusal(decision)
-        why = upstream.unavailable() or upstream.catalog.problem(name) or acted.problem
-        if why is not None:
-            session.withdrawn(decision, why)
-            return _error_result(refusal_text(f"agentguard did not run {name}: {why}"))
-        decision = await session.start(decision)  # a refusal here counts as withdrawn
-        if not decision.executes:
-            return refusal(decision)
-        if upstream.session is None or upstream.down is not None:  # gone while it waited
-            return self._never_reached(session, decision, upstream.down or "the gateway stopped")
-        return await self._forward(session, decision, upstream.session, sent)
-
-    async def _forward(
-        self, session: GatewaySession, decision: Decision, upstream: ClientSession, sent: Any
-    ) -> types.CallToolResult:
-        name, delivery = decision.tool, Delivery()
-        try:
-            result = await call(upstream, name, sent, delivery)
-        except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED:
-                reason = self._upstream.down or str(exc)
-                if not delivery.may_have_reached:
-                    return self._never_reached(session, decision, reason)
-                return self._failed(session, decision, reason, down=True)
-            # a JSON-RPC error, forwarded to the client as is. A code saying the request
-            # was refused as it was read (invalid params...): the tool never ran, the
-            # call is withdrawn; any other may have come from a tool that had begun: it
-            # ran, with the error on it. The MCP trace reader reads the code the same way.
-            if rejected_request(exc.code):
-                reason = f"the server refused the request (JSON-RPC error {exc.code}: {exc})"
-                session.withdrawn(decision, reason, started=True)
-            else:
-                text = jsonrpc_error_text(exc.code, exc.message)
-                session.ran(decision, text, error=text)
-                session.say(logging.WARNING, decision, f"{name}: {text}")
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever failed, a request sent may have run
-            reason = f"{type(exc).__name__}: {exc}"
-            if not delivery.may_have_reached:  # not sent (the server is not gone for that)
-                return self._never_reached(session, decision, reason, down=False)
-            return self._failed(session, decision, reason, down=False)
-        except BaseException:  # the client cancelled the request
-            if not delivery.may_have_reached:  # before it was sent: it never ran
-                reason = "the client cancelled the request before it was sent"
-                session.withdrawn(decision, reason, started=True)
-            else:  # sent: it may have run (the SDK passes the cancellation on)
-                session.ran(decision, CANCELLED_TEXT, error=CANCELLED_TEXT)
-                session.say(logging.WARNING, decision, f"{name}: {CANCELLED_TEXT}")
-            raise
-        value, error = unwrap_call_tool_result(
-            result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        )
-        session.ran(decision, value, error=_text(value) if error else None)
-        return result
-
-    def _never_reached(
-        self, session: GatewaySession, decision: Decision, reason: str, *, down: bool = True
-    ) -> types.CallToolResult:
-        """The request never reached the server: the call did not run. ``down``: because
-        the server is gone (else the request could not be sent, as ``reason`` says)."""
-        if down:
-            self._upstream.ended(_CLOSED)
-            reason = f"the MCP server is not running ({reason})"
-        session.withdrawn(decision, f"its request never reached the server: {reason}", started=True)
-        return _error_result(refusal_text(f"agentguard did not run {decision.tool}: {reason}"))
-
-    def _failed(
-        self, session: GatewaySession, decision: Decision, reason: str, *, down: bool
-    ) -> types.CallToolResult:
-        """The forwarded call failed without a result; ``down``: the server is gone."""
-        if down:
-            self._upstream.ended(_CLOSED)
-        text = f"agentguard: the MCP server failed while running {decision.tool}: {reason}"
-        session.say(logging.ERROR, decision, text)
-        session.ran(decision, text, error=text)  # it may have run before the server died
-        return _error_result(text)
-
-
-def refusal(decision: Decision) -> types.CallToolResult:
-    """The MCP tool error a refused call is answered with (the model reads its text)."""
-    return _error_result(blocked_text(decision))
-
-
-def _error_result(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
-
 
 __all__ = [
+    "HTTP",
     "PER_REQUEST",
     "REFUSE",
+    "SSE",
     "STATELESS_POLICIES",
+    "STDIO",
     "STDIO_SESSION",
+    "TRANSPORTS",
     "GatewayError",
     "McpGateway",
-    "refusal",
     "serve_http",
     "serve_stdio",
 ]

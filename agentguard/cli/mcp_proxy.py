@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "checking every tools/call against SPEC before forwarding it. Refused calls are "
             "answered with an MCP tool error naming the constraint and how to satisfy it."
         ),
-        usage="agentguard mcp-proxy SPEC [options] -- COMMAND [ARGS...]",
+        usage="agentguard mcp-proxy SPEC [options] (-- COMMAND [ARGS...] | --url URL)",
     )
     _add_options(parser)
     parser.add_argument("spec", help="the .ltl spec")
@@ -66,6 +67,18 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
         default=d(None),
         metavar="PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )
+    parser.add_argument(
+        "--url",
+        default=d(None),
+        metavar="URL",
+        help="front the remote MCP server at URL instead of starting a COMMAND",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("http", "sse"),
+        default=d("http"),
+        help="with --url: streamable HTTP (default) or the older HTTP+SSE transport",
     )
     parser.add_argument(
         "--host",
@@ -122,22 +135,44 @@ def _split(args: argparse.Namespace) -> list[str]:
 
     argparse hands over everything after SPEC: the command itself when ``--`` follows
     SPEC directly (it drops that ``--``), else the options, ``--``, then the command.
+    Some clients drop the ``--`` (the MCP Inspector removes the first one it sees), so
+    without one the command starts at the first word that is neither one of the proxy's
+    options nor an option's value: the server's own options after it stay the server's.
     """
     rest: list[str] = list(args.server)
     if rest[:1] == ["--"]:
         return rest[1:]
     if not rest or not rest[0].startswith("-"):
         return rest
-    cut = rest.index("--") if "--" in rest else len(rest)
     late = argparse.ArgumentParser(prog="agentguard mcp-proxy", add_help=False)
     _add_options(late, defaults=False)
+    cut = rest.index("--") if "--" in rest else _command_start(late, rest)
     vars(args).update(vars(late.parse_args(rest[:cut])))
-    return rest[cut + 1 :]
+    return rest[cut + 1 :] if cut < len(rest) and rest[cut] == "--" else rest[cut:]
+
+
+def _command_start(parser: argparse.ArgumentParser, words: list[str]) -> int:
+    """The index of the first word of ``words`` that is not the proxy's option or its value."""
+    takes_value = {
+        flag: action.nargs != 0
+        for action in parser._actions  # (argparse lists its options nowhere else)
+        for flag in action.option_strings
+    }
+    index = 0
+    while index < len(words) and words[index].startswith("-"):
+        flag = words[index].split("=", 1)[0]
+        if flag not in takes_value:
+            break  # not the proxy's: the command (a server option would follow its program)
+        index += 2 if takes_value[flag] and "=" not in words[index] else 1
+    return min(index, len(words))
 
 
 def run(args: argparse.Namespace) -> int:
     command = _split(args)
-    if not command:
+    if command and args.url is not None:
+        _say("give the MCP server as a COMMAND or as --url, not both")
+        return EXIT_USAGE
+    if not command and args.url is None:
         _say("no MCP server command given: agentguard mcp-proxy SPEC -- COMMAND [ARGS...]")
         return EXIT_USAGE
     try:  # the adapter lives at the edge; imported by name, as guard() does
@@ -163,9 +198,30 @@ def run(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"soft_block_limit": args.soft_block_limit}
     if args.log is not None:
         kwargs["log_path"] = args.log
+    from agentguard.cli.otlp import tracer_provider
+
+    try:  # the standard OTEL_* variables: spans exported as any instrumented program's
+        provider = tracer_provider(os.environ, "agentguard-mcp-proxy")
+    except (MissingExtraError, ValueError) as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    if provider is not None:
+        kwargs["tracer_provider"] = provider
+    try:
+        return _serve(gateway_module, spec, command, args, kwargs)
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still batched
+
+
+def _serve(
+    gateway_module: Any, spec: Any, command: list[str], args: argparse.Namespace, kwargs: Any
+) -> int:
     gateway = gateway_module.McpGateway(
         spec,
         command,
+        url=args.url,
+        transport=args.transport if args.url is not None else None,
         report_path=args.report,
         schema_checks=args.schema_checks,
         firewall_kwargs=kwargs,

@@ -146,6 +146,8 @@ class FirewallCore:
         """Log a call that never ran; a later ``start`` of it is refused with the reason."""
         self._withdrawn[decision.call_id] = reason
         self._log.withdrawn(decision, reason)
+        if self._spans is not None:
+            self._spans.withdrawn(decision.call_id, reason)
 
 
 DECISIONS_KEPT: Final = 1_000

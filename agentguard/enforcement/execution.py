@@ -168,6 +168,9 @@ class Execution(Judging):
             except BaseException as exc:
                 self._failed(exc, (call,))
                 raise
+            if self._spans is not None:
+                failed = None if error is None else error_text(error)
+                self._spans.done(flight.decision.call_id, failed)
         finally:
             if self._waiting:
                 self._cond.notify_all()

@@ -1,9 +1,19 @@
-"""OpenTelemetry spans for firewall decisions (the ``[otel]`` extra).
+"""OpenTelemetry spans for firewall decisions and the tool calls they judge (``[otel]``).
 
-Every decision becomes one span ``agentguard.decision``, started when the check starts
-and ended when the decision is made, as a child of the caller's current span (so a
-guarded tool call shows up inside the agent framework's trace), with stable attributes
-(:data:`ATTRIBUTES`) and one ``agentguard.violation`` event per violated constraint.
+Every proposed call becomes a tool-execution span as OpenTelemetry's GenAI semantic
+conventions name it (:data:`TOOL_ATTRIBUTES`): ``execute_tool {tool name}``, with
+``gen_ai.operation.name = "execute_tool"``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``
+and ``gen_ai.tool.type``, plus ``openinference.span.kind = "TOOL"`` (how Arize Phoenix
+and other OpenInference readers classify a span), so observability tools show the calls
+as tool calls rather than unknown spans. It starts when the check starts and ends when
+the call does: its result (OK), its error, or a refusal, withdrawal or a run that ended
+without it (``error.type`` says which: ``agentguard.blocked``, ``agentguard.withdrawn``,
+``agentguard.unfinished``, or ``tool_error`` for a call that failed).
+
+Inside it, each decision is one span ``agentguard.decision``, from the start of the check
+to the decision, with stable attributes (:data:`ATTRIBUTES`) and one
+``agentguard.violation`` event per violated constraint. The tool span is a child of the
+caller's current span, so a guarded call shows up inside the agent framework's trace.
 
 This module is imported only when spans are asked for (``Firewall(otel=True)``, a
 ``tracer_provider``, or the application already imported ``opentelemetry.trace``): a
@@ -37,6 +47,23 @@ ATTRIBUTES: Final = (
 )
 """Set on every decision span (plus ``agentguard.tool_call_id`` when the framework gave
 one and ``agentguard.shadow`` in shadow mode)."""
+
+TOOL_SPAN: Final = "execute_tool"
+TOOL_ATTRIBUTES: Final = (
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.type",
+    "openinference.span.kind",
+    "agentguard.run_id",
+    "agentguard.call_id",
+)
+"""Set on every tool span, named ``execute_tool {gen_ai.tool.name}`` (plus
+``error.type`` when the call did not end well)."""
+BLOCKED: Final = "agentguard.blocked"
+WITHDRAWN: Final = "agentguard.withdrawn"
+UNFINISHED: Final = "agentguard.unfinished"
+TOOL_ERROR: Final = "tool_error"
 
 Scrub = Callable[[Decision, str], str]
 """Hides redacted argument values in a text (the decision log's redaction)."""
@@ -83,6 +110,8 @@ class DecisionSpans:
         # opentelemetry.trace by a framework turns spans on, not a configured SDK)
         self._global = trace.get_tracer_provider if tracer_provider is None else None
         self._silent = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+        self._trace = trace
+        self._open: dict[str, Any] = {}  # call id -> its tool span, while the call runs
         self._common: dict[str, Any] = {
             "agentguard.run_id": run_id,
             "agentguard.spec": spec or "",
@@ -111,7 +140,13 @@ class DecisionSpans:
             attributes["agentguard.tool_call_id"] = decision.tool_call_id
         if decision.shadow is not None:
             attributes["agentguard.shadow"] = True
-        span = self._tracer.start_span(SPAN_NAME, attributes=attributes, start_time=start_ns)
+        tool = self._open.pop(decision.call_id, None)  # a re-check: the same call's span
+        if tool is None:
+            tool = self._tool_span(decision, start_ns)
+        inside = self._trace.set_span_in_context(tool)
+        span = self._tracer.start_span(
+            SPAN_NAME, context=inside, attributes=attributes, start_time=start_ns
+        )
         for v in decision.violations:
             span.add_event(
                 VIOLATION_EVENT,
@@ -126,12 +161,60 @@ class DecisionSpans:
                 },
             )
         span.end()
+        if decision.executes:
+            self._open[decision.call_id] = tool  # ends with the call (done / withdrawn)
+        else:
+            self._end(tool, BLOCKED, decision.message)
+
+    def _tool_span(self, decision: Decision, start_ns: int) -> Any:
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": TOOL_SPAN,
+            "gen_ai.tool.name": decision.tool,
+            "gen_ai.tool.call.id": decision.tool_call_id or decision.call_id,
+            "gen_ai.tool.type": "function",
+            "openinference.span.kind": "TOOL",
+            "agentguard.run_id": self._common["agentguard.run_id"],
+            "agentguard.call_id": decision.call_id,
+        }
+        return self._tracer.start_span(
+            f"{TOOL_SPAN} {decision.tool}", attributes=attributes, start_time=start_ns
+        )
+
+    def done(self, call_id: str, error: str | None) -> None:
+        """The call ran: its span ends (with ``tool_error`` when it failed)."""
+        span = self._open.pop(call_id, None)
+        if span is not None:
+            self._end(span, TOOL_ERROR if error is not None else None, error)
+
+    def withdrawn(self, call_id: str, reason: str) -> None:
+        span = self._open.pop(call_id, None)
+        if span is not None:
+            self._end(span, WITHDRAWN, reason)
+
+    def unfinished(self) -> None:
+        """The run ended: the calls still open never finished."""
+        for span in self._open.values():
+            self._end(span, UNFINISHED, "the run ended before the call finished")
+        self._open.clear()
+
+    def _end(self, span: Any, error_type: str | None, description: str | None) -> None:
+        if error_type is not None:
+            span.set_attribute("error.type", error_type)
+            status = self._trace.Status(self._trace.StatusCode.ERROR, description or error_type)
+            span.set_status(status)
+        span.end()
 
 
 __all__ = [
     "ATTRIBUTES",
+    "BLOCKED",
     "SPAN_NAME",
+    "TOOL_ATTRIBUTES",
+    "TOOL_ERROR",
+    "TOOL_SPAN",
+    "UNFINISHED",
     "VIOLATION_EVENT",
+    "WITHDRAWN",
     "DecisionSpans",
     "OtelMissingError",
     "wanted",

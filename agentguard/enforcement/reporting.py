@@ -65,6 +65,8 @@ class Reporting(Execution):
                 return self._report
             self._ending = True  # calls proposed while it settles are refused
             self._settle()
+            if self._spans is not None:
+                self._spans.unfinished()
             from agentguard.scoring.verify import verify_trace
 
             merged = {**self._metrics(), **dict(metrics or {})}

@@ -43,6 +43,8 @@ def signature(decl: A.ToolDecl) -> str:
             text += f" in {list(p.enum)!r}"
         if p.bound is not None:
             text += f" {p.bound[0]} {p.bound[1]!r}"
+        for op, limit in p.limits:
+            text += f" {op} {limit!r}" if op in _COMPARISONS else f" ({op} {limit!r})"
         parts.append(text)
     if decl.allow_extra:
         parts.append("...")
@@ -77,7 +79,42 @@ def value_problem(p: A.Param, value: Any) -> tuple[str, str] | None:
             f"argument {key!r} = {value!r:.60} breaks its bound {key} {op} {limit!r}",
             f"pass {key} {op} {limit!r}",
         )
+    for op, limit in p.limits:
+        problem = _limit_problem(key, value, op, limit)
+        if problem is not None:
+            return problem
     return None
+
+
+_COMPARISONS: Final = frozenset({">=", ">", "<=", "<"})
+_LENGTHS: Final[dict[str, tuple[type | tuple[type, ...], str, str]]] = {
+    "minLength": (str, "at least", "characters"),
+    "maxLength": (str, "at most", "characters"),
+    "minItems": ((list, tuple), "at least", "items"),
+    "maxItems": ((list, tuple), "at most", "items"),
+}
+
+
+def _limit_problem(key: str, value: Any, op: str, limit: Any) -> tuple[str, str] | None:
+    """How ``value`` breaks one of its parameter's ``limits``, or None (a limit of
+    another kind of value, a length limit on a number, does not apply)."""
+    if op in _COMPARISONS:
+        if within_bound(value, op, limit):
+            return None
+        return (
+            f"argument {key!r} = {value!r:.60} breaks its bound {key} {op} {limit!r}",
+            f"pass {key} {op} {limit!r}",
+        )
+    kinds, side, unit = _LENGTHS[op]
+    if not isinstance(value, (str, list, tuple)) or not isinstance(value, kinds):
+        return None
+    size = len(value)
+    if (size >= limit) if side == "at least" else (size <= limit):
+        return None
+    return (
+        f"argument {key!r} has {size} {unit}; its schema takes {side} {limit} ({op})",
+        f"pass {key} with {side} {limit} {unit}",
+    )
 
 
 __all__ = ["article", "kind_of", "signature", "value_problem"]

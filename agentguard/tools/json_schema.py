@@ -15,8 +15,10 @@ way (:mod:`agentguard.tools.checker`). The rules:
   ``tuple``); a union (``anyOf``/``oneOf``, or a ``type`` list of several types or with
   ``null``) or no ``type`` is ``any``, so no valid value is ever refused;
 * ``enum`` becomes the parameter's ``enum``; an array's ``items`` type its ``items``;
-* of a numeric property's bounds one is kept (``minimum``, ``exclusiveMinimum``,
-  ``maximum``, ``exclusiveMaximum``, the first found), as a parameter holds one bound.
+* a numeric property's bounds (``minimum``, ``exclusiveMinimum``, ``maximum``,
+  ``exclusiveMaximum``) are all kept: the first found is the parameter's ``bound`` (as
+  a spec writes one), the others its ``limits``; so are a string's ``minLength`` and
+  ``maxLength`` and an array's ``minItems`` and ``maxItems`` (``limits``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ _BOUNDS: Final = (
     ("maximum", "<="),
     ("exclusiveMaximum", "<"),
 )
+
+LENGTH_LIMITS: Final = ("minLength", "maxLength", "minItems", "maxItems")
+"""The JSON Schema keywords bounding a string's length or an array's size."""
 
 
 def declaration_from_json_schema(name: str, schema: Mapping[str, Any] | None) -> ToolDecl:
@@ -65,13 +70,11 @@ def _param(name: str, prop: Any, optional: bool) -> Param:
     if not isinstance(prop, Mapping):
         return Param(name, "any", optional)
     kind = json_type(prop.get("type"))
-    bound = None
-    if kind in ("int", "number"):
-        for key, op in _BOUNDS:
-            value = prop.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                bound = (op, value)
-                break
+    bounds = [(op, prop[key]) for key, op in _BOUNDS if _number(prop.get(key))]
+    if kind not in ("int", "number"):
+        bounds = []
+    bound = bounds[0] if bounds else None
+    limits = [*bounds[1:], *((key, prop[key]) for key in LENGTH_LIMITS if _count(prop.get(key)))]
     items = prop.get("items")
     item_type = json_type(items.get("type")) if isinstance(items, Mapping) else "any"
     enum = prop.get("enum")
@@ -83,7 +86,16 @@ def _param(name: str, prop: Any, optional: bool) -> Param:
         bound,
         enum=tuple(enum) if isinstance(enum, list) else None,
         items=None if item_type == "any" else item_type,
+        limits=tuple(limits),
     )
 
 
-__all__ = ["TYPE_ALIASES", "declaration_from_json_schema", "json_type"]
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+__all__ = ["LENGTH_LIMITS", "TYPE_ALIASES", "declaration_from_json_schema", "json_type"]

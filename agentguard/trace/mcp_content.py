@@ -74,6 +74,25 @@ def mcp_result(value: Any) -> tuple[Any, bool | None]:
     return value, None
 
 
+RESOURCE_READ: Final = "resources/read"
+"""The trace event of an MCP ``resources/read``: a read is an effect (reading
+``file:///etc/passwd`` exfiltrates as a tool call does), so it enters the trace as a call
+of this name with the argument ``uri``, judged by the spec like any call."""
+
+
+def unwrap_read_resource_result(value: Any) -> Any:
+    """The result a spec sees of a ``ReadResourceResult``: its ``contents``, one item
+    being its text (JSON decoded) or, for binary content, the item itself; several a list."""
+    contents = value.get("contents") if isinstance(value, Mapping) else None
+    if not isinstance(contents, list):
+        return value
+    values = [
+        decode_result(c["text"]) if isinstance(c, Mapping) and isinstance(c.get("text"), str) else c
+        for c in contents
+    ]
+    return values[0] if len(values) == 1 else values
+
+
 REJECTED_REQUEST_CODES: Final = frozenset({-32700, -32600, -32601, -32602})
 """JSON-RPC 2.0's parse error, invalid request, method not found and invalid params."""
 
@@ -104,9 +123,11 @@ __all__ = [
     "CANCELLED_TEXT",
     "REJECTED_REQUEST_CODES",
     "REQUEST_CANCELLED",
+    "RESOURCE_READ",
     "is_call_tool_result",
     "jsonrpc_error_text",
     "mcp_result",
     "rejected_request",
     "unwrap_call_tool_result",
+    "unwrap_read_resource_result",
 ]

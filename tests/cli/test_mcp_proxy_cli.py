@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 import pytest
 
 from agentguard.cli.main import EXIT_USAGE, main
+from agentguard.cli.mcp_proxy import _split
 
 SPEC = Path(__file__).parents[1] / "integrations" / "mcp_servers" / "shop.ltl"
 
@@ -66,3 +68,29 @@ def test_a_server_that_exits_at_startup_is_one_line_not_a_traceback(
     assert code == EXIT_USAGE
     assert "cannot start the MCP server" in err
     assert "Traceback" not in err and "ExceptionGroup" not in err
+
+
+@pytest.mark.parametrize(
+    ("after_spec", "command", "log"),
+    [
+        (["--log", "F", "--", "node", "s.js"], ["node", "s.js"], "F"),
+        (["--log", "F", "node", "s.js", "--log", "x"], ["node", "s.js", "--log", "x"], "F"),
+        (["--log=F", "-v", "node"], ["node"], "F"),
+        (["--", "node", "--log", "x"], ["node", "--log", "x"], None),
+        (["node", "s.js"], ["node", "s.js"], None),
+    ],
+)
+def test_the_forms_clients_produce_are_read(
+    after_spec: list[str], command: list[str], log: str | None
+) -> None:
+    """With or without the `--` (the MCP Inspector drops the first one), the proxy's
+    options are read up to the server's program; what follows it is the server's own."""
+    args = argparse.Namespace(server=after_spec)
+    assert _split(args) == command
+    assert str(getattr(args, "log", None) or "") == (log or "")
+
+
+def test_a_command_and_a_url_together_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """The server is a command or a URL, not both."""
+    assert main(["mcp-proxy", str(SPEC), "--url", "http://127.0.0.1:1/mcp", "--", "node"]) == 2
+    assert "not both" in capsys.readouterr().err

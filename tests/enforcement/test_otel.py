@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from smolagents import ToolCallingAgent, tool
 
 from agentguard.enforcement.firewall import Firewall
-from agentguard.enforcement.otel import ATTRIBUTES, SPAN_NAME, VIOLATION_EVENT
+from agentguard.enforcement.otel import ATTRIBUTES, SPAN_NAME, TOOL_SPAN, VIOLATION_EVENT
 from agentguard.guard import guard
 from agentguard.language import parse_spec
 from agentguard.testing.smolagents_models import ScriptedModel, call, if_observed
@@ -43,8 +43,8 @@ def test_every_decision_is_a_span_with_stable_attributes(
     fw = Firewall(SPEC, tracer_provider=provider, run_id="r1", keep_trace=True)
     fw.propose("issue_refund", {"order_id": "A1"}, tool_call_id="c1")
     fw.complete(fw.propose("verify_identity", {"customer_id": "C"}), "ok")
-    spans = memory.get_finished_spans()
-    assert [s.name for s in spans] == [SPAN_NAME, SPAN_NAME]
+    spans = [s for s in memory.get_finished_spans() if s.name == SPAN_NAME]
+    assert len(spans) == 2
     blocked, allowed = (dict(s.attributes or {}) for s in spans)
     assert set(ATTRIBUTES) <= set(blocked) and set(ATTRIBUTES) <= set(allowed)
     assert blocked["agentguard.action"] == "block"
@@ -143,9 +143,12 @@ def test_decision_spans_nest_under_the_frameworks_span(
     actions = [dict(s.attributes or {})["agentguard.action"] for s in decisions]
     assert actions == ["block", "allow", "allow", "allow"]
     run_span = outer.get_span_context()
-    for span in decisions:
+    tools = {s.context.span_id: s for s in spans if s.name.startswith(TOOL_SPAN)}
+    for span in decisions:  # inside its call's tool span, inside the framework's span
         assert span.parent is not None
-        assert span.parent.span_id == run_span.span_id
+        tool = tools[span.parent.span_id]
+        assert tool.parent is not None
+        assert tool.parent.span_id == run_span.span_id
         assert span.context is not None and span.context.trace_id == run_span.trace_id
 
 
@@ -188,7 +191,8 @@ def test_global_provider_is_used_when_asked() -> None:
         trace.set_tracer_provider(provider)
         fw = Firewall(agentguard.parse_spec("spec s\\nconstraint c := G !x"), otel=True)
         fw.propose("x", {})
-        print([s.attributes["agentguard.action"] for s in memory.get_finished_spans()])
+        print([s.attributes["agentguard.action"] for s in memory.get_finished_spans()
+               if s.name == "agentguard.decision"])
         """
     )
     done = subprocess.run(
@@ -228,11 +232,50 @@ def test_no_span_is_built_until_the_application_sets_a_provider() -> None:
         provider.add_span_processor(SimpleSpanProcessor(memory))
         trace.set_tracer_provider(provider)
         fw.propose("x", {})  # the application's provider now: one span, exported
-        print(len(built), [s.attributes["agentguard.step"] for s in memory.get_finished_spans()])
+        decisions = [s for s in memory.get_finished_spans() if s.name == "agentguard.decision"]
+        print(len(built), [s.attributes["agentguard.step"] for s in decisions])
         """
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "1 [1]"
+    assert done.stdout.strip() == "2 [1]"  # the call's tool span and its decision span
+
+
+def test_tool_calls_follow_the_genai_semantic_conventions(
+    exporter: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    """Each proposed call is an `execute_tool {name}` span carrying the GenAI semantic
+    conventions' attributes (their names from opentelemetry-semantic-conventions): OK
+    when it ran, an error with error.type when it was refused or failed."""
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+    from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE
+    from opentelemetry.trace import StatusCode
+
+    provider, memory = exporter
+    fw = Firewall(SPEC, tracer_provider=provider, run_id="r1", keep_trace=True)
+    fw.propose("issue_refund", {"order_id": "A1"}, tool_call_id="c1")
+    fw.complete(fw.propose("verify_identity", {"customer_id": "C"}, tool_call_id="c2"), "ok")
+    failed = fw.propose("verify_identity", {"customer_id": "D"}, tool_call_id="c3")
+    fw.complete(failed, None, error="no such customer")
+    fw.finish()
+    tools = [s for s in memory.get_finished_spans() if s.name.startswith(TOOL_SPAN)]
+    assert [s.name for s in tools] == [
+        "execute_tool issue_refund",
+        "execute_tool verify_identity",
+        "execute_tool verify_identity",
+    ]
+    refused, ran, broke = (dict(s.attributes or {}) for s in tools)
+    for attributes, call_id in zip((refused, ran, broke), ("c1", "c2", "c3"), strict=True):
+        assert attributes[gen_ai.GEN_AI_OPERATION_NAME] == (
+            gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
+        )
+        assert attributes[gen_ai.GEN_AI_TOOL_CALL_ID] == call_id
+        assert attributes[gen_ai.GEN_AI_TOOL_TYPE] == "function"
+        assert attributes["openinference.span.kind"] == "TOOL"
+    assert refused[gen_ai.GEN_AI_TOOL_NAME] == "issue_refund"
+    assert refused[ERROR_TYPE] == "agentguard.blocked"
+    assert tools[0].status.status_code is StatusCode.ERROR
+    assert ERROR_TYPE not in ran and tools[1].status.status_code is StatusCode.UNSET
+    assert broke[ERROR_TYPE] == "tool_error"

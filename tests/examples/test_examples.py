@@ -128,10 +128,15 @@ def test_audit_log_example_verifies_then_catches_the_edit(run: Run) -> None:
 
 
 def test_otel_example_nests_decision_spans_in_the_app_span(run: Run) -> None:
-    """Four decision spans, each under the application's handle_ticket span."""
+    """Four decision spans, each inside its call's execute_tool span, inside the
+    application's handle_ticket span."""
     out = run("otel_spans.py").out
-    assert "under handle_ticket: block issue_refund ['identity_first']" in out
-    assert out.count("span agentguard.decision under handle_ticket") == 4
+    assert (
+        "under execute_tool issue_refund < handle_ticket: block issue_refund ['identity_first']"
+        in out
+    )
+    assert out.count("span agentguard.decision under execute_tool ") == 4
+    assert out.count(" < handle_ticket: ") == 4
 
 
 def test_policy_tests_example_passes_then_shows_a_diff(run: Run) -> None:

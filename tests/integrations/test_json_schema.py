@@ -23,10 +23,10 @@ REFUND = {
 
 
 def test_properties_become_typed_parameters() -> None:
-    """Types map to AgentLTL types, `required` decides `?`, one numeric bound is kept."""
+    """Types map to AgentLTL types, `required` decides `?`, every numeric bound is kept."""
     decl = declaration("issue_refund", REFUND)
     assert signature(decl) == (
-        "issue_refund(order_id: str, amount: number >= 0, count?: int, note?: any, "
+        "issue_refund(order_id: str, amount: number >= 0 <= 500, count?: int, note?: any, "
         "tags?: list, urgent?: bool)"
     )
 

@@ -26,6 +26,8 @@ from tests.integrations.mcp_servers.harness import (  # noqa: E402
     HERE,
     SHOP,
     Run,
+    Wire,
+    assert_records_agree,
     free_port,
     text,
     through_proxy,
@@ -279,25 +281,69 @@ def test_a_call_cancelled_before_it_was_sent_is_withdrawn(tmp_path: Path) -> Non
     from agentguard.integrations.mcp import McpGateway
 
     run = Run(tmp_path)
+    spec = tmp_path / "charged.ltl"
+    spec.write_text(
+        "spec charged\n"
+        "constraint charged_first\n    severity SOFT_BLOCK\n"
+        '  := G(issue_refund -> O paced_charge(result = "charged A1"))\n'
+    )
 
-    async def scenario() -> bool:
-        gateway = McpGateway(SPEC, SERVER, env=run.env(), firewall_kwargs={"log_path": run.log})
-        async with gateway.connected():
-            session = gateway.session("client")
-            decision = await session.start(session.propose("lookup_order", {"order_id": "A1"}, "1"))
-            upstream = gateway._upstream.session
-            assert upstream is not None
-            with anyio.CancelScope() as scope:
-                scope.cancel()  # the client's notifications/cancelled, meanwhile
-                await gateway._forward(session, decision, upstream, {"order_id": "A1"})
-            return scope.cancelled_caught
+    async def scenario() -> None:
+        gateway = McpGateway(spec, SERVER, env=run.env(), firewall_kwargs={"log_path": run.log})
+        async with gateway.connected(), gateway.in_memory() as (read, write):
+            await _handshake(read, write)
+            await _send(write, _call(1, "paced_charge", {"order_id": "A1", "seconds": 2}))
+            await _await_record(run, "paced_charge")
+            await _send(write, _call(2, "issue_refund", {"order_id": "A1", "amount": 1}))
+            await anyio.sleep(0.5)  # the refund waits to start, on the charge in flight
+            await _send(write, _cancel(2))
+            charged = await read.receive()  # the charge's answer; then the refund starts
+            assert charged.message.id == 1 and not charged.message.result.get("isError")
 
-    assert anyio.run(scenario)
-    assert run.reached_server() == []
+    anyio.run(scenario)
+    assert [c["tool"] for c in run.reached_server()] == ["paced_charge"]
     events = [json.loads(line) for line in run.log.read_text().splitlines()]
     (withdrawn,) = [e for e in events if e["action"] == "withdrawn"]
-    assert withdrawn["tool"] == "lookup_order" and "before it was sent" in withdrawn["message"]
-    assert not [e for e in events if e["event"] == "agentguard.result"]
+    assert withdrawn["tool"] == "issue_refund" and "before it was sent" in withdrawn["message"]
+    (result,) = [e for e in events if e["event"] == "agentguard.result"]
+    assert result["tool"] == "paced_charge"
+
+
+async def _send(write: Any, message: dict[str, Any]) -> None:
+    from mcp.shared.message import SessionMessage
+    from mcp_types import jsonrpc_message_adapter
+
+    await write.send(SessionMessage(jsonrpc_message_adapter.validate_python(message)))
+
+
+def _call(request_id: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": args}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def _cancel(request_id: int) -> dict[str, Any]:
+    params = {"requestId": request_id}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+async def _handshake(read: Any, write: Any) -> dict[str, Any]:
+    """initialize and initialized, as raw messages; the server's initialize result."""
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    await _send(write, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+    answer = await read.receive()
+    await _send(write, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    result: dict[str, Any] = answer.message.result
+    return result
+
+
+async def _await_record(run: Run, tool: str) -> None:
+    with anyio.fail_after(30):
+        while tool not in [c["tool"] for c in run.reached_server()]:
+            await anyio.sleep(0.05)
 
 
 def _assert_every_record_scores_alike(
@@ -375,3 +421,39 @@ def test_a_spec_tool_the_server_lacks_is_logged_with_the_closest_name(tmp_path: 
     mismatch = [e for e in events if e["event"] == "agentguard.tool_mismatch"]
     assert [e["tool"] for e in mismatch] == ["lookup_ordr"]
     assert "the agent has 'lookup_order'" in mismatch[0]["message"]
+
+
+def test_a_spec_constrains_resource_reads(tmp_path: Path) -> None:
+    """A resources/read is the call `resources/read(uri=...)`: a spec refusing reads of
+    secret:// URIs keeps the secret from the client (the server never reads it), an
+    allowed read returns the server's contents, and the read is in the trace, in the
+    report, the log and the client's own messages alike."""
+    spec = tmp_path / "reads.ltl"
+    spec.write_text(
+        "spec reads\n"
+        "constraint no_secrets\n    severity SOFT_BLOCK\n"
+        '    message "Never read a secret."\n'
+        "  := G !`resources/read`(uri ~ /^secret:/)\n"
+    )
+    run = Run(tmp_path, spec)
+    wire = Wire()
+
+    async def scenario() -> tuple[Any, str]:
+        async with through_proxy(run, wire=wire) as client:
+            order = await client.read_resource("shop://orders/A1")
+            try:
+                await client.read_resource("secret://vault/key")
+            except Exception as exc:  # noqa: BLE001 - the refusal, a JSON-RPC error
+                return order, str(exc)
+            return order, "read"
+
+    order, refused = anyio.run(scenario)
+    assert json.loads(order.contents[0].text)["verified"] is True
+    assert "no_secrets" in refused and "Never read a secret." in refused
+    assert run.reached_server() == [{"tool": "read", "args": {"uri": "shop://orders/A1"}}]
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["resources/read"]
+    assert report["trace"][0]["arguments"] == {"uri": "shop://orders/A1"}
+    assert report["trace"][0]["tool_result"]["order_id"] == "A1"
+    assert [d["action"] for d in report["decisions"]][-1] == "block"
+    assert_records_agree(run, report, wire)

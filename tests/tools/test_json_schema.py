@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentguard.pec.declarations import declarations_from_json_schema
 from agentguard.tools.arguments import signature
@@ -67,3 +69,40 @@ def test_additional_properties_true_allows_extra_arguments() -> None:
     assert decl.allow_extra
     assert ToolChecker([decl]).check("f", {"anything": 1}, []) == []
     assert not declaration_from_json_schema("f", {"properties": {}}).allow_extra
+
+
+@given(
+    low=st.integers(-50, 50),
+    span=st.integers(0, 50),
+    value=st.one_of(st.integers(-120, 120), st.floats(-120, 120, allow_nan=False)),
+    exclusive=st.booleans(),
+)
+def test_every_numeric_bound_of_a_schema_is_enforced(
+    low: int, span: int, value: float, exclusive: bool
+) -> None:
+    """With both a lower and an upper bound (inclusive or exclusive), a value is refused
+    exactly when JSON Schema says it is out of range: both bounds hold, not the first."""
+    high = low + span
+    keys = ("exclusiveMinimum", "exclusiveMaximum") if exclusive else ("minimum", "maximum")
+    prop = {"type": "number", keys[0]: low, keys[1]: high}
+    checker = ToolChecker([declaration_from_json_schema("f", {"properties": {"x": prop}})])
+    inside = low < value < high if exclusive else low <= value <= high
+    assert (checker.check("f", {"x": value}, []) == []) is inside
+
+
+@pytest.mark.parametrize(
+    ("prop", "good", "bad"),
+    [
+        ({"type": "string", "minLength": 2, "maxLength": 3}, "abc", "abcd"),
+        ({"type": "string", "minLength": 2, "maxLength": 3}, "ab", "a"),
+        ({"type": "array", "minItems": 1, "maxItems": 2}, [1, 2], []),
+        ({"type": "array", "minItems": 1, "maxItems": 2}, [1], [1, 2, 3]),
+    ],
+)
+def test_lengths_and_sizes_are_enforced(prop: dict[str, object], good: object, bad: object) -> None:
+    """minLength/maxLength of a string and minItems/maxItems of an array refuse a value
+    outside them, naming the keyword."""
+    checker = ToolChecker([declaration_from_json_schema("f", {"properties": {"x": prop}})])
+    assert checker.check("f", {"x": good}, []) == []
+    (problem,) = checker.check("f", {"x": bad}, [])
+    assert any(k in str(problem) for k in ("minLength", "maxLength", "minItems", "maxItems"))

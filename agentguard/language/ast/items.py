@@ -35,8 +35,10 @@ PARAM_TYPE_ALIASES: Mapping[str, str] = {
 class Param:
     """A typed tool parameter: ``name[?]: type [from domain] [op bound]``.
 
-    ``enum`` (the values the argument may take) and ``items`` (the element type of a
-    ``list``) have no spec syntax; loaders of JSON Schema tool definitions fill them.
+    ``enum`` (the values the argument may take), ``items`` (the element type of a
+    ``list``) and ``limits`` (JSON Schema's further bounds, as ``(keyword, value)``
+    pairs: a second numeric bound, ``minLength``, ``maxItems``...) have no spec syntax;
+    loaders of JSON Schema tool definitions fill them.
     """
 
     name: str
@@ -49,10 +51,13 @@ class Param:
     enum: tuple[Any, ...] | None = field(default=None, compare=False)
     items: str | None = None
     enum_identity: Any = identity_field()
+    limits: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    limits_identity: Any = identity_field()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bound_identity", literal_identity(self.bound))
         object.__setattr__(self, "enum_identity", literal_identity(self.enum))
+        object.__setattr__(self, "limits_identity", literal_identity(self.limits))
 
 
 @dataclass(frozen=True, slots=True)

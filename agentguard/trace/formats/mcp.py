@@ -18,8 +18,11 @@ marker line of :mod:`agentguard.trace.refusal`); a request with no response yet 
 unknown result. A call's arguments are those the server acted on: the client's, with
 the defaults of the tool's ``inputSchema`` filled in, from the ``tools/list`` results
 the log holds before the call (:mod:`agentguard.trace.mcp_arguments`, the proxy's rule).
-Other methods (``initialize``, ``tools/list``, notifications) are skipped. The final
-answer is not part of MCP, so there is none.
+A ``resources/read`` is a call too, of the name ``resources/read`` with the argument
+``uri`` (:data:`~agentguard.trace.mcp_content.RESOURCE_READ`, as the proxy judges it), its
+result the read's contents unwrapped; one the proxy refused (a JSON-RPC error whose
+message is the refusal) is left out. Other methods (``initialize``, ``tools/list``,
+notifications) are skipped. The final answer is not part of MCP, so there is none.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ from agentguard.trace.formats._base import CallLog, arguments_of, mappings
 from agentguard.trace.mcp_arguments import server_arguments
 from agentguard.trace.mcp_content import (
     CANCELLED_TEXT,
+    RESOURCE_READ,
     jsonrpc_error_text,
     mcp_result,
     rejected_request,
+    unwrap_read_resource_result,
 )
 from agentguard.trace.model import Trace
 from agentguard.trace.refusal import is_refusal
@@ -52,7 +57,7 @@ def detect(value: Any) -> bool:
         mappings(value)
         and bool(value)
         and all(m.get("jsonrpc") == "2.0" for m in value)
-        and any(m.get("method") == _CALL for m in value)
+        and any(m.get("method") in (_CALL, RESOURCE_READ) for m in value)
     )
 
 
@@ -75,26 +80,33 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         if "method" not in message and "id" in message and _key(message["id"]) in listings:
             _learn(schemas, message.get("result"))
             continue
-        if message.get("method") != _CALL or "id" not in message:
+        method = message.get("method")
+        if method not in (_CALL, RESOURCE_READ) or "id" not in message:
             continue
         params = message.get("params")
         if not isinstance(params, Mapping):
-            raise TraceRecordError(f"message {index + 1}: tools/call has no params", source=source)
+            raise TraceRecordError(f"message {index + 1}: {method} has no params", source=source)
         key = _key(message["id"])
         response = responses.get(key)
         failure = _failure(response)
-        if failure is not None and rejected_request(failure[0]):
-            continue  # refused by the server as it read the request: the tool never ran
+        if failure is not None and (rejected_request(failure[0]) or is_refusal(failure[1])):
+            continue  # refused as the request was read (by the server, or agentguard's read)
         if failure is None and response is not None and _refusal(response.get("result")):
             continue  # refused by agentguard: never sent to the server
-        where = f"message {index + 1} tools/call"
-        args = arguments_of(params, "arguments", PARAMS_KEYS, where, source)
-        name = params.get("name")
-        if isinstance(name, str):  # the arguments as the server acted on them
-            args = server_arguments(schemas.get(name), args).args
+        where = f"message {index + 1} {method}"
+        if method == RESOURCE_READ:
+            name: Any = RESOURCE_READ
+            args: dict[str, Any] = {"uri": params.get("uri")}
+        else:
+            args = arguments_of(params, "arguments", PARAMS_KEYS, where, source)
+            name = params.get("name")
+            if isinstance(name, str):  # the arguments as the server acted on them
+                args = server_arguments(schemas.get(name), args).args
         slot = log.add(name, args, where=where)
         if failure is not None:
             log.set_result(slot, jsonrpc_error_text(*failure), error=True)
+        elif response is not None and "result" in response and method == RESOURCE_READ:
+            log.set_result(slot, unwrap_read_resource_result(response["result"]))
         elif response is not None and "result" in response:
             result, error = mcp_result(response["result"])
             log.set_result(slot, result, error=error is True)

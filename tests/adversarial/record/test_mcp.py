@@ -79,7 +79,7 @@ def test_a_redactor_keeps_secrets_out_of_every_output(
             },
         )
         out: list[Any] = []
-        async with gateway.connected(), Client(gateway.server(), mode="legacy") as client:
+        async with gateway.connected(), Client(gateway.in_memory(), mode="legacy") as client:
             out.append(await client.call_tool("login", {"token": SECRET}))
             out.append(await client.call_tool("login", {"token": "bad-" + SECRET}))
             try:

@@ -4,7 +4,8 @@ Every tool body appends ``{"tool", "args"}`` to the file named by ``SHOP_RECORD`
 test can prove which calls reached the server. ``crash`` kills the process mid-call;
 ``reserve`` refuses its request with JSON-RPC's invalid params (-32602) before doing
 anything, ``charge`` fails with an internal error (-32603) after it charged, and
-``slow_charge`` charges, then takes a minute to answer (the tests cancel it).
+``slow_charge`` charges, then takes a minute to answer (the tests cancel it), and
+``paced_charge`` answers after the seconds it is given.
 """
 
 from __future__ import annotations
@@ -81,5 +82,32 @@ async def slow_charge(order_id: str) -> str:
     return f"charged {order_id}"
 
 
+@app.resource("shop://orders/A1")
+def order_a1() -> str:
+    """Order A1, as a resource."""
+    _ran("read", uri="shop://orders/A1")
+    return json.dumps({"order_id": "A1", **ORDERS["A1"]})
+
+
+@app.resource("secret://vault/key")
+def vault_key() -> str:
+    """A secret no agent should read."""
+    _ran("read", uri="secret://vault/key")
+    return "TOPSECRET-42"
+
+
+@app.tool()
+async def paced_charge(order_id: str, seconds: float) -> str:
+    """Charge an order, then confirm it after ``seconds``."""
+    _ran("paced_charge", order_id=order_id, seconds=seconds)
+    await anyio.sleep(seconds)
+    return f"charged {order_id}"
+
+
 if __name__ == "__main__":
-    app.run()
+    import sys
+
+    if sys.argv[1:2] in (["streamable-http"], ["sse"]):  # shop.py TRANSPORT PORT: over HTTP
+        app.run(sys.argv[1], host="127.0.0.1", port=int(sys.argv[2]))  # type: ignore[call-overload]
+    else:
+        app.run()

@@ -1,0 +1,111 @@
+"""The MCP gateway's cost, measured side by side in one run: per-call latency (p50, p90)
+and the time to answer ``initialize`` (process start included), directly and through
+``agentguard mcp-proxy`` (stdio both ways), with the official SDK client.
+
+Servers: the tests' shop server (Python, ``lookup_order``) and, when Node and the npm
+package are there, ``@modelcontextprotocol/server-everything`` (``echo``).
+
+    python benchmarks/mcp_gateway.py [--calls 300] [--starts 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.integrations.mcp_servers.harness import SHOP  # noqa: E402
+from tests.integrations.mcp_servers.npm import npm_server  # noqa: E402
+
+SPEC = "spec bench\nconstraint no_wipe\n    severity HARD_STOP\n  := G !wipe_database\n"
+
+
+async def _latencies(
+    command: Sequence[str], tool: str, args: dict[str, Any], n: int
+) -> list[float]:
+    params = StdioServerParameters(command=command[0], args=list(command[1:]))
+    with open("/dev/null", "w") as quiet:
+        async with stdio_client(params, quiet) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            for _ in range(20):  # warm up
+                await s.call_tool(tool, args)
+            out = []
+            for _ in range(n):
+                begin = time.perf_counter()
+                await s.call_tool(tool, args)
+                out.append(time.perf_counter() - begin)
+            return out
+
+
+async def _initialize(command: Sequence[str]) -> float:
+    params = StdioServerParameters(command=command[0], args=list(command[1:]))
+    with open("/dev/null", "w") as quiet:
+        begin = time.perf_counter()
+        async with stdio_client(params, quiet) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return time.perf_counter() - begin
+
+
+def _proxied(spec: Path, server: Sequence[str]) -> list[str]:
+    return [sys.executable, "-m", "agentguard", "mcp-proxy", str(spec), "--", *server]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--starts", type=int, default=10)
+    opts = parser.parse_args()
+    servers: list[tuple[str, list[str], str, dict[str, Any]]] = [
+        ("shop (Python)", list(SHOP), "lookup_order", {"order_id": "A1"}),
+    ]
+    try:
+        servers.append(
+            (
+                "server-everything (Node)",
+                npm_server("mcp-server-everything"),
+                "echo",
+                {"message": "hi"},
+            )
+        )
+    except (RuntimeError, OSError) as exc:
+        print(f"server-everything left out: {exc}")
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "bench.ltl"
+        spec.write_text(SPEC)
+        print(f"{'server':<26} {'':>8} {'p50 ms':>8} {'p90 ms':>8} {'init s':>8}")
+        for name, server, tool, args in servers:
+            rows = {}
+            for how, command in (("direct", server), ("proxy", _proxied(spec, server))):
+                calls = anyio.run(_latencies, command, tool, args, opts.calls)
+                starts = [anyio.run(_initialize, command) for _ in range(opts.starts)]
+                rows[how] = (
+                    statistics.median(calls),
+                    _quantile(calls, 0.9),
+                    statistics.median(starts),
+                )
+                p50, p90, init = rows[how]
+                print(f"{name:<26} {how:>8} {p50 * 1e3:8.2f} {p90 * 1e3:8.2f} {init:8.3f}")
+            (d50, _, dinit), (p50, _, pinit) = rows["direct"], rows["proxy"]
+            print(
+                f"{name:<26} {'overhead':>8} {(p50 - d50) * 1e3:+8.2f} ms/call p50 "
+                f"({p50 / d50:.2f}x), initialize {pinit / dinit:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
