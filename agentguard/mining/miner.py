@@ -1,0 +1,117 @@
+"""``mine``: recorded runs in, a proposed least-privilege spec out.
+
+The stages, each its own module: read the traces (:mod:`.sources`), declare the tools
+they used (:mod:`.schema`), count DECLARE templates (:mod:`.declare`, :mod:`.temporal`)
+and data flows (:mod:`.dataflow`), keep what holds on ``min_support`` of the traces (and,
+given negative runs, rejects one of them), drop what the rest implies (:mod:`.prune`),
+print (:mod:`.render`). The text is then parsed and every constraint verified on the
+traces it was mined from with ``verify_traces``: the evaluator, not the miner, has the
+last word, and a disagreement is reported (``MinedSpec.unconfirmed``), never printed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from agentguard.language import parse_spec
+from agentguard.mining import dataflow, declare, schema, temporal
+from agentguard.mining.errors import MiningError
+from agentguard.mining.model import Candidate, MinedSpec
+from agentguard.mining.prune import prune
+from agentguard.mining.render import render
+from agentguard.mining.sources import read
+from agentguard.scoring import verify_traces
+from agentguard.trace.model import DIALOGUE_NAMES, USER_MESSAGE, Trace
+
+
+def _check(min_support: float) -> None:
+    if not 0.0 < min_support <= 1.0:
+        raise MiningError(f"min_support is a share of the traces in (0, 1], got {min_support!r}")
+
+
+def _candidates(
+    traces: Sequence[Trace],
+    min_support: float,
+    templates: Iterable[str],
+    *,
+    flows: bool,
+    values: bool,
+) -> tuple[list[Candidate], Any]:
+    dialogue = any(c.name == USER_MESSAGE for t in traces for c in t)
+    activities = sorted({c.name for t in traces for c in t if c.name not in DIALOGUE_NAMES})
+    total, counts = declare.count((t.names for t in traces), activities, templates)
+    found = temporal.candidates(counts, total)
+    per_trace = [Counter(c.name for c in t if c.is_tool) for t in traces]
+    found += temporal.at_most(per_trace, activities, min_support)
+    tools = schema.tool_schemas(traces)
+    if values:
+        found += schema.value_candidates(tools, len(traces), schema.argument_traces(tools, traces))
+    if flows:
+        found += dataflow.candidates(traces, dialogue)
+    kept = [
+        c for c in found if c.evidence.activated > 0 and c.evidence.holds >= min_support - 1e-12
+    ]
+    return kept, tools
+
+
+def _rejecting(found: list[Candidate], negatives: Sequence[Trace], tools: Any) -> list[Candidate]:
+    """Each candidate with the number of negative runs it is violated on; those with none dropped."""
+    text, names = render("negatives", tools, found, traces=0, min_support=1.0)
+    spec = parse_spec(text)
+    rejects = Counter[str]()
+    for report in verify_traces(list(negatives), spec):
+        for c in report.constraints:
+            if not c.passed:
+                rejects[c.name] += 1
+    out = [replace(c, rejects=rejects[n]) for c, n in zip(found, names, strict=True)]
+    return [c for c in out if c.rejects > 0]
+
+
+def mine(
+    traces: Iterable[Any],
+    *,
+    min_support: float = 1.0,
+    negative: Iterable[Any] = (),
+    name: str = "mined",
+    templates: Iterable[str] = declare.TEMPLATES,
+    dataflow: bool = True,
+    values: bool = True,
+    format: str | None = None,
+    final_answer: bool = True,
+) -> MinedSpec:
+    """Propose a spec from recorded runs (files of any format ``check`` reads, or traces).
+
+    Every constraint holds on at least ``min_support`` of the traces (1.0: on all of
+    them). ``negative`` runs (known to be bad) keep only the constraints that reject at
+    least one of them. ``dataflow=False`` leaves out data flows and provenance;
+    ``values=False`` the enumerations and ranges of arguments.
+    """
+    _check(min_support)
+    runs = read(traces, format=format, final_answer=final_answer)
+    if not runs:
+        raise MiningError("cannot mine: no traces given")
+    bad = read(negative, format=format, final_answer=final_answer)
+    found, tools = _candidates(runs, min_support, templates, flows=dataflow, values=values)
+    if bad:
+        found = _rejecting(found, bad, tools)
+    kept, dropped = prune(found)
+    text, names = render(
+        name, tools, kept, traces=len(runs), min_support=min_support, negatives=len(bad)
+    )
+    spec = parse_spec(text, source=f"<mined {name}>")
+    holds = Counter[str]()
+    for report in verify_traces(runs, spec):
+        for c in report.constraints:
+            holds[c.name] += c.passed
+    unconfirmed = tuple(
+        c for c, n in zip(kept, names, strict=True) if holds[n] < min_support * len(runs) - 1e-9
+    )
+    separating = None
+    if bad:
+        separating = sum(1 for r in verify_traces(bad, spec) if r.score < 1.0)
+    return MinedSpec(
+        text, spec, tools, tuple(kept), tuple(dropped), len(runs), len(bad), separating, unconfirmed
+    )
