@@ -41,11 +41,10 @@ USER: Final = (USER_MESSAGE, ("args", "text"), "text")
 
 
 def _scalar(value: Any) -> bool:
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, str):
-        return value != ""
-    return isinstance(value, (int, float)) and value == value  # NaN equals nothing
+    """A value a source offers for equality: JSON scalars (NaN equals nothing)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    return isinstance(value, float) and value == value
 
 
 def _paths(
@@ -78,8 +77,10 @@ def _outputs(call: Call) -> Iterator[tuple[Source, Any]]:
 
 
 def _inputs(call: Call) -> Iterator[tuple[str, Any]]:
+    """Every argument value the formula's ``T(k = v)`` can match: any value but a list
+    (a list contributes its elements to the domain, which the list itself never equals)."""
     for key, value in call.args.items():
-        if _scalar(value):
+        if not isinstance(value, list):
             yield str(key), value
 
 
@@ -98,7 +99,7 @@ def _trace_sources(trace: Trace, dialogue: bool) -> dict[Target, set[Source]]:
             continue
         if call.name != FINAL_TOOL:
             for key, value in _inputs(call):
-                here = set(seen.get(freeze(value), ()))
+                here = set(seen.get(freeze(value), ())) if _scalar(value) else set()
                 text = dialogue and isinstance(value, str) and len(value) >= MIN_TEXT
                 if text and any(member(value, t) for t in texts):
                     here.add(USER)
