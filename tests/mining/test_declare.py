@@ -67,7 +67,11 @@ def _log(seed: int, traces: int, length: int, acts: int) -> list[list[str]]:
 
 def _frame(log: list[list[str]]) -> pd.DataFrame:
     rows = [
-        {"case:concept:name": str(i), "concept:name": n, "time:timestamp": pd.Timestamp(j, unit="s")}
+        {
+            "case:concept:name": str(i),
+            "concept:name": n,
+            "time:timestamp": pd.Timestamp(j, unit="s"),
+        }
         for i, trace in enumerate(log)
         for j, n in enumerate(trace)
     ]
@@ -97,7 +101,10 @@ def test_the_same_constraints_as_pm4py_discover_declare(
         min_confidence_ratio=confidence,
     )
     plain = {
-        t: {k: {"support": int(v["support"]), "confidence": int(v["confidence"])} for k, v in rules.items()}
+        t: {
+            k: {"support": int(v["support"]), "confidence": int(v["confidence"])}
+            for k, v in rules.items()
+        }
         for t, rules in theirs.items()
         if rules
     }
