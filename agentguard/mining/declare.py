@@ -16,8 +16,10 @@ a template's activity.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+import numpy as np
 
 from agentguard.trace.model import DIALOGUE_NAMES
 
@@ -37,95 +39,104 @@ TEMPLATES: Final = (*UNARY, *BINARY)
 
 Key = tuple[str, ...]
 Counts = dict[tuple[str, Key], list[int]]  # (template, key) -> [activated, satisfied]
+_Grid = np.ndarray[Any, Any]
 
 
-def _alt_response(a_idx: Sequence[int], b_idx: Sequence[int], n: int) -> bool:
-    """Each ``a`` is followed by a ``b`` before the next ``a`` (or the end)."""
-    j = 0
-    for k, a in enumerate(a_idx):
-        nxt = a_idx[k + 1] if k + 1 < len(a_idx) else n
-        while j < len(b_idx) and b_idx[j] <= a:
-            j += 1
-        if j >= len(b_idx) or b_idx[j] >= nxt:
-            return False
-    return True
+class _Log:
+    """The log as columns: one activity code per position (``n`` for a position that is
+    no listed activity, a dialogue event), its trace, and per trace and activity the
+    count, first and last position (global positions: compared within a trace only)."""
+
+    def __init__(self, seqs: Sequence[Sequence[str]], acts: Sequence[str]) -> None:
+        n = self.n = len(acts)
+        index = {a: i for i, a in enumerate(acts)}
+        traces = self.traces = len(seqs)
+        lengths = np.fromiter((len(s) for s in seqs), np.int64, traces)
+        self.codes = np.fromiter(
+            (index.get(x, n) if x not in DIALOGUE_NAMES else n for s in seqs for x in s),
+            np.int64,
+            int(lengths.sum()),
+        )
+        self.tid = np.repeat(np.arange(traces), lengths)
+        self.ends = np.cumsum(lengths)
+        self.starts = self.ends - lengths
+        self.lengths = lengths
+        pos = np.arange(len(self.codes))
+        cells = self.tid * (n + 1) + self.codes
+        size = traces * (n + 1)
+        self.count = np.bincount(cells, minlength=size).reshape(traces, n + 1)[:, :n]
+        self.present = self.count > 0
+        first = np.full(size, np.iinfo(np.int64).max, np.int64)
+        last = np.full(size, -1, np.int64)
+        np.minimum.at(first, cells, pos)
+        np.maximum.at(last, cells, pos)
+        self.first = first.reshape(traces, n + 1)[:, :n]
+        self.last = last.reshape(traces, n + 1)[:, :n]
+
+    def adjacent(self) -> _Grid:
+        """Per trace, how many ``a`` positions are directly followed by ``b``: (T, n, n)."""
+        n, t = self.n, self.traces
+        same = self.tid[:-1] == self.tid[1:]
+        a, b, tid = self.codes[:-1][same], self.codes[1:][same], self.tid[:-1][same]
+        cells = (tid * (n + 1) + a) * (n + 1) + b
+        grid = np.bincount(cells, minlength=t * (n + 1) ** 2).reshape(t, n + 1, n + 1)
+        return grid[:, :n, :n]
+
+    def alternating(self, forward: bool) -> _Grid:
+        """(T, n, n): ``[t, x, y]`` is true when, in trace ``t``, every ``x`` sees a ``y``
+        before the next ``x`` (``forward``) or after the previous ``x`` (backward); true
+        where ``x`` does not occur."""
+        n, t = self.n, self.traces
+        real = np.flatnonzero(self.codes < n)
+        out = np.ones((t, n, n), bool)
+        if len(real) == 0:
+            return out
+        codes, tid = self.codes[real], self.tid[real]
+        order = np.lexsort((real, codes, tid))  # grouped by (trace, activity), by position
+        pos, codes, tid = real[order], codes[order], tid[order]
+        group = np.r_[True, (tid[1:] != tid[:-1]) | (codes[1:] != codes[:-1])]
+        prefix = np.zeros((len(self.codes) + 1, n), np.int32)
+        np.cumsum(np.eye(n + 1, dtype=np.int32)[self.codes][:, :n], axis=0, out=prefix[1:])
+        if forward:  # (p, next x or the trace's end)
+            nxt = np.r_[pos[1:], 0]
+            last_of_group = np.r_[group[1:], True]
+            nxt[last_of_group] = self.ends[tid[last_of_group]]
+            ok = (prefix[nxt] - prefix[pos + 1]) > 0
+        else:  # (previous x or the trace's start, p)
+            prev = np.r_[0, pos[:-1]] + 1
+            prev[group] = self.starts[tid[group]]
+            ok = (prefix[pos] - prefix[prev]) > 0
+        heads = np.flatnonzero(group)
+        every = np.logical_and.reduceat(ok, heads, axis=0)
+        out[tid[heads], codes[heads]] = every
+        return out
 
 
-def _alt_precedence(a_idx: Sequence[int], b_idx: Sequence[int]) -> bool:
-    """Each ``b`` is preceded by an ``a`` after the previous ``b`` (or the start)."""
-    j, prev = 0, -1
-    for b in b_idx:
-        while j < len(a_idx) and a_idx[j] <= prev:
-            j += 1
-        if j >= len(a_idx) or a_idx[j] >= b:
-            return False
-        prev = b
-    return True
-
-
-def _bump(counts: Counts, key: tuple[str, Key], ok: bool) -> None:
-    slot = counts.get(key)
-    if slot is None:
-        counts[key] = [1, int(ok)]
-    else:
-        slot[0] += 1
-        slot[1] += ok
-
-
-def _unary(
-    counts: Counts,
-    names: Sequence[str],
-    idx: Mapping[str, list[int]],
-    acts: Iterable[str],
-    templates: frozenset[str],
-) -> None:
-    first = names[0] if names else None
-    for a in acts:
-        present = a in idx
-        if "existence" in templates:
-            _bump(counts, ("existence", (a,)), present)
-        if "absence" in templates:
-            _bump(counts, ("absence", (a,)), not present)
-        if "init" in templates:
-            _bump(counts, ("init", (a,)), first == a)
-
-
-def _binary(
-    counts: Counts,
-    names: Sequence[str],
-    idx: Mapping[str, list[int]],
-    acts: Sequence[str],
-    templates: frozenset[str],
-) -> None:
-    n = len(names)
-    succ: dict[str, set[str | None]] = {}
-    pred: dict[str, set[str | None]] = {}
-    for a, positions in idx.items():
-        succ[a] = {names[i + 1] if i + 1 < n else None for i in positions}
-        pred[a] = {names[i - 1] if i > 0 else None for i in positions}
-    for a, ai in idx.items():
-        for b in acts:
-            if b == a:
-                continue
-            bi = idx.get(b)
-            # activated by a
-            if "responded_existence" in templates:
-                _bump(counts, ("responded_existence", (a, b)), bi is not None)
-            if "response" in templates:
-                _bump(counts, ("response", (a, b)), bi is not None and ai[-1] < bi[-1])
-            if "chainresponse" in templates:
-                _bump(counts, ("chainresponse", (a, b)), succ[a] == {b})
-            if "altresponse" in templates:
-                _bump(counts, ("altresponse", (a, b)), bi is not None and _alt_response(ai, bi, n))
-            if "not_succession" in templates:
-                _bump(counts, ("not_succession", (a, b)), bi is None or bi[-1] < ai[0])
-            # activated by a as the consequent of (b, a)
-            if "precedence" in templates:
-                _bump(counts, ("precedence", (b, a)), bi is not None and bi[0] < ai[0])
-            if "chainprecedence" in templates:
-                _bump(counts, ("chainprecedence", (b, a)), pred[a] == {b})
-            if "altprecedence" in templates:
-                _bump(counts, ("altprecedence", (b, a)), bi is not None and _alt_precedence(bi, ai))
+def _binary(log: _Log, wanted: frozenset[str]) -> dict[str, tuple[_Grid, _Grid]]:
+    """Per binary template, (activated, satisfied) grids (T, n, n) indexed [t, a, b]."""
+    pa, pb = log.present[:, :, None], log.present[:, None, :]
+    fa, fb = log.first[:, :, None], log.first[:, None, :]
+    la, lb = log.last[:, :, None], log.last[:, None, :]
+    both = pa & pb
+    out: dict[str, tuple[_Grid, _Grid]] = {}
+    if "responded_existence" in wanted:
+        out["responded_existence"] = (pa, both)
+    if "response" in wanted:
+        out["response"] = (pa, both & (la < lb))
+    if "precedence" in wanted:
+        out["precedence"] = (pb, both & (fa < fb))
+    if "not_succession" in wanted:
+        out["not_succession"] = (pa, pa & (~pb | (lb < fa)))
+    if wanted & {"chainresponse", "chainprecedence"}:
+        adj = log.adjacent()
+        ca, cb = log.count[:, :, None], log.count[:, None, :]
+        out["chainresponse"] = (pa, pa & (adj == ca))
+        out["chainprecedence"] = (pb, pb & (adj == cb))
+    if "altresponse" in wanted:
+        out["altresponse"] = (pa, pa & log.alternating(True))
+    if "altprecedence" in wanted:
+        out["altprecedence"] = (pb, pb & log.alternating(False).transpose(0, 2, 1))
+    return {k: v for k, v in out.items() if k in wanted}
 
 
 def count(
@@ -135,36 +146,39 @@ def count(
 ) -> tuple[int, Counts]:
     """How many traces, and per (template, key) how many activate and satisfy it.
 
-    Identical sequences are decided once and counted with their multiplicity, as pm4py
-    does with its variants.
+    Computed on the log's columns at once (numpy), not trace by trace: per trace and
+    activity the count, first and last position, the adjacency counts, and for the
+    alternating templates a prefix count per activity. Binary keys no trace activates
+    are left out; unary ones are always there (every trace activates them).
     """
     wanted = frozenset(templates)
     unknown = wanted - set(TEMPLATES)
     if unknown:
         raise ValueError(f"unknown DECLARE template(s): {', '.join(sorted(unknown))}")
-    variants: dict[tuple[str, ...], int] = {}
-    for seq in sequences:
-        t = tuple(seq)
-        variants[t] = variants.get(t, 0) + 1
-    total = 0
-    counts: Counts = {}
+    seqs = [tuple(s) for s in sequences]
     acts = list(activities)
-    for names, times in variants.items():
-        total += times
-        idx: dict[str, list[int]] = {}
-        for i, name in enumerate(names):
-            if name not in DIALOGUE_NAMES:
-                idx.setdefault(name, []).append(i)
-        one: Counts = {}
-        _unary(one, names, idx, acts, wanted)
-        _binary(one, names, idx, acts, wanted)
-        for key, (act, sat) in one.items():
-            slot = counts.get(key)
-            if slot is None:
-                counts[key] = [act * times, sat * times]
-            else:
-                slot[0] += act * times
-                slot[1] += sat * times
+    log = _Log(seqs, acts)
+    total, n = log.traces, log.n
+    counts: Counts = {}
+    present = log.present.sum(axis=0)
+    heads = log.codes[log.starts[log.lengths > 0]]
+    starts = np.bincount(heads, minlength=n + 1)[:n]
+    for i, a in enumerate(acts):
+        if "existence" in wanted:
+            counts[("existence", (a,))] = [total, int(present[i])]
+        if "absence" in wanted:
+            counts[("absence", (a,))] = [total, total - int(present[i])]
+        if "init" in wanted:
+            counts[("init", (a,))] = [total, int(starts[i])]
+    for template, (act, sat) in _binary(log, wanted).items():
+        activated = np.broadcast_to(act, (total, n, n)).sum(axis=0)
+        satisfied = sat.sum(axis=0)
+        for i, j in zip(*np.nonzero(activated), strict=True):
+            if i != j:
+                counts[(template, (acts[i], acts[j]))] = [
+                    int(activated[i, j]),
+                    int(satisfied[i, j]),
+                ]
     return total, counts
 
 
