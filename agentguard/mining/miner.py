@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentguard.language import parse_spec
-from agentguard.mining import dataflow, declare, schema, temporal
+from agentguard.mining import dataflow, declare, schema, sequence, temporal
 from agentguard.mining.errors import MiningError
 from agentguard.mining.model import Candidate, MinedSpec
 from agentguard.mining.prune import prune
@@ -51,6 +51,7 @@ def _candidates(
         found += schema.value_candidates(tools, len(traces), schema.argument_traces(tools, traces))
     if flows:
         found += dataflow.candidates(traces, dialogue)
+        found += sequence.candidates(traces)
     kept = [
         c for c in found if c.evidence.activated > 0 and c.evidence.holds >= min_support - 1e-12
     ]
@@ -86,7 +87,7 @@ def mine(
 
     Every constraint holds on at least ``min_support`` of the traces (1.0: on all of
     them). ``negative`` runs (known to be bad) keep only the constraints that reject at
-    least one of them. ``dataflow=False`` leaves out data flows and provenance;
+    least one of them. ``dataflow=False`` leaves out data flows, provenance and value orders;
     ``values=False`` the enumerations and ranges of arguments.
     """
     _check(min_support)
