@@ -17,7 +17,6 @@ what the whole set meant: nothing is lost, and no two constraints drop each othe
   ``existence(b)``, or a chain of responded existences;
 * ``existence(a)`` <- ``init(a)``; ``existence(b)`` with ``precedence(a, b)`` or
   ``response(b, a)``;
-* ``distinct(T.k)`` <- ``increasing(T.k)`` or ``decreasing(T.k)``;
 * anything ``a`` triggers (``b`` in a precedence) <- ``absence(a)``;
 * a data flow ``T.k <- src`` <- ``T.k <- S.m`` and ``S.m <- src`` (the value was in
   ``src`` before ``S`` passed it, and ``S`` passed it before ``T``); the user's messages
@@ -40,9 +39,7 @@ _STRENGTH: Final = {
     "provenance": 2,
     "at_most": 2,
     "enum": 2,
-    "distinct": 1,
-    "increasing": 3,
-    "decreasing": 3,
+    "distinct": 2,
     "range": 2,
     "not_succession": 2,
     "altresponse": 3,
@@ -179,9 +176,7 @@ def _flow(kept: _Kept, key: Any) -> bool:
 def implied(kept: _Kept, c: Candidate) -> bool:
     if c.template in ("dataflow", "provenance"):
         return _flow(kept, c.key)
-    if c.template == "distinct":  # a strict order never repeats a value
-        return kept.has("increasing", *c.key) or kept.has("decreasing", *c.key)
-    if c.template in ("enum", "range", "increasing", "decreasing"):
+    if c.template in ("enum", "range", "distinct"):
         return False
     return _temporal(kept, c.template, c.key)
 

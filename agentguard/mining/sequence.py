@@ -1,10 +1,10 @@
 """How an argument's values follow each other over a run's calls of one tool.
 
-A loop or a fan-out passes each item once, often in order (``fetch(page = 1)``, then
-2, 3): the miner proposes, per argument, that no value repeats (``distinct``) or, more
-strictly, that every later call's value is greater (``increasing``) or smaller
-(``decreasing``). A repeated or out-of-order value is then the swapped or wrong call it
-usually is. The comparisons are the evaluator's own (:func:`~agentguard.semantics.values.compare`),
+A loop or a fan-out passes each item once (``fetch(page = 1)``, then 2, 3): the miner
+proposes, per argument, that no value repeats (``distinct``); a repeated value is then
+the wrong or duplicated call it usually is. An order (each value greater than the ones
+before) would need ``<`` against a quantified variable, which the monitor can only
+check at the end of a run (``lint`` says ``late``), so it is not proposed. The comparisons are the evaluator's own (:func:`~agentguard.semantics.values.compare`),
 over every value the formula's domain holds, so what is counted is what ``verify_trace``
 decides.
 """
@@ -26,12 +26,8 @@ SEQUENCE_LAYER: Final = "L4_data"
 SEQUENCE_SEVERITY: Final = Severity(SeverityKind.BLOCK_AND_WARN)
 
 # template -> the operator no later value may stand in to an earlier one
-_FORBIDDEN: Final = {"distinct": "=", "increasing": "<=", "decreasing": ">="}
-_NOTES: Final = {
-    "distinct": "no two calls of {0} pass the same {1}",
-    "increasing": "each call of {0} passes a greater {1} than the calls before",
-    "decreasing": "each call of {0} passes a smaller {1} than the calls before",
-}
+_FORBIDDEN: Final = {"distinct": "="}
+_NOTES: Final = {"distinct": "no two calls of {0} pass the same {1}"}
 
 
 def formula(template: str, tool: str, key: str) -> str:
@@ -67,8 +63,8 @@ def candidates(traces: Sequence[Trace]) -> list[Candidate]:
                 repeated.add(target)
             for template, op in _FORBIDDEN.items():
                 if _holds(seen, op):
-                    key = (template, *target)
-                    satisfied[key] = satisfied.get(key, 0) + 1
+                    slot = (template, *target)
+                    satisfied[slot] = satisfied.get(slot, 0) + 1
     out = []
     for (template, tool, key), sat in sorted(satisfied.items()):
         if (tool, key) not in repeated:
