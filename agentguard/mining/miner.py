@@ -6,7 +6,7 @@ and data flows (:mod:`.dataflow`), keep what holds on ``min_support`` of the tra
 given negative runs, rejects one of them), drop what the rest implies (:mod:`.prune`),
 print (:mod:`.render`). The text is then parsed and every constraint verified on the
 traces it was mined from with ``verify_traces``: the evaluator, not the miner, has the
-last word, and a disagreement is reported (``MinedSpec.unconfirmed``), never printed.
+last word: a disagreement is reported (``MinedSpec.unconfirmed``) and left out.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from agentguard.language import parse_spec
-from agentguard.mining import dataflow, declare, schema, sequence, temporal
+from agentguard.language.ast import Spec
+from agentguard.mining import consumption, dataflow, declare, schema, sequence, temporal
 from agentguard.mining.errors import MiningError
 from agentguard.mining.model import Candidate, MinedSpec
 from agentguard.mining.prune import prune
@@ -52,6 +53,7 @@ def _candidates(
     if flows:
         found += dataflow.candidates(traces, dialogue)
         found += sequence.candidates(traces)
+        found += consumption.candidates(traces)
     kept = [
         c for c in found if c.evidence.activated > 0 and c.evidence.holds >= min_support - 1e-12
     ]
@@ -69,6 +71,36 @@ def _rejecting(found: list[Candidate], negatives: Sequence[Trace], tools: Any) -
                 rejects[c.name] += 1
     out = [replace(c, rejects=rejects[n]) for c, n in zip(found, names, strict=True)]
     return [c for c in out if c.rejects > 0]
+
+
+def _confirmed(
+    name: str,
+    tools: Any,
+    kept: list[Candidate],
+    runs: list[Trace],
+    min_support: float,
+    negatives: int,
+) -> tuple[str, Spec, tuple[Candidate, ...]]:
+    """The rendered spec, parsed, with every constraint ``verify_traces`` does not confirm
+    on ``min_support`` of the runs left out (and returned: a miner bug, never printed)."""
+    text, names = render(
+        name, tools, kept, traces=len(runs), min_support=min_support, negatives=negatives
+    )
+    spec = parse_spec(text, source=f"<mined {name}>")
+    holds = Counter[str]()
+    for report in verify_traces(runs, spec):
+        for c in report.constraints:
+            holds[c.name] += c.passed
+    unconfirmed = tuple(
+        c for c, n in zip(kept, names, strict=True) if holds[n] < min_support * len(runs) - 1e-9
+    )
+    if unconfirmed:
+        left = [c for c in kept if c not in unconfirmed]
+        text, _ = render(
+            name, tools, left, traces=len(runs), min_support=min_support, negatives=negatives
+        )
+        spec = parse_spec(text, source=f"<mined {name}>")
+    return text, spec, unconfirmed
 
 
 def mine(
@@ -99,17 +131,8 @@ def mine(
     if bad:
         found = _rejecting(found, bad, tools)
     kept, dropped = prune(found)
-    text, names = render(
-        name, tools, kept, traces=len(runs), min_support=min_support, negatives=len(bad)
-    )
-    spec = parse_spec(text, source=f"<mined {name}>")
-    holds = Counter[str]()
-    for report in verify_traces(runs, spec):
-        for c in report.constraints:
-            holds[c.name] += c.passed
-    unconfirmed = tuple(
-        c for c, n in zip(kept, names, strict=True) if holds[n] < min_support * len(runs) - 1e-9
-    )
+    text, spec, unconfirmed = _confirmed(name, tools, kept, runs, min_support, len(bad))
+    kept = [c for c in kept if c not in unconfirmed]
     separating = None
     if bad:
         separating = sum(1 for r in verify_traces(bad, spec) if r.score < 1.0)

@@ -40,6 +40,7 @@ _STRENGTH: Final = {
     "at_most": 2,
     "enum": 2,
     "distinct": 2,
+    "consumed": 2,
     "range": 2,
     "not_succession": 2,
     "altresponse": 3,
@@ -176,7 +177,7 @@ def _flow(kept: _Kept, key: Any) -> bool:
 def implied(kept: _Kept, c: Candidate) -> bool:
     if c.template in ("dataflow", "provenance"):
         return _flow(kept, c.key)
-    if c.template in ("enum", "range", "distinct"):
+    if c.template in ("enum", "range", "distinct", "consumed"):
         return False
     return _temporal(kept, c.template, c.key)
 
