@@ -52,6 +52,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument("--name", default="mined", help="the spec's name (default: mined)")
     parser.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="also write policy test cases replaying the runs (for `agentguard test`)",
+    )
+    parser.add_argument(
         "--no-dataflow",
         dest="dataflow",
         action="store_false",
@@ -93,6 +98,14 @@ def run(args: argparse.Namespace) -> int:
     )
     if mined.separating is not None:
         summary += f"; rejects {mined.separating} of {mined.negatives} negative run(s)"
+    if args.cases:
+        from agentguard.mining.cases import policy_cases
+        from agentguard.mining.sources import read
+        from agentguard.terminal import json_text
+
+        runs = read(args.traces, format=args.format, final_answer=args.final_answer)
+        Path(args.cases).write_text(json_text(policy_cases(runs)) + "\n", encoding="utf-8")
+        summary += f"; {len(runs)} policy case(s) written to {args.cases}"
     if args.output:
         Path(args.output).write_text(mined.text, encoding="utf-8")
         summary += f"; written to {args.output}"
