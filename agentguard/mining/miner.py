@@ -103,6 +103,31 @@ def _confirmed(
     return text, spec, unconfirmed
 
 
+def _jointly_satisfiable(
+    found: list[Candidate], runs: Sequence[Trace], tools: Any
+) -> list[Candidate]:
+    """Below a support of 1, constraints that each hold on most runs may hold together on
+    none (a conflict ``lint`` reports). Greedily, best-supported first, a candidate is
+    kept only if some run still satisfies it and every one kept before it."""
+    if not found:
+        return found
+    text, names = render("joint", tools, found, traces=0, min_support=1.0)
+    passing: dict[str, set[int]] = {n: set() for n in names}
+    for i, report in enumerate(verify_traces(list(runs), parse_spec(text))):
+        for c in report.constraints:
+            if c.passed:
+                passing[c.name].add(i)
+    witnesses = set(range(len(runs)))
+    order = sorted(range(len(found)), key=lambda i: (-found[i].evidence.holds, i))
+    keep: set[int] = set()
+    for i in order:
+        left = witnesses & passing[names[i]]
+        if left:
+            witnesses = left
+            keep.add(i)
+    return [c for i, c in enumerate(found) if i in keep]
+
+
 def mine(
     traces: Iterable[Any],
     *,
@@ -118,7 +143,7 @@ def mine(
     """Propose a spec from recorded runs (files of any format ``check`` reads, or traces).
 
     Every constraint holds on at least ``min_support`` of the traces (1.0: on all of
-    them). ``negative`` runs (known to be bad) keep only the constraints that reject at
+    them), and below 1.0 some trace still satisfies them all (no conflict). ``negative`` runs (known to be bad) keep only the constraints that reject at
     least one of them. ``dataflow=False`` leaves out data flows, provenance and value orders;
     ``values=False`` the enumerations and ranges of arguments.
     """
@@ -130,6 +155,8 @@ def mine(
     found, tools = _candidates(runs, min_support, templates, flows=dataflow, values=values)
     if bad:
         found = _rejecting(found, bad, tools)
+    if min_support < 1.0:
+        found = _jointly_satisfiable(found, runs, tools)
     kept, dropped = prune(found)
     text, spec, unconfirmed = _confirmed(name, tools, kept, runs, min_support, len(bad))
     kept = [c for c in kept if c not in unconfirmed]

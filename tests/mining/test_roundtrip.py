@@ -3,7 +3,7 @@ loses nothing (what it drops, the kept constraints imply)."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from agentguard.language import parse_spec
@@ -56,3 +56,18 @@ def test_pruned_constraints_are_implied_by_the_kept_ones(
         if verify_trace(trace, mined.spec).score == 1.0:
             report = verify_trace(trace, dropped)
             assert [c.name for c in report.constraints if not c.passed] == []
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # lint makes shrinking slow
+)
+@given(logs(min_size=1, max_size=4), st.sampled_from([1.0, 0.6]))
+def test_mined_specs_lint_clean(runs: list[Trace], share: float) -> None:
+    """lint finds nothing in a mined spec: no valid, unsatisfiable, conflicting, late or
+    never-blocking constraint, no argument it does not know."""
+    from agentguard.analysis import lint_spec
+
+    assert lint_spec(mine(runs, min_support=share).spec) == ()
