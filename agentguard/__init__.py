@@ -53,6 +53,7 @@ from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
 if _TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
+    from agentguard.mining import MinedSpec, mine
     from agentguard.monitor import Monitor, Verdict, classify
 
 # Imported from a source checkout (e.g. `python -m agentguard demo` run at the repo root,
@@ -70,6 +71,8 @@ _LAZY = {
     "Monitor": "agentguard.monitor",
     "Verdict": "agentguard.monitor",
     "classify": "agentguard.monitor",
+    "mine": "agentguard.mining",
+    "MinedSpec": "agentguard.mining",
 }
 
 
@@ -98,6 +101,7 @@ __all__ = [
     "FirewallReport",
     "Formula",
     "GuardOptions",
+    "MinedSpec",
     "MissingExtraError",
     "Monitor",
     "PredicateError",
@@ -127,6 +131,7 @@ __all__ = [
     "holds",
     "load_spec",
     "load_traces",
+    "mine",
     "parse_formula",
     "parse_spec",
     "predicate",

@@ -45,6 +45,8 @@ Hierarchy::
     │   ├── BadParameterError (ValueError)    a template parameter out of range
     │   ├── InstanceTooLongError (ValueError) the instance exceeds the call budget
     │   └── InstanceFileError (ValueError)    an instance file cannot be read
+    ├── MiningError (ValueError)              mining.errors: nothing readable to mine, or a
+    │                                         threshold out of range
     ├── GroupFieldError (ValueError)          report.batch: a `--group-by` field is missing
     ├── ScriptExhaustedError (RuntimeError)   testing.script: a scripted model ran out
     ├── NoScriptError (LookupError)           testing.agentdojo_models: no AgentDojo task has

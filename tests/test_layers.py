@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "monitor": 3,
     "enforcement": 4,
     "analysis": 5,
+    "mining": 5,
     "pec": 5,
     "bench": 5,
     "guard": 5,

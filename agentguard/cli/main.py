@@ -50,6 +50,7 @@ _PLUGINS = (
     "agentguard.cli.audit",
     "agentguard.cli.policy_test",
     "agentguard.cli.diff",
+    "agentguard.mining.cli",
 )
 
 

@@ -124,6 +124,11 @@ def run_case(spec: Spec, case: Mapping[str, Any], file: str, index: int) -> Case
     decisions: list[dict[str, Any]] = []
     for i, call in enumerate(calls, start=1):
         at = f"call {i}"
+        if isinstance(call, Mapping) and "message" in call:  # a dialogue event, observed
+            if call["message"] not in ("user", "assistant"):
+                raise CaseFileError(f'{where}, {at}: "message" is "user" or "assistant"')
+            fw.observe(call["message"], call.get("text", ""))
+            continue
         if not isinstance(call, Mapping) or not isinstance(call.get("tool"), str):
             raise CaseFileError(f'{where}, {at}: a call is an object with a "tool" name')
         args = call.get("args", {})

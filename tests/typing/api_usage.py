@@ -50,3 +50,12 @@ def errors() -> None:
             print(problem.message, problem.location)
     except ag.AgentGuardError:
         pass
+
+
+def mining() -> str:
+    trace = ag.Trace.of(ag.Call("lookup", {"id": "A1"}), ag.Call("refund", {"id": "A1"}))
+    mined: ag.MinedSpec = ag.mine([trace, "runs.jsonl"], min_support=0.9, negative=[trace])
+    spec: ag.Spec = mined.spec
+    rejected: int | None = mined.separating
+    del spec, rejected
+    return mined.text
