@@ -37,7 +37,8 @@ class BenchEnvironment:
     Subclasses made by :func:`environment_class` add one method per shown tool. A call
     that the tools refuse (unknown argument names, a non-integer) is recorded too, with
     ``{"error": ...}`` as its result, and the model sees the error: the agent made that
-    call, so the compliance score must see it.
+    call, so the compliance score must see it. So is a call whose result TRL then drops
+    from the conversation because it would overflow ``max_completion_length``: it ran.
     """
 
     tool_names: tuple[str, ...] = ()

@@ -220,16 +220,7 @@ def completion_trace(completion: Any) -> tuple[Trace, str | None]:
     """
     if isinstance(completion, Sequence) and not isinstance(completion, str):
         messages = [m for m in completion if isinstance(m, Mapping)]
-        trace = from_openai_messages(messages)
-        answer = next(
-            (
-                str(m.get("content"))
-                for m in reversed(messages)
-                if m.get("role") == "assistant" and m.get("content")
-            ),
-            None,
-        )
-        return trace, answer
+        return from_openai_messages(messages), completion_answer(completion)
     text = str(completion)
     records = []
     for line in text.splitlines():
@@ -241,6 +232,22 @@ def completion_trace(completion: Any) -> tuple[Trace, str | None]:
             if isinstance(record, Mapping) and ("tool_name" in record or "name" in record):
                 records.append(record)
     return Trace.from_records(records, source="<completion>"), text
+
+
+def completion_answer(completion: Any) -> str | None:
+    """The final answer of one TRL completion: the last assistant text of a conversation,
+    or the whole text of a text completion. Reads no tool call, so a call the model wrote
+    malformed (which never ran) cannot stop the scoring of an executed trace."""
+    if isinstance(completion, Sequence) and not isinstance(completion, str):
+        return next(
+            (
+                str(m.get("content"))
+                for m in reversed(completion)
+                if isinstance(m, Mapping) and m.get("role") == "assistant" and m.get("content")
+            ),
+            None,
+        )
+    return str(completion)
 
 
 def _column(value: Any) -> Any:
@@ -286,12 +293,14 @@ def make_grpo_reward(
         out: list[float] = []
         parts: list[RewardBreakdown] = []
         for k, completion in enumerate(completions):
-            trace, answer = completion_trace(completion)
+            answer = completion_answer(completion)
             executed = getattr(environments[k], "records", None) if environments else None
             if executed is not None:
                 trace = Trace.from_records(executed, source="<executed rollout>")
             elif traces is not None and traces[k] is not None:
                 trace = Trace.from_records(_column(traces[k]), source="<traces column>")
+            else:
+                trace, answer = completion_trace(completion)
             breakdown = compliance_reward(
                 trace,
                 answer,

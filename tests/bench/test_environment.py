@@ -184,3 +184,26 @@ def test_reward_scores_the_executed_trace_not_the_completions_claims() -> None:
             "agentltl_reward/distance": (want[0].distance + want[1].distance) / 2,
         }
     )
+
+
+def test_a_malformed_call_in_the_completion_does_not_stop_scoring() -> None:
+    """A tool call the model wrote unreadably never ran: the executed trace is still scored."""
+    instance = generate_instance("loop_termination", 1, 3)
+    env = _replay_gold(instance)
+    completion = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "tool_a", "argumentsresult": {}}}
+            ],
+        },
+        {"role": "assistant", "content": f"ANSWER: {instance.expected_answer}"},
+    ]
+    row = grpo_rows([instance])[0]
+    got = make_grpo_reward()(
+        completions=[completion],
+        environments=[env],
+        **{k: [row[k]] for k in ("spec", "gold_trace", "expected_answer")},
+    )
+    assert got == [1.0]
