@@ -1,6 +1,6 @@
 """Does the compliance reward carry a learning signal inside a real GRPO trainer?
 
-Run: ``python benchmarks/train_tiny.py [--steps 300] [--window 20] [--sft-steps 40]``
+Run: ``python benchmarks/train_tiny.py [--steps 100] [--window 20] [--sft-steps 100]``
 (needs ``agentguard[train]``; CPU only, no download).
 
 A tokenizer is trained on the benchmark's own text and a two-layer Qwen3 decoder is
@@ -29,14 +29,14 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=300, help="GRPO steps")
+    parser.add_argument("--steps", type=int, default=100, help="GRPO steps")
     parser.add_argument("--window", type=int, default=20, help="steps per printed window")
-    parser.add_argument("--sft-steps", type=int, default=40, help="supervised warm-start steps")
+    parser.add_argument("--sft-steps", type=int, default=100, help="supervised warm-start steps")
     parser.add_argument("--warm-seeds", type=int, default=4, help="instances in the warm start")
-    parser.add_argument("--train-seeds", type=int, default=16, help="instances GRPO trains on")
+    parser.add_argument("--train-seeds", type=int, default=8, help="instances GRPO trains on")
     parser.add_argument("--generations", type=int, default=4, help="rollouts per prompt")
-    parser.add_argument("--prompts", type=int, default=2, help="prompts per step")
-    parser.add_argument("--lr", type=float, default=3e-4, help="GRPO learning rate")
+    parser.add_argument("--prompts", type=int, default=1, help="prompts per step")
+    parser.add_argument("--lr", type=float, default=2e-4, help="GRPO learning rate")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     args = parser.parse_args()
 
