@@ -3,11 +3,13 @@ specs, trace grounding, the compliance reward, and runs under enforcement settin
 
 Start with :func:`generate_instance` (one instance), :func:`generate_suite` (the paper's
 grid), :func:`run_benchmark` (an agent under baseline / block-and-warn / soft-block)
-and :func:`make_grpo_reward` (a TRL reward function).
+and :func:`make_grpo_reward` (a TRL reward function) with :func:`grpo_environments` /
+:func:`grpo_rows` (GRPO rollouts that execute the instance's tools).
 """
 
 from __future__ import annotations
 
+from agentguard.bench.environment import BenchEnvironment, grpo_environments, grpo_rows
 from agentguard.bench.generate import (
     MAX_CALLS,
     PAPER_SEEDS,
@@ -44,6 +46,7 @@ __all__ = [
     "TEMPLATE_NAMES",
     "TOOL_INFOS",
     "TOOL_NAMES",
+    "BenchEnvironment",
     "GoldCall",
     "Instance",
     "Mutation",
@@ -55,6 +58,8 @@ __all__ = [
     "generate_instance",
     "generate_suite",
     "grounding",
+    "grpo_environments",
+    "grpo_rows",
     "instance_constraints",
     "instance_spec_text",
     "make_grpo_reward",

@@ -220,16 +220,7 @@ def completion_trace(completion: Any) -> tuple[Trace, str | None]:
     """
     if isinstance(completion, Sequence) and not isinstance(completion, str):
         messages = [m for m in completion if isinstance(m, Mapping)]
-        trace = from_openai_messages(messages)
-        answer = next(
-            (
-                str(m.get("content"))
-                for m in reversed(messages)
-                if m.get("role") == "assistant" and m.get("content")
-            ),
-            None,
-        )
-        return trace, answer
+        return from_openai_messages(messages), completion_answer(completion)
     text = str(completion)
     records = []
     for line in text.splitlines():
@@ -241,6 +232,22 @@ def completion_trace(completion: Any) -> tuple[Trace, str | None]:
             if isinstance(record, Mapping) and ("tool_name" in record or "name" in record):
                 records.append(record)
     return Trace.from_records(records, source="<completion>"), text
+
+
+def completion_answer(completion: Any) -> str | None:
+    """The final answer of one TRL completion: the last assistant text of a conversation,
+    or the whole text of a text completion. Reads no tool call, so a call the model wrote
+    malformed (which never ran) cannot stop the scoring of an executed trace."""
+    if isinstance(completion, Sequence) and not isinstance(completion, str):
+        return next(
+            (
+                str(m.get("content"))
+                for m in reversed(completion)
+                if isinstance(m, Mapping) and m.get("role") == "assistant" and m.get("content")
+            ),
+            None,
+        )
+    return str(completion)
 
 
 def _column(value: Any) -> Any:
@@ -262,9 +269,12 @@ def make_grpo_reward(
     """A TRL ``GRPOTrainer`` reward function over the columns spec / gold_trace / expected_answer.
 
     Signature: ``reward(prompts, completions, *, spec, gold_trace, expected_answer,
-    traces=None, **kwargs) -> list[float]``. ``traces`` (optional column or kwarg) gives
-    executed traces (lists of records) when the rollout loop records them itself;
-    otherwise each trace is read from its completion.
+    traces=None, environments=None, log_metric=None, **kwargs) -> list[float]``. The trace
+    scored is, first found: the executed calls of the rollout's environment (TRL passes
+    ``environments`` when the trainer runs tools through ``environment_factory``; each
+    one's ``records``, see :mod:`agentguard.bench.environment`), the ``traces`` column or
+    keyword (records the user's own rollout loop kept), else the trace read from the
+    completion itself (the text path: there the tool results are whatever the model wrote).
     """
 
     def reward(
@@ -275,14 +285,22 @@ def make_grpo_reward(
         gold_trace: Sequence[Any],
         expected_answer: Sequence[Any],
         traces: Sequence[Any] | None = None,
+        environments: Sequence[Any] | None = None,
+        log_metric: Callable[[str, float], None] | None = None,
         **kwargs: Any,
     ) -> list[float]:
         del prompts, kwargs  # completion_ids, trainer_state and other columns are unused
         out: list[float] = []
+        parts: list[RewardBreakdown] = []
         for k, completion in enumerate(completions):
-            trace, answer = completion_trace(completion)
-            if traces is not None and traces[k] is not None:
+            answer = completion_answer(completion)
+            executed = getattr(environments[k], "records", None) if environments else None
+            if executed is not None:
+                trace = Trace.from_records(executed, source="<executed rollout>")
+            elif traces is not None and traces[k] is not None:
                 trace = Trace.from_records(_column(traces[k]), source="<traces column>")
+            else:
+                trace, answer = completion_trace(completion)
             breakdown = compliance_reward(
                 trace,
                 answer,
@@ -293,6 +311,11 @@ def make_grpo_reward(
                 compliance=compliance,
             )
             out.append(breakdown.reward)
+            parts.append(breakdown)
+        if log_metric is not None and parts:
+            # TRL logs only the sum; the three terms show which one training moves
+            for term in ("compliance", "accuracy", "distance"):
+                log_metric(f"{name}/{term}", sum(getattr(b, term) for b in parts) / len(parts))
         return out
 
     reward.__name__ = name
