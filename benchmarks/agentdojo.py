@@ -63,9 +63,9 @@ from agentdojo.task_suite.task_suite import (  # noqa: E402
     model_output_from_messages,
     read_suite_file,
 )
+from agentguard.integrations.agentdojo import guard_pipeline  # noqa: E402
 
 from agentguard.enforcement.firewall import Firewall  # noqa: E402
-from agentguard.integrations.agentdojo import guard_pipeline  # noqa: E402
 from agentguard.language import load_spec  # noqa: E402
 from agentguard.scoring.verify import verify_trace  # noqa: E402
 from agentguard.testing.agentdojo_models import ScriptedAgent  # noqa: E402

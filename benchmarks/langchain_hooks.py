@@ -54,9 +54,8 @@ CONFIGURATIONS = (
 
 def _hooks(what: str) -> Any:
     """A middleware adding only ``what`` of the guard's hooks and keys, doing nothing."""
-    from langchain.agents.middleware import AgentMiddleware
-
     from agentguard.integrations.langchain import AgentGuardState, _presign_hooks
+    from langchain.agents.middleware import AgentMiddleware
 
     def agent_hook(self: Any, state: Any, runtime: Any) -> None:  # noqa: ARG001
         return None

@@ -145,9 +145,8 @@ def noop_middleware() -> Any:
     LangSmith's ``traceable``, and runs ``before_agent``/``after_agent`` as graph nodes),
     whoever plugs into them. Its hooks are handed out with their signature precomputed,
     as the guard's are (``_presign_hooks``)."""
-    from langchain.agents.middleware import AgentMiddleware
-
     from agentguard.integrations.langchain import AgentGuardState, _presign_hooks
+    from langchain.agents.middleware import AgentMiddleware
 
     class NoOpHooks(AgentMiddleware[Any, Any, Any]):
         state_schema = AgentGuardState
@@ -169,11 +168,11 @@ def noop_middleware() -> Any:
 
 
 def langchain_case(steps: int, latency: float) -> Case:
+    from agentguard.integrations.langchain import AgentGuardMiddleware
     from langchain.agents import create_agent
     from langchain_core.tools import tool
 
     from agentguard import load_spec
-    from agentguard.integrations.langchain import AgentGuardMiddleware
     from agentguard.testing.langchain_models import ScriptedChatModel, call
 
     spec = load_spec(SPEC)

@@ -28,8 +28,8 @@ from agentdojo.benchmark import (
 )
 from agentdojo.logging import OutputLogger
 from agentdojo.task_suite.load_suites import get_suite
-
 from agentguard.integrations.agentdojo import guard_pipeline
+
 from agentguard.testing.agentdojo_models import ScriptedAgent
 
 ROOT = Path(__file__).resolve().parents[2]

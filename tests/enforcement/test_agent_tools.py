@@ -128,10 +128,10 @@ def test_smolagents_guard_is_silent_on_a_matching_spec() -> None:
 
 def test_langchain_middleware_compares_the_bound_tools() -> None:
     """AgentGuardMiddleware compares the tools of the first model request, once."""
+    from agentguard.integrations.langchain import AgentGuardMiddleware
     from langchain.agents import create_agent
     from langchain_core.tools import tool as lc_tool
 
-    from agentguard.integrations.langchain import AgentGuardMiddleware
     from agentguard.testing.langchain_models import ScriptedChatModel
 
     @lc_tool
@@ -149,9 +149,8 @@ def test_langchain_middleware_compares_the_bound_tools() -> None:
 
 def test_openai_agents_tools_are_gathered_over_handoffs() -> None:
     """The Agents SDK adapter compares the function tools of every agent handoffs reach."""
-    from agents import Agent, function_tool
-
     from agentguard.integrations.openai_agents import agent_tool_schemas
+    from agents import Agent, function_tool
 
     @function_tool
     def get_user_details(user_id: str) -> str:

@@ -37,13 +37,13 @@ from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
 from agentdojo.logging import OutputLogger
 from agentdojo.task_suite.load_suites import get_suite
 from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
+from agentguard.integrations._agentdojo_executor import GuardedToolsExecutor
+from agentguard.integrations.agentdojo import guard_pipeline
 
 from agentguard.enforcement.audit import verify_lines
 from agentguard.enforcement.decision import Action
 from agentguard.errors import AgentGuardError, MissingExtraError
 from agentguard.guard import GuardSession, UnsupportedAgentError
-from agentguard.integrations._agentdojo_executor import GuardedToolsExecutor
-from agentguard.integrations.agentdojo import guard_pipeline
 from agentguard.language import parse_spec
 from agentguard.scoring.verify import verify_trace
 from agentguard.testing.agentdojo_models import ScriptedAgent

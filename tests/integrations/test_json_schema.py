@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentguard.integrations._json_schema import declaration, with_declarations
+
 from agentguard.language import ast as A
 from agentguard.language import parse_spec
 from agentguard.tools.arguments import signature

@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("mcp")
 import mcp_types as types
-
 from agentguard.integrations._mcp_upstream import ToolCatalog
 
 

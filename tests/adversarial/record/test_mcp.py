@@ -57,9 +57,8 @@ def test_a_redactor_keeps_secrets_out_of_every_output(
     the decision log but wrote them into the report file (the arguments, the result that
     echoed them, a tool error and a JSON-RPC error quoting them). Now none of its
     outputs holds the secret: report line, log, spans, its own warnings."""
-    from mcp.client.client import Client
-
     from agentguard.integrations.mcp import McpGateway
+    from mcp.client.client import Client
 
     run = Run(tmp_path, SPEC, OPS)
     memory = InMemorySpanExporter()
