@@ -12,9 +12,10 @@ wrong:
   when an adapter knows the agent's tools (:func:`compare_tools`);
 * without one, the **spec itself**: a tool named exactly once in the whole spec (imports
   and ``requires`` clauses included) that is a near miss of another name the spec uses
-  (:func:`near_miss`) is the telltale of a typo. A name used twice or more is taken as
-  meant (a typo is seldom repeated the same way), and names further apart are different
-  tools; a near miss of a name every spec may use (``final_answer``, ``user_message``,
+  (:func:`near_miss`) in another constraint is the telltale of a typo. A name used twice
+  or more is taken as meant (a typo is seldom repeated the same way); two near names in
+  one formula are two tools it relates (``G(set_a -> O get_a)``); names further apart
+  are different tools. A near miss of a name every spec may use (``final_answer``, ``user_message``,
   ``assistant_message``) is flagged however often it is used.
 
 The conversation's events and the final tool are never unknown; ``any`` is no name.
@@ -36,6 +37,9 @@ from agentguard.trace.final_tool import FINAL_TOOL
 IMPLICIT = frozenset({FINAL_TOOL}) | DIALOGUE_NAMES
 """Names every spec may use without declaring them: the final tool, the dialogue events."""
 
+SHORT_NAME = 4
+"""Names shorter than this are near misses only up to case and ``-``/``_``: one edit
+turns any short name into another plausible one (``a`` / ``b``, ``pay`` / ``day``)."""
 LONG_NAME = 10
 """Names this long or longer are near misses up to two edits apart (shorter: one)."""
 
@@ -47,12 +51,14 @@ _HOW = (
 
 @dataclass(frozen=True, slots=True)
 class Use:
-    """Where a tool name is used: its first place, how often, and in which constraint."""
+    """Where a tool name is used: its first place, how often, in which constraint first,
+    and in which formulas at all (``scopes``: indexes of the spec's formulas)."""
 
     name: str
     count: int
     span: A.Span | None
     owner: str | None
+    scopes: frozenset[int]
 
 
 def tool_name_findings(
@@ -70,13 +76,17 @@ def tool_name_findings(
 
 def near_miss(a: str, b: str) -> bool:
     """Are two different names likely one misspelt as the other: the same up to case and
-    ``-``/``_``, or one edit apart (a letter dropped, added, changed, or two neighbours
-    swapped), two when both are :data:`LONG_NAME` letters or longer?"""
+    ``-``/``_``, or (both :data:`SHORT_NAME` letters or longer) one edit apart (a letter
+    dropped, added, changed, or two neighbours swapped), two when both are
+    :data:`LONG_NAME` letters or longer?"""
     if a == b:
         return False
     if _folded(a) == _folded(b):
         return True
-    limit = 2 if min(len(a), len(b)) >= LONG_NAME else 1
+    shorter = min(len(a), len(b))
+    if shorter < SHORT_NAME:
+        return False
+    limit = 2 if shorter >= LONG_NAME else 1
     return edit_distance(a, b, limit) <= limit
 
 
@@ -110,13 +120,15 @@ def _uses(spec: A.Spec) -> dict[str, Use]:
     """Every tool name used in the spec's formulas, in order of first use."""
     counts: Counter[str] = Counter()
     first: dict[str, tuple[A.Span | None, str | None]] = {}
-    formulas = [(c.name, c.formula) for c in spec.constraints]
+    scopes: dict[str, set[int]] = {}
+    formulas: list[tuple[str | None, A.Formula]] = [(c.name, c.formula) for c in spec.constraints]
     formulas += [(None, d.requires) for d in spec.tools if d.requires is not None]
-    for owner, formula in formulas:
+    for index, (owner, formula) in enumerate(formulas):
         for name, span in _names_in(formula):
             counts[name] += 1
             first.setdefault(name, (span, owner))
-    return {n: Use(n, counts[n], *first[n]) for n in first}
+            scopes.setdefault(name, set()).add(index)
+    return {n: Use(n, counts[n], *first[n], frozenset(scopes[n])) for n in first}
 
 
 def _names_in(formula: A.Formula) -> Iterator[tuple[str, A.Span | None]]:
@@ -202,6 +214,7 @@ def _near_misses(uses: dict[str, Use], src: str) -> list[LintWarning]:
             for other in uses.values()
             if other.name not in IMPLICIT
             and (other.count > 1 or position[other.name] < position[name])
+            and not (other.scopes & use.scopes)  # one formula relating two tools
             and near_miss(name, other.name)
         ]
         if others:
