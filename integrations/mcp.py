@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from agentguard.enforcement.agent_tools import ReportedTools, check_at_guard
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.firewall import Firewall
 from agentguard.enforcement.report import FirewallReport
@@ -48,6 +49,7 @@ from agentguard.errors import MissingExtraError
 from agentguard.guard import blocked_text
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import coerce_spec
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.mcp_arguments import server_arguments
 from agentguard.trace.mcp_content import (
     CANCELLED_TEXT,
@@ -127,6 +129,7 @@ class McpGateway:
         self._upstream = Upstream(self._declare)
         self.listeners = self._upstream.listeners
         self.over_http = False  # served over HTTP: one run per MCP session, not one in all
+        self._reported = ReportedTools({})  # the tools compared with the spec at startup
 
     # upstream -----------------------------------------------------------------------
     @asynccontextmanager
@@ -140,10 +143,24 @@ class McpGateway:
             cwd=self.cwd,
         )
         async with self._upstream.running(params):
+            self._check_tools()
             try:
                 yield self
             finally:
                 self.finish_all()
+
+    def _check_tools(self) -> None:
+        """The spec against the server's tools, once, at startup: each difference a
+        ToolMismatchWarning (with the closest tool), or with ``strict_tools=True`` a
+        ToolMismatchError before any client is served. Each run's firewall then logs
+        them without warning again."""
+        listed = {t.name: t.input_schema for t in self._upstream.catalog.tools}
+        self._reported = check_at_guard(
+            self.spec,
+            listed,
+            strict=bool(self.firewall_kwargs.get("strict_tools", False)),
+            final_tools=self.firewall_kwargs.get("final_tools", FINAL_TOOLS),
+        )
 
     @property
     def tools(self) -> tuple[types.Tool, ...]:
@@ -175,7 +192,9 @@ class McpGateway:
     def open_run(self, key: str, *, remember: bool = False) -> GatewaySession:
         """A new run for ``key`` (``remember``: ``session(key)`` finds it once ended)."""
         listed = {t.name: t.input_schema for t in self._upstream.catalog.tools}
-        options = {"agent_tools": listed, "keep_trace": True, **self.firewall_kwargs}
+        # the tools of startup were reported then (_check_tools): logged, not warned again
+        known = ReportedTools(listed) if listed == self._reported.tools else listed
+        options = {"agent_tools": known, "keep_trace": True, **self.firewall_kwargs}
         firewall = Firewall(self.spec, **options)
         if self.schema_checks:
             firewall.declare_tools(declarations(listed.items()))

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentguard.enforcement.agent_tools import ToolMismatchError
 from agentguard.errors import MissingExtraError, SpecError
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -89,6 +90,13 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
         help="do not turn the server's tool input schemas into tool declarations",
     )
     parser.add_argument(
+        "--strict-tools",
+        action="store_true",
+        default=d(False),
+        help="refuse to start when the spec names a tool (or declares a parameter) the "
+        "server lacks; without it, each difference is a warning",
+    )
+    parser.add_argument(
         "--soft-block-limit",
         type=int,
         default=d(3),
@@ -153,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"soft_block_limit": args.soft_block_limit}
     if args.log is not None:
         kwargs["log_path"] = args.log
+    if args.strict_tools:
+        kwargs["strict_tools"] = True
     gateway = gateway_module.McpGateway(
         spec,
         command,
@@ -168,13 +178,13 @@ def run(args: argparse.Namespace) -> int:
             anyio.run(gateway_module.serve_stdio, gateway)
         else:
             anyio.run(_serve_http, gateway_module, gateway, args.host, args.http)
-    except gateway_module.GatewayError as exc:
+    except (gateway_module.GatewayError, ToolMismatchError) as exc:
         _say(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:  # pragma: no cover - the signal watcher normally gets it first
         gateway.finish_all()
     except BaseException as exc:  # anyio's task groups raise an exception group around it
-        found = _first(exc, gateway_module.GatewayError)
+        found = _first(exc, gateway_module.GatewayError) or _first(exc, ToolMismatchError)
         if found is None:
             raise
         _say(str(found))

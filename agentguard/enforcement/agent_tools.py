@@ -310,16 +310,3 @@ def _callers_level() -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
-
-
-def declared_schema(decl: A.ToolDecl) -> dict[str, Any]:
-    """The JSON Schema of a declaration's arguments (the inverse of
-    :func:`agentguard.tools.json_schema.declaration_from_json_schema`, as far as
-    :func:`compare_tools` reads it: names, types, required): how ``lint --tools`` compares
-    a tool list read as declarations with the spec's own."""
-    properties: dict[str, Any] = {}
-    for p in decl.params:
-        kinds = sorted(_JSON_TYPES.get(p.type, ()))
-        properties[p.name] = {"type": kinds[0] if len(kinds) == 1 else kinds} if kinds else {}
-    required = [p.name for p in decl.params if not p.optional]
-    return {"type": "object", "properties": properties, "required": required}

@@ -375,3 +375,22 @@ def test_a_spec_tool_the_server_lacks_is_logged_with_the_closest_name(tmp_path: 
     mismatch = [e for e in events if e["event"] == "agentguard.tool_mismatch"]
     assert [e["tool"] for e in mismatch] == ["lookup_ordr"]
     assert "the agent has 'lookup_order'" in mismatch[0]["message"]
+
+
+def test_strict_tools_refuses_to_start_on_a_misspelt_tool(tmp_path: Path) -> None:
+    """mcp-proxy --strict-tools: the server's tools are compared at startup; a spec tool
+    it lacks exits 2 before any client is served, naming the closest tool."""
+    spec = tmp_path / "typo.ltl"
+    spec.write_text(SPEC.read_text() + "\nconstraint typo := G !lookup_ordr\n")
+    run = Run(tmp_path, spec)
+    done = subprocess.run(
+        [sys.executable, *run.proxy_args("--strict-tools")],
+        env=run.env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "the agent has 'lookup_order'" in done.stderr and "strict_tools" in done.stderr
+    assert not run.reached_server()
