@@ -109,7 +109,7 @@ def edit_distance(a: str, b: str, limit: int) -> int:
         if min(current) > limit:
             return limit + 1
         before, row = row, current
-    return row[-1]
+    return min(row[-1], limit + 1)
 
 
 def _folded(name: str) -> str:
