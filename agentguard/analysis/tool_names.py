@@ -76,18 +76,33 @@ def tool_name_findings(
 
 def near_miss(a: str, b: str) -> bool:
     """Are two different names likely one misspelt as the other: the same up to case and
-    ``-``/``_``, or (both :data:`SHORT_NAME` letters or longer) one edit apart (a letter
-    dropped, added, changed, or two neighbours swapped), two when both are
-    :data:`LONG_NAME` letters or longer?"""
+    ``-``/``_``, or (both :data:`SHORT_NAME` letters or longer, and no siblings of a
+    series, :func:`_siblings`) one edit apart (a letter dropped, added, changed, or two
+    neighbours swapped), two when both are :data:`LONG_NAME` letters or longer?"""
     if a == b:
         return False
     if _folded(a) == _folded(b):
         return True
     shorter = min(len(a), len(b))
-    if shorter < SHORT_NAME:
+    if shorter < SHORT_NAME or _siblings(a, b):
         return False
     limit = 2 if shorter >= LONG_NAME else 1
     return edit_distance(a, b, limit) <= limit
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Names of one family rather than a typo: the same length, differing only in their
+    first or last letter or in digits (``tool_b`` / ``tool_c``, ``get_a`` / ``set_a``,
+    ``step1_x`` / ``step2_x``), as tools are named in series; a typo drops, adds or swaps
+    letters inside a word."""
+    if len(a) != len(b):
+        return False
+    last = len(a) - 1
+    return all(
+        i in (0, last) or (x.isdigit() and y.isdigit())
+        for i, (x, y) in enumerate(zip(a, b, strict=True))
+        if x != y
+    )
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

@@ -53,6 +53,10 @@ class TestWithoutAToolList:
             "constraint a := G(refund -> O verify)\nconstraint b := F notify",
             "constraint a := G(get_a -> O set_a)\nconstraint b := G(get_a -> X get_a)",
             "constraint a := G(user_message -> F assistant_message)",
+            # a series: the same length, differing in the last letter, first letter, digits
+            "constraint a := G(tool_b -> O tool_a) & F tool_b\nconstraint b := F tool_c",
+            "constraint a := G(read_x -> F read_x)\nconstraint b := F lead_x",
+            "constraint a := G(step1_x -> F step1_x)\nconstraint b := F step2_x",
         ],
     )
     def test_distinct_tools_are_not_flagged(self, text: str) -> None:
