@@ -179,11 +179,11 @@ def test_langchain_middleware_compares_the_bound_tools() -> None:
 def test_langchain_middleware_with_strict_tools_refuses_every_invocation() -> None:
     """strict_tools=True: the first model request raises ToolMismatchError (no tool ran),
     and so does the next invocation: a strict agent never runs on a misfit."""
-    from agentguard.integrations.langchain import AgentGuardMiddleware
     from langchain.agents import create_agent
     from langchain_core.tools import tool as lc_tool
 
     from agentguard.analysis import ToolMismatchError
+    from agentguard.integrations.langchain import AgentGuardMiddleware
     from agentguard.testing.langchain_models import ScriptedChatModel
 
     ran: list[str] = []
