@@ -26,6 +26,9 @@ Hierarchy::
     │                                         bytes, too deep): the call is refused
     ├── MonitorStateError (ValueError)        monitor.monitor: a saved state does not fit
     ├── FirewallConfigError (ValueError)      enforcement.options: bad Firewall options
+    ├── ToolMismatchError (ValueError)        enforcement.agent_tools: the spec names a tool,
+    │                                         parameter or type the agent's tools lack, and
+    │                                         strict_tools=True makes that an error
     ├── FirewallStateError (ValueError)       enforcement.firewall: a saved state does not fit
     ├── TraceNotKeptError (RuntimeError)      enforcement.reporting: the trace of a Firewall
     │                                         built without keep_trace=True

@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from agentguard.enforcement.agent_tools import check_at_guard
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.offering import Offer
 from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import AgentGuardError
+from agentguard.language import ast as A
+from agentguard.scoring.inputs import SpecLike, coerce_spec
+from agentguard.trace.final_tool import FINAL_TOOLS
 from agentguard.trace.refusal import refusal_text
 
 if TYPE_CHECKING:
@@ -79,3 +83,23 @@ __all__ = [
     "blocked_text",
     "stop_decision",
 ]
+
+
+def check_agent_tools(spec: SpecLike, options: FirewallOptions) -> A.Spec:
+    """The spec ``guard()`` was given, read now, and compared with the agent's tools when
+    the adapter put them in ``options["agent_tools"]``: a spec naming ``get_user_detail``
+    while the agent has ``get_user_details`` is reported at the ``guard()`` line (a
+    ``ToolMismatchWarning`` naming the closest tool), not when a run starts; with
+    ``strict_tools=True`` it is a ``ToolMismatchError`` there. The tools are handed on
+    marked as reported (``options`` is updated): each run's firewall logs the differences
+    in its own log without warning again."""
+    read = coerce_spec(spec, options.get("registry"))
+    tools = options.get("agent_tools")
+    if tools is not None:
+        options["agent_tools"] = check_at_guard(
+            read,
+            tools,
+            strict=options.get("strict_tools", False),
+            final_tools=options.get("final_tools", FINAL_TOOLS),
+        )
+    return read

@@ -44,7 +44,9 @@ class CompiledRegex:
         RE2 matches UTF-8, and a lone surrogate has none (``os.listdir`` gives one for a
         file name that is not UTF-8, and ``"\\udce9"`` is valid JSON): such a text is
         matched with each lone surrogate read as U+FFFD, one character for one, so ``.``
-        still matches it and no literal can (a pattern cannot hold a lone surrogate).
+        still matches it. A pattern holding one (a pattern taken from such a text,
+        ``a(k ~ x)``) reads it the same way (:func:`compile_regex`), so ``a(k = x) ->
+        a(k ~ x)`` holds for a plain text ``x``.
         """
         try:
             return self.engine.search(text) is not None
@@ -54,14 +56,18 @@ class CompiledRegex:
 
 @lru_cache(maxsize=1024)
 def compile_regex(pattern: str, flags: str = "") -> CompiledRegex:
-    """The one place spec regexes are compiled; raises ``re.error`` when RE2 refuses one."""
+    """The one place spec regexes are compiled; raises ``re.error`` when RE2 refuses one.
+
+    A lone surrogate in the pattern is read as U+FFFD, as in the text searched
+    (:meth:`CompiledRegex.search`): UTF-8, which RE2 compiles, has no encoding for it.
+    """
     inline = ""
     for ch in flags:
         if ch not in _RE2_FLAGS:
             hint = " (RE2 has no verbose mode)" if ch == "x" else ""
             raise re.error(f"unsupported flag {ch!r}{hint}; use i, m or s")
         inline += _RE2_FLAGS[ch]
-    source = _PYTHON_END.sub(r"\1\\z", pattern)
+    source = _PYTHON_END.sub(r"\1\\z", _LONE_SURROGATE.sub("\ufffd", pattern))
     if inline:
         source = f"(?{inline}){source}"
     options = re2.Options()

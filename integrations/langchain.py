@@ -66,7 +66,6 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from agentguard.enforcement.agent_tools import warn_tool_mismatches
 from agentguard.enforcement.approval import Approval, ApprovalRequest
 from agentguard.enforcement.prototype import spec_hashes
 from agentguard.errors import MissingExtraError
@@ -74,6 +73,7 @@ from agentguard.guard import GuardOptions, GuardSession
 from agentguard.scoring.inputs import SpecLike
 
 from ._langchain_answers import Answers
+from ._langchain_bound_tools import compare_bound_tools
 from ._langchain_hooks import presign_hooks as _presign_hooks  # benchmarks use this name
 from ._langchain_offer import offered
 from ._langchain_order import MiddlewareOrderError, check_placement
@@ -308,23 +308,22 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # the agent's tools: known here only, from the first model request ---------------------
     def _compare_tools(self, request: Any) -> None:
         """Once per middleware: the spec's tools against the tools bound to the model
-        (a ToolMismatchWarning and a log event per difference, docs/firewall.md)."""
+        (a ToolMismatchWarning and a log event per difference, docs/firewall.md). With
+        ``strict_tools=True`` a difference is a ToolMismatchError instead, raised at every
+        model request until the tools fit (a strict run never proceeds on a misfit)."""
         if self._tools_compared:
             return
+        strict = self._kwargs.get("strict_tools", False) is True
         with self._lock:
             if self._tools_compared:
                 return
-            self._tools_compared = True
+            self._tools_compared = not strict  # strict: compared (and refused) each time
         tools = getattr(request, "tools", None)
         if tools is None:
             return
-        schemas = langchain_tool_schemas(tools)
         firewall = self._session_of_request(request).firewall
-        final = frozenset(getattr(firewall, "final_tools", ("final_answer",)))
-        found = warn_tool_mismatches(self.spec, schemas, implicit=final)
-        report = getattr(firewall, "report_tool_mismatches", None)  # absent on stand-ins
-        if report is not None:
-            report(found)
+        compare_bound_tools(self.spec, tools, firewall, strict=strict)  # raises when strict
+        self._tools_compared = True
 
     # each tool call -----------------------------------------------------------------
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -394,20 +393,6 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
 
 _presign_hooks(AgentGuardMiddleware)
 _presign_hooks(_ApprovingMiddleware)
-
-
-def langchain_tool_schemas(tools: Any) -> dict[str, Any]:
-    """Name -> JSON Schema of the arguments, for LangChain tools (or OpenAI-format dicts)."""
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
-    out: dict[str, Any] = {}
-    for tool in tools:
-        try:
-            function = convert_to_openai_tool(tool)["function"]
-        except (ValueError, TypeError, KeyError):  # a provider built-in: no schema to compare
-            continue
-        out[str(function["name"])] = function.get("parameters")
-    return out
 
 
 def interrupt_approver(request: ApprovalRequest) -> Approval:

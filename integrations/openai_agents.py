@@ -46,6 +46,7 @@ from agentguard.enforcement.options import FirewallOptions
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
 from agentguard.guard import FINAL_TOOL, AlreadyGuardedError, UnsupportedAgentError, blocked_text
+from agentguard.guard_shared import check_agent_tools
 from agentguard.language import ast as A
 from agentguard.scoring.inputs import SpecLike, coerce_spec
 from agentguard.trace.model import Trace
@@ -370,6 +371,7 @@ def guard_openai_agent(
     schemas = agent_tool_schemas(agent)
     if schemas is not None:
         firewall_kwargs.setdefault("agent_tools", schemas)
+    spec = check_agent_tools(spec, firewall_kwargs)  # reported here, at the guard() line
     guard = OpenAIAgentsGuard(spec, offer=offer, **firewall_kwargs)
     guard.roots.append(agent)
     install(agent, guard)

@@ -65,6 +65,7 @@ from agentguard.guard import (
     GuardSession,
     UnsupportedAgentError,
 )
+from agentguard.guard_shared import check_agent_tools
 from agentguard.scoring.inputs import SpecLike
 
 from ._smolagents_errors import (
@@ -112,6 +113,7 @@ def guard_smolagents(
             )
     refuse_exposing_imports(agent)
     firewall_kwargs.setdefault("agent_tools", agent_tool_schemas(agent))
+    spec = check_agent_tools(spec, firewall_kwargs)  # reported here, at the guard() line
     session = GuardSession(spec, **firewall_kwargs)
     _install(agent, session, smolagents)
     return agent

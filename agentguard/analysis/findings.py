@@ -17,6 +17,8 @@ WarningKind = Literal[
     "conflict",
     "unknown-argument",
     "type-mismatch",
+    "unknown-tool",
+    "tool-mismatch",
     "never-blocks",
     "late",
 ]

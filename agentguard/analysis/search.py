@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from agentguard.monitor.machine import MAX_EXPLORE, Letter, Machine, backward_closure
+from agentguard.monitor.machine import MAX_EXPLORE, OTHER, Letter, Machine, backward_closure
 
 MAX_FROZEN = 10
 """Frozen atoms (comparisons, user predicates, budgets) whose 2^k values are enumerated."""
@@ -68,7 +68,15 @@ def ordered_letters(machine: Machine) -> list[Letter] | None:
     letters = machine.all_letters()
     if letters is None:
         return None
-    return sorted(letters, key=lambda letter: (bin(letter[1]).count("1"), letter[0] == "", letter))
+    return sorted(
+        letters,
+        key=lambda letter: (
+            bin(letter[1]).count("1"),
+            letter[0] is OTHER,
+            letter[0] or "",
+            letter[1],
+        ),
+    )
 
 
 def explore(

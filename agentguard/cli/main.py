@@ -196,6 +196,18 @@ def _located(message: str, loc: SourceLocation | None) -> dict[str, Any]:
     return {"message": message, "file": loc.source, "line": loc.line, "column": loc.column}
 
 
+def _tool_list(path: str) -> dict[str, Any] | None:
+    """``lint --tools FILE``: the agent's tools, read as ``pec --tools`` reads them (None
+    once the error is printed)."""
+    from agentguard.pec.declarations import tool_schemas
+
+    try:
+        return tool_schemas(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError, AgentGuardError) as exc:
+        _err(f"{path}: cannot read tool definitions ({exc})")
+        return None
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     from agentguard.analysis import find_witness, lint_spec
 
@@ -215,8 +227,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
             problems = {"spec": spec.name, "ok": False, "problems": [{"message": message}]}
             print(json.dumps(problems, indent=2))
         return EXIT_USAGE
+    tools = _tool_list(args.tools) if args.tools else None
+    if args.tools and tools is None:
+        return EXIT_USAGE
     classes = _classify(spec)
-    warnings = lint_spec(spec)
+    warnings = lint_spec(spec, tools=tools)
     witness = find_witness(spec) if args.witness else None
     status = EXIT_VIOLATION if args.strict and warnings else EXIT_OK
     if args.json:
@@ -356,6 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--witness",
         action="store_true",
         help="also print a shortest trace satisfying the spec (or the proof none does)",
+    )
+    lint.add_argument(
+        "--tools",
+        metavar="JSON",
+        help="the agent's tools (function definitions, as pec --tools reads them): "
+        "flag every spec tool outside them, and declarations their schemas contradict",
     )
     add_load_option(lint)
     lint.set_defaults(func=cmd_lint)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentguard.enforcement.agent_tools import ToolMismatchError
 from agentguard.errors import MissingExtraError, SpecError
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -235,13 +236,13 @@ def _serve(
             anyio.run(gateway_module.serve_stdio, gateway)
         else:
             anyio.run(_serve_http, gateway_module, gateway, args.host, args.http)
-    except gateway_module.GatewayError as exc:
+    except (gateway_module.GatewayError, ToolMismatchError) as exc:
         _say(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:  # pragma: no cover - the signal watcher normally gets it first
         gateway.finish_all()
     except BaseException as exc:  # anyio's task groups raise an exception group around it
-        found = _first(exc, gateway_module.GatewayError)
+        found = _first(exc, gateway_module.GatewayError) or _first(exc, ToolMismatchError)
         if found is None:
             raise
         _say(str(found))

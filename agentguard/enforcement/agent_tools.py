@@ -3,22 +3,27 @@
 A spec that names ``get_user_detail`` while the agent has ``get_user_details`` never
 fires: every constraint on the misspelled tool is vacuous. When the agent's tools are
 known (the framework adapters pass them, or ``Firewall(..., agent_tools=...)``), the
-firewall compares them with the spec once, warns with :class:`ToolMismatchWarning`
-(``-W error`` makes it fatal) and logs each difference. ``agentguard lint`` reports the
-same differences statically (``agentguard.analysis``).
+spec is compared with them and each difference is warned of with
+:class:`ToolMismatchWarning` (``-W error`` makes it fatal) and logged in every run's
+decision log; with ``strict_tools=True`` a difference raises :class:`ToolMismatchError`
+instead. The adapters that see the agent's tools when it is guarded compare there
+(:func:`check_at_guard`), so a misspelt tool is reported at ``guard()``, not when a run
+starts. ``agentguard lint --tools FILE`` reports the same differences statically
+(``agentguard.analysis``).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentguard._identity_cache import IdentityCache
-from agentguard.errors import ToolMismatchWarning
+from agentguard.errors import AgentGuardError, ToolMismatchWarning
 from agentguard.language import ast as A
 from agentguard.language.walk import subformulas
 from agentguard.trace.call_fields import DIALOGUE_NAMES
@@ -61,6 +66,45 @@ class ToolMismatch:
         return self.message
 
 
+class ToolMismatchError(AgentGuardError, ValueError):
+    """The spec does not fit the agent's tools (a tool the agent lacks, a parameter or
+    type its schema contradicts) and ``strict_tools=True`` makes that an error: raised
+    by ``guard()`` (smolagents, OpenAI Agents), the MCP gateway at startup, a
+    ``Firewall`` given ``agent_tools``, or when an adapter reports tools it learned
+    later (the LangChain middleware, at its first model call). ``mismatches`` holds
+    every difference found, each with the closest agent tool where there is one."""
+
+    def __init__(self, mismatches: Sequence[ToolMismatch]) -> None:
+        self.mismatches = tuple(mismatches)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        n = len(self.mismatches)
+        head = (
+            f"the spec does not fit the agent's tools ({n} difference{'s' if n != 1 else ''}; "
+            "strict_tools=True makes each an error):"
+        )
+        return head + "".join(f"\n  {m}" for m in self.mismatches)
+
+
+@dataclass(frozen=True, eq=False)
+class ReportedTools(Mapping[str, "Mapping[str, Any] | None"]):
+    """An agent's tools whose differences with the spec were reported already, when the
+    agent was guarded (:func:`check_at_guard`): each run's firewall still compares and
+    logs them in its own decision log, but does not warn of them again."""
+
+    tools: Mapping[str, Mapping[str, Any] | None]
+
+    def __getitem__(self, name: str) -> Mapping[str, Any] | None:
+        return self.tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tools)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+
 def spec_tool_names(spec: A.Spec) -> list[str]:
     """Tools the spec declares or names in a formula, in order of appearance (walked
     once per spec: every run's firewall compares them with the agent's tools)."""
@@ -86,6 +130,13 @@ def _close(name: str, choices: tuple[str, ...]) -> list[str]:
     """The choice closest to ``name``, if close enough (difflib's ratio, the costly part
     of a comparison: a run's firewall asks again what the last run's asked)."""
     return difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+
+
+def close_tool(name: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``name`` (difflib's ratio, at least 0.6), or None: the
+    "did you mean" of every tool comparison."""
+    found = _close(name, tuple(choices))
+    return found[0] if found else None
 
 
 def _tool_args(p: A.TracePredicate) -> list[str]:
@@ -218,9 +269,44 @@ def warn_tool_mismatches(
     """:func:`compare_tools`, each difference also issued as a :class:`ToolMismatchWarning`.
 
     Python's warnings (not only a log line) so that ``-W error::ToolMismatchWarning`` or
-    ``pytest -W error`` makes a misspelled tool fatal in a user's test suite.
+    ``pytest -W error`` makes a misspelled tool fatal in a user's test suite. Tools given
+    as :class:`ReportedTools` were warned of when the agent was guarded: not again.
     """
     found = tuple(compare_tools(spec, agent_tools, implicit=implicit, names=names))
-    for mismatch in found:
-        warnings.warn(ToolMismatchWarning(mismatch.message), stacklevel=3)
+    if not isinstance(agent_tools, ReportedTools):
+        for mismatch in found:
+            warnings.warn(ToolMismatchWarning(mismatch.message), stacklevel=3)
     return found
+
+
+def check_at_guard(
+    spec: A.Spec,
+    agent_tools: AgentTools,
+    *,
+    strict: bool = False,
+    final_tools: Iterable[str] = IMPLICIT_TOOLS,
+) -> ReportedTools:
+    """Compare the spec with the agent's tools when the agent is guarded: each difference
+    a :class:`ToolMismatchWarning` pointing at the caller's ``guard()`` line, or with
+    ``strict`` one :class:`ToolMismatchError` listing them all. Returns the tools marked
+    :class:`ReportedTools`, for the adapter to hand its runs' firewalls (``agent_tools``):
+    they log the differences in each run's log without warning twice."""
+    found = compare_tools(spec, agent_tools, implicit=frozenset(final_tools))
+    if found and strict:
+        raise ToolMismatchError(found)
+    for mismatch in found:
+        warnings.warn(ToolMismatchWarning(mismatch.message), stacklevel=_callers_level())
+    return agent_tools if isinstance(agent_tools, ReportedTools) else ReportedTools(agent_tools)
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside agentguard (and its adapters), as
+    seen from the ``warnings.warn`` call in the caller: the user's ``guard()`` line,
+    however many of agentguard's frames lie between (``agentguard.guard`` dispatching
+    to an adapter, or the adapter called directly)."""
+    frame = sys._getframe(2)  # the caller of the function that calls this one
+    level = 2
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("agentguard"):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

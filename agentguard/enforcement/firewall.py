@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from typing_extensions import Unpack
 
-from agentguard.enforcement.agent_tools import AgentTools, ToolMismatch, warn_tool_mismatches
+from agentguard.enforcement.agent_tools import (
+    AgentTools,
+    ToolMismatch,
+    ToolMismatchError,
+    compare_tools,
+    warn_tool_mismatches,
+)
 from agentguard.enforcement.approval import Approver
 from agentguard.enforcement.core import history
 from agentguard.enforcement.decision import Decision, Violation
@@ -94,6 +100,7 @@ class Firewall(Proposing):
         registry: Registry | None = None,
         enforce_tools: bool = True,
         agent_tools: AgentTools | None = None,
+        strict_tools: bool = False,
         schema_severity: Severity | str = DEFAULT_SCHEMA_SEVERITY,
         start_timeout: float = 30.0,
         mode: str = "enforce",
@@ -177,13 +184,12 @@ class Firewall(Proposing):
             key=log_key.encode() if isinstance(log_key, str) else log_key,
         )
         self.tool_mismatches: tuple[ToolMismatch, ...] = ()
-        if agent_tools is not None:
+        self.strict_tools = strict_tools  # a difference with the agent's tools raises
+        if agent_tools is not None:  # (strict: an error, not a warning, after it is logged)
+            compare = compare_tools if strict_tools else warn_tool_mismatches
             self.report_tool_mismatches(
-                warn_tool_mismatches(
-                    spec,
-                    agent_tools,
-                    implicit=frozenset(self.final_tools),
-                    names=proto.tool_names,
+                compare(
+                    spec, agent_tools, implicit=frozenset(self.final_tools), names=proto.tool_names
                 )
             )
         self._spans: DecisionSpans | None = None
@@ -227,7 +233,8 @@ class Firewall(Proposing):
 
     def report_tool_mismatches(self, mismatches: Sequence[ToolMismatch]) -> None:
         """Keep and log differences between the spec's tools and the agent's (an adapter
-        that learns the agent's tools after the run started calls this)."""
+        that learns the agent's tools after the run started calls this); with
+        ``strict_tools``, any raises :class:`ToolMismatchError` once logged."""
         with self._lock:
             self.tool_mismatches = (*self.tool_mismatches, *mismatches)
             for mismatch in mismatches:
@@ -238,6 +245,8 @@ class Firewall(Proposing):
                     message=mismatch.message,
                     verdict=mismatch.kind,
                 )
+        if mismatches and self.strict_tools:
+            raise ToolMismatchError(mismatches)
 
     def declare_tools(self, found: Iterable[A.ToolDecl]) -> None:
         """Declare tools the agent gained after the run began (an MCP server's tools,

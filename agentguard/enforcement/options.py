@@ -53,6 +53,7 @@ class FirewallOptions(TypedDict, total=False):
     registry: Registry | None
     enforce_tools: bool
     agent_tools: AgentTools | None
+    strict_tools: bool
     schema_severity: Severity | str
     start_timeout: float
     mode: str

@@ -8,6 +8,7 @@ pass lands in the same list and is raised together with the others.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -122,8 +123,11 @@ class Scope:
             and tool not in self.tools
             and tool not in IMPLICIT_TOOLS
         ):
+            close = difflib.get_close_matches(tool, sorted(self.tools), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise self.problem(
-                f"unknown tool {tool!r} (this spec declares: {', '.join(sorted(self.tools))})",
+                f"unknown tool {tool!r}{hint} (this spec declares: "
+                f"{', '.join(sorted(self.tools))})",
                 span,
                 src,
             )

@@ -173,6 +173,8 @@ class _Builder:
 
     # -------------------------------------------------------------- trace predicates
     def ev(self, tool: str, tests: tuple[A.Test, ...] = (), result: A.Term | None = None) -> int:
+        if not isinstance(tool, str):  # a non-text value substituted into a tool position
+            return FALSE  # names no tool (`NotATool`): no call is it, as offline
         self._check_tests(tests)
         if result is not None and free_variables(result) - ({self.var} if self.var else set()):
             raise Unsupported("a result on an unbound variable")

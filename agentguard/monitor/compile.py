@@ -20,7 +20,7 @@ from typing_extensions import assert_never
 
 from agentguard.language import ast as A
 from agentguard.language.walk import children, is_formula, subformulas
-from agentguard.monitor.atoms import Unsupported
+from agentguard.monitor.atoms import Unsupported, uses_metrics
 from agentguard.monitor.builder import build_machine
 from agentguard.monitor.decompose import split_conjunction
 from agentguard.monitor.plans import (
@@ -84,8 +84,8 @@ def _quantified(f: A.Quantified, match: Matcher) -> Plan:
         return _instantiated(f, match)
     if isinstance(d, A.Domain) and d.extractor not in ("args", "results", "tools"):
         raise Unsupported(f"user domain extractor {d.extractor!r}")
-    if isinstance(d, A.ListLiteral) and free_variables(d):
-        raise Unsupported("a domain list with variables")
+    if isinstance(d, A.ListLiteral) and (free_variables(d) or uses_metrics(d)):
+        raise Unsupported("a domain list with variables or metrics")
     machine = build_machine(f.body, f.var, match)
     sites: list[Site] = []
     collect_sites(f.body, f.var, sites)

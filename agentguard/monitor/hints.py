@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentguard.errors import AgentGuardError
 from agentguard.monitor.budget import hint as budget_hint
-from agentguard.monitor.machine import Machine
+from agentguard.monitor.machine import Letter, Machine
 from agentguard.monitor.nodes import AutomatonNode, BoolNode, Node
 from agentguard.monitor.quantified import QuantNode
 from agentguard.monitor.verdict import Verdict
@@ -60,13 +60,13 @@ def hint(
     return f"call {steps} before {what}".strip()
 
 
-def repair_end(m: Machine, state: int) -> list[tuple[str, int]] | None:
+def repair_end(m: Machine, state: int) -> list[Letter] | None:
     """Shortest letters after which ending the run would satisfy the machine."""
     letters = m.all_letters()
     if letters is None or m.accepts(state):
         return None
     seen = {state}
-    frontier: list[tuple[int, list[tuple[str, int]]]] = [(state, [])]
+    frontier: list[tuple[int, list[Letter]]] = [(state, [])]
     for _ in range(3):
         nxt = []
         for node, path in frontier:

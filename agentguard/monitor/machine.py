@@ -232,12 +232,12 @@ class Machine(Automaton):
         cls, mask = letter
         data = self._data[cls]
         events = [self._event(i) for bit, i in enumerate(data) if mask >> bit & 1]
-        head = cls or "any other tool"
+        head = "any other tool" if cls is OTHER else repr(cls) if cls == "" else cls
         if not events:
             return head
-        if cls and all(e.tool == cls and e.result is None for e in events):
+        if cls is not OTHER and all(e.tool == cls and e.result is None for e in events):
             tests = dict.fromkeys(_test_text(t, env) for e in events for t in e.tests)
-            text = f"{cls}({', '.join(tests)})" if tests else cls
+            text = f"{head}({', '.join(tests)})" if tests else head
             outcomes = {e.outcome for e in events} - {None}
             if outcomes:  # one letter has one outcome; a satisfiable letter, at most one
                 text += " successfully" if outcomes == {"ok"} else " (ending in an error)"

@@ -189,25 +189,25 @@ def _automaton(node: AutomatonNode, tool: str, extra: Sequence[Call], *, ending:
     return found
 
 
-_MEMOS: dict[int, tuple[object, dict[tuple[int, str, int, bool], Outlook]]] = {}
+_MEMOS: dict[int, tuple[object, dict[tuple[int, str | None, int, bool], Outlook]]] = {}
 """Answers per machine (by identity, the machine kept so its id is not reused)."""
 MAX_MEMOS: Final = 4096
 MAX_MEMO: Final = 16_384  # answers kept per machine (a budget's count keys them too)
 
 
-def _memo(machine: object) -> dict[tuple[int, str, int, bool], Outlook]:
+def _memo(machine: object) -> dict[tuple[int, str | None, int, bool], Outlook]:
     entry = _MEMOS.get(id(machine))
     if entry is not None and entry[0] is machine:
         return entry[1]
     if len(_MEMOS) >= MAX_MEMOS:  # bounded: dropped wholesale, rebuilt on demand
         _MEMOS.clear()
-    memo: dict[tuple[int, str, int, bool], Outlook] = {}
+    memo: dict[tuple[int, str | None, int, bool], Outlook] = {}
     _MEMOS[id(machine)] = (machine, memo)
     return memo
 
 
 def _enumerate(
-    node: AutomatonNode, cls: str, tool: str, extra: Sequence[Call], *, ending: bool
+    node: AutomatonNode, cls: str | None, tool: str, extra: Sequence[Call], *, ending: bool
 ) -> Outlook:
     m = node.machine
     data = m._data[cls]
@@ -253,7 +253,7 @@ def _enumerate(
     return Outlook("conditional", alternatives, tested=tested)
 
 
-def _letters(cls: str, value: dict[int, bool], open_: list[bool]) -> Iterator[Letter]:
+def _letters(cls: str | None, value: dict[int, bool], open_: list[bool]) -> Iterator[Letter]:
     """The letters a call may be when its argument tests take ``value``: a test that
     also reads the result is open when its argument part holds, false otherwise."""
     choices: list[tuple[int, ...]] = []

@@ -28,7 +28,7 @@ from typing import Any
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.walk import subformulas
-from agentguard.monitor.atoms import FRESH, FrozenAtom, uses_metrics
+from agentguard.monitor.atoms import FRESH, FrozenAtom, term_value, uses_metrics
 from agentguard.monitor.machine import OTHER
 from agentguard.monitor.persistence import (
     expect_bool,
@@ -50,7 +50,7 @@ from agentguard.monitor.state_sets import (
 from agentguard.monitor.value_letters import ValueLetters
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Registry
-from agentguard.semantics.values import MISSING, flatten_values, freeze
+from agentguard.semantics.values import flatten_values, freeze
 from agentguard.trace.model import Call
 
 DEFERRED_CONTAINS = (
@@ -87,9 +87,9 @@ class QuantNode(Peeking):
                 names.add(d.tool)
         self._names = frozenset(names)
         if isinstance(d, A.ListLiteral):
-            values = flatten_values(
-                [x.value if isinstance(x, A.Literal) else MISSING for x in d.items]
-            )
+            # every item, lists and maps too, as the evaluator reads them (compile_plan
+            # sent a list holding a variable or a metric to the fallback)
+            values = flatten_values([term_value(x, {}) for x in d.items])
             self.fixed = {freeze(v): v for v in values}
             for key, v in self.fixed.items():
                 state = self._new_instance(v)

@@ -25,7 +25,9 @@ def canonical(doc: Mapping[str, Any]) -> bytes:
     """The bytes the MAC covers: every field but the MAC, as canonical JSON."""
     body = {k: v for k, v in doc.items() if k != MAC_FIELD}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return text.encode("utf-8")
+    # a lone surrogate (trace data such as a non-UTF-8 file name) is kept as its own
+    # three bytes, not refused: the form stays one-to-one, so no two states share a MAC
+    return text.encode("utf-8", "surrogatepass")
 
 
 def mac(doc: Mapping[str, Any], key: Key) -> str:

@@ -36,13 +36,16 @@ from agentguard.semantics.predicates import values_match
 from agentguard.semantics.registry import Matcher
 from agentguard.trace.model import Call
 
-OTHER: Final = ""
-"""The name class of a call to a tool the formula never mentions."""
+OTHER: Final = None
+"""The name class of a call to a tool the formula never mentions: not a string, so no
+tool name (not even ``""``, which a trace may hold and a spec may name) is mistaken for
+it."""
 
-Letter = tuple[str, int]
+NameClass = str | None
+Letter = tuple[NameClass, int]
 
 
-def expand_unknown(name: str, mask: int, unknown: Sequence[int]) -> tuple[Letter, ...]:
+def expand_unknown(name: NameClass, mask: int, unknown: Sequence[int]) -> tuple[Letter, ...]:
     """Every letter a call may be while the atoms at bit positions ``unknown`` are open
     (a result not known yet): each combination of those bits set or clear over ``mask``."""
     if not unknown:
@@ -76,7 +79,7 @@ class Automaton:
     match: Matcher = values_match
     names: tuple[str, ...] = ()
     _events: list[int] = field(default_factory=list)
-    _data: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    _data: dict[NameClass, tuple[int, ...]] = field(default_factory=dict)
     _initial_regs: tuple[int, ...] = ()
     _neg_residual: dict[int, int] = field(default_factory=dict)
     cstates: list[CState] = field(default_factory=list)
@@ -128,7 +131,7 @@ class Automaton:
             raise TypeError(a)
         return a
 
-    def _applies(self, i: int, cls: str) -> bool:
+    def _applies(self, i: int, cls: NameClass) -> bool:
         tool = self._event(i).tool
         return tool is None or tool == cls
 

@@ -24,7 +24,7 @@ from agentguard.language import ast as A
 from agentguard.monitor.atoms import EventAtom, FrozenAtom, eval_event
 from agentguard.monitor.call_memo import about, hashable
 from agentguard.monitor.machine import OTHER, Letter, Machine
-from agentguard.monitor.stepping import expand_unknown
+from agentguard.monitor.stepping import NameClass, expand_unknown
 from agentguard.semantics.registry import Matcher
 from agentguard.semantics.values import MISSING, UNKEYED, call_field, common_key, plain_key
 from agentguard.semantics.variables import free_variables
@@ -67,7 +67,7 @@ class ValueLetters:
 class LetterPlan:
     """Per tool-name class of one machine: which atoms test the variable, and how."""
 
-    def __init__(self, machine: Machine, classes: dict[str, _ClassPlan]) -> None:
+    def __init__(self, machine: Machine, classes: dict[NameClass, _ClassPlan]) -> None:
         self.machine = machine
         self.classes = classes
         self._alike: dict[Letter, ValueLetters] = {}  # read-only, shared between calls
@@ -77,7 +77,7 @@ class LetterPlan:
         """The plan, or None when the machine tests ``var`` in a way one pass cannot follow."""
         if any(isinstance(a, FrozenAtom) for a in machine.atoms):
             return None
-        classes: dict[str, _ClassPlan] = {}
+        classes: dict[NameClass, _ClassPlan] = {}
         for name in (*machine.names, OTHER):
             plain: list[_Plain] = []
             keyed: list[_Keyed] = []

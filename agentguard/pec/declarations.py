@@ -33,7 +33,14 @@ def declarations_from_spec(spec: Spec) -> dict[str, ToolDecl]:
 
 # -------------------------------------------------------------- from JSON Schema
 def declarations_from_json_schema(doc: Any) -> dict[str, ToolDecl]:
-    """Declarations from function definitions.
+    """Declarations from function definitions (the documents :func:`tool_schemas` reads)."""
+    return {name: _from_object_schema(name, schema) for name, schema in tool_schemas(doc).items()}
+
+
+def tool_schemas(doc: Any) -> dict[str, Any]:
+    """Each tool's JSON Schema of its arguments, by name, from function definitions: the
+    one reader of ``pec --tools`` and ``lint --tools`` (whose schemas are compared with a
+    spec's declarations as an agent's tools are).
 
     Accepts a list of ``{"name", "parameters"}`` (BFCL, OpenAI functions), of
     ``{"type": "function", "function": {...}}`` (OpenAI tools), ``{"tools": [...]}``,
@@ -42,15 +49,15 @@ def declarations_from_json_schema(doc: Any) -> dict[str, ToolDecl]:
     if isinstance(doc, Mapping) and "tools" in doc:
         doc = doc["tools"]
     if isinstance(doc, Mapping):
-        return {str(name): _from_object_schema(str(name), schema) for name, schema in doc.items()}
+        return {str(name): schema for name, schema in doc.items()}
     if not isinstance(doc, list):
         raise PecError("a tool schema document must be a list of functions or an object")
-    out: dict[str, ToolDecl] = {}
+    out: dict[str, Any] = {}
     for item in doc:
         fn = item.get("function", item) if isinstance(item, Mapping) else None
         if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
             raise PecError(f"function definition without a name: {item!r:.80}")
-        out[fn["name"]] = _from_object_schema(fn["name"], fn.get("parameters", {}))
+        out[fn["name"]] = fn.get("parameters", {})
     return out
 
 

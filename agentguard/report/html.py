@@ -130,6 +130,22 @@ def _trace_data(item: CheckedTrace, t: Timeline | None) -> dict[str, Any]:
     return out
 
 
+def _calls(item: CheckedTrace) -> tuple[int, int]:
+    """The trace's tool calls and dialogue messages: the rows its timeline draws (the
+    tool sequence of a report omits the messages of a spec that does not judge them)."""
+    loaded = item.loaded
+    if loaded is None or loaded.trace is None:
+        rep = item.report
+        return (len(rep.tool_sequence) if rep is not None else 0), 0
+    messages = sum(1 for c in loaded.trace.calls if not c.is_tool)
+    return len(loaded.trace.calls) - messages, messages
+
+
+def _count_text(item: CheckedTrace) -> str:
+    calls, messages = _calls(item)
+    return f"{calls} calls" + (f", {messages} messages" if messages else "")
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -258,7 +274,7 @@ def _score_table(scored: Sequence[CheckedTrace]) -> str:
             f'<td><a class="mono" href="#t{index}">{escape(item.label)}</a></td>'
             f'<td class="num" data-sort="{rep.score:.6f}">{rep.score:.3f}</td>'
             f'<td><span class="badge {rep.label}">{rep.label}</span></td>'
-            f'<td class="num">{len(rep.tool_sequence)}</td><td>{chips or "-"}</td></tr>'
+            f'<td class="num">{_calls(item)[0]}</td><td>{chips or "-"}</td></tr>'
         )
     return (
         '<h2>Scores</h2><div class="toolbar">'
@@ -289,7 +305,7 @@ def _trace_sections(scored: Sequence[CheckedTrace]) -> str:
             f'<span class="label">{escape(item.label)}</span>'
             f'<span class="score">{rep.score:.3f}</span>'
             f'<span class="badge {rep.label}">{rep.label}</span>'
-            f'<span class="muted">{len(rep.tool_sequence)} calls</span>{chips}</summary>'
+            f'<span class="muted">{_count_text(item)}</span>{chips}</summary>'
             '<div class="trace-body"></div></details>'
         )
     return "".join(out)

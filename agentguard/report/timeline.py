@@ -40,13 +40,17 @@ TEXT_LIMIT: Final = 240
 @dataclass(frozen=True, slots=True)
 class Step:
     """One call (or dialogue event: ``kind`` user / assistant, ``args`` its text) as a
-    report shows it."""
+    report shows it. ``number`` is its place among the positions the spec judges, as
+    ``verify_trace`` counts them ("call #4" in a constraint's detail), so a report numbers
+    each call one way everywhere; None for a message a spec naming no dialogue event
+    does not judge (a row without a number)."""
 
     name: str
     args: str
     result: str
     error: bool
     kind: str = "tool"
+    number: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +75,7 @@ class Timeline:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "steps": [[s.name, s.args, s.result, s.error, s.kind] for s in self.steps],
+            "steps": [[s.name, s.args, s.result, s.error, s.kind, s.number] for s in self.steps],
             "codes": dict(self.codes),
             "violations": [[v.constraint, v.position, v.hint] for v in self.violations],
             "note": self.note,
@@ -84,7 +88,8 @@ def timeline(trace: Trace, spec: Spec, report: ComplianceReport) -> Timeline:
     A monitor that cannot follow the spec (it raises while built or stepped) leaves the
     timeline partial, with a note saying where and why; the scores are not affected.
     """
-    steps = tuple(_step(c) for c in trace.calls)
+    dialogue = spec_mentions_dialogue(spec)
+    steps = _numbered(trace, dialogue)
     names = tuple(c.name for c in spec.constraints)
     try:
         monitor = Monitor(spec)
@@ -93,7 +98,6 @@ def timeline(trace: Trace, spec: Spec, report: ComplianceReport) -> Timeline:
     codes: dict[str, list[str]] = {n: [] for n in names}
     found: dict[str, Violation] = {}
     note = ""
-    dialogue = spec_mentions_dialogue(spec)
     for position, call in enumerate(trace.calls):
         if not (dialogue or call.is_tool):  # as verify_trace: not seen by this spec
             for n in names:
@@ -106,7 +110,7 @@ def timeline(trace: Trace, spec: Spec, report: ComplianceReport) -> Timeline:
             monitor.advance(call)
             ending = monitor.peek_end()
         except (AgentGuardError, RecursionError) as exc:
-            note = f"timeline stops at call #{position + 1}: {exc or type(exc).__name__}"
+            note = f"timeline stops at call #{steps[position].number}: {exc or type(exc).__name__}"
             break
         for n in names:
             codes[n].append(_code(monitor.verdicts[n], ending.get(n)))
@@ -137,11 +141,26 @@ def _offline_violations(report: ComplianceReport) -> tuple[Violation, ...]:
     return tuple(Violation(c.name, None, "") for c in report.violated)
 
 
-def _step(call: Call) -> Step:
+def _numbered(trace: Trace, dialogue: bool) -> tuple[Step, ...]:
+    """The steps, numbered as ``verify_trace`` numbers the positions it judges: every
+    position for a spec that names a dialogue event, else the tool calls only."""
+    out: list[Step] = []
+    judged = 0
+    for call in trace.calls:
+        number = None
+        if dialogue or call.is_tool:
+            judged += 1
+            number = judged
+        out.append(_step(call, number))
+    return tuple(out)
+
+
+def _step(call: Call, number: int | None) -> Step:
     if not call.is_tool:
-        return Step(call.name, short(call.args.get("text", "")), "", False, call.kind)
+        text = short(call.args.get("text", ""))
+        return Step(call.name, text, "", False, call.kind, number)
     result = "" if not call.has_result else short(call.result)
-    return Step(call.name, short(dict(call.args)), result, call.error)
+    return Step(call.name, short(dict(call.args)), result, call.error, number=number)
 
 
 def short(value: Any) -> str:

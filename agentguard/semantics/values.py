@@ -186,9 +186,11 @@ def compare(left: Any, op: str, right: Any) -> bool:
     if op in _ORDERING:
         return _order(left, right, _ORDERING[op])
     if op in ("~", "!~"):
-        if not isinstance(left, str):
+        # ⊥ rule: a pattern is text; a value of another type (`true`, `[]`, a number
+        # bound to `x` in `a(k ~ x)`) is a type mismatch, false under `~` and `!~` alike
+        if not isinstance(left, str) or not isinstance(right, (str, CompiledRegex)):
             return False
-        pattern = right if isinstance(right, CompiledRegex) else data_regex(str(right))
+        pattern = right if isinstance(right, CompiledRegex) else data_regex(right)
         found = pattern.search(left)
         return found if op == "~" else not found
     if op == "contains":

@@ -225,7 +225,7 @@ def _read_plain(rows: list[Any], *, json_rows: bool = False) -> CallColumns | No
     args: list[Mapping[str, Any] | None] | None = None
     results: list[Any] | None = None
     every_args = every_result = False
-    result_dicts = False  # whether some result is an object (an MCP result, perhaps)
+    result_dicts = False  # whether some result is an object or a list (an MCP result?)
     if extra:
         try:
             args, every_args = list(map(arguments, rows)), True
@@ -237,13 +237,10 @@ def _read_plain(rows: list[Any], *, json_rows: bool = False) -> CallColumns | No
             results, every_result = list(map(tool_result, rows)), True
         except KeyError:
             results = list(map(dict.get, rows, repeat("tool_result"), repeat(UNKNOWN)))
-        if json_rows:
-            result_dicts = dict in list(map(type, results))
-        else:
-            result_types = set(map(type, results))
-            if not result_types <= _PLAIN_RESULTS:
-                return None
-            result_dicts = dict in result_types
+        result_types = set(map(type, results))
+        if not json_rows and not result_types <= _PLAIN_RESULTS:
+            return None
+        result_dicts = dict in result_types or list in result_types
         counted = n * (every_args + every_result)
     errors: list[bool] | None = None
     if extra == counted:  # no other key: a column not every record has, none has
@@ -263,7 +260,9 @@ def _read_plain(rows: list[Any], *, json_rows: bool = False) -> CallColumns | No
             errors = [r.get("is_error") is True for r in rows]
     if results is not None and result_dicts:
         for i, result in enumerate(results):
-            if type(result) is dict and "content" in result:  # an MCP CallToolResult?
+            if (type(result) is dict and "content" in result) or (
+                type(result) is list and result and type(result[0]) is dict
+            ):  # an MCP CallToolResult, or its bare content list?
                 results[i], mcp_error = mcp_result(result)
                 if mcp_error is True:
                     errors = errors if errors is not None else [False] * n
@@ -399,7 +398,9 @@ def _read_one(
     result: Any = next((record[k] for k in RESULT_KEYS if k in record), UNKNOWN)
     error = record.get("is_error") is True or record.get("status") == "error"
     kind = _kind_of(record, name, index, source)
-    if kind == "tool" and isinstance(result, Mapping) and "content" in result:  # MCP?
+    if kind == "tool" and (  # an MCP CallToolResult, or its bare content list?
+        (isinstance(result, Mapping) and "content" in result) or isinstance(result, list)
+    ):
         result, mcp_error = mcp_result(result)
         error = error or mcp_error is True
     return name, args, result, error, kind

@@ -8,7 +8,10 @@ A spec tests the value the model reads, so ``result.verified`` must find ``true`
 * several blocks are a list, each text block decoded, other blocks (images, resources)
   kept as they are;
 * no content at all is the ``structuredContent`` (None if there is none either);
-* ``isError: true`` marks the call as a tool error (the text stays the result).
+* ``isError: true`` marks the call as a tool error (the text stays the result);
+* a bare list of content blocks (``[{"type": "text", "text": "..."}]``: the ``content``
+  alone, as some servers and SDKs, LangChain's MCP adapters among them, return it) is
+  unwrapped the same way (:func:`is_content_list`); it says nothing about errors.
 
 A request answered with a JSON-RPC ``error`` instead of a result is told apart by its code
 (:func:`rejected_request`): the codes JSON-RPC reserves for a request refused as it was
@@ -49,6 +52,55 @@ def is_call_tool_result(value: Any) -> bool:
     return set(value) <= allowed
 
 
+CONTENT_BLOCK_KEYS: Final = {
+    "text": frozenset({"type", "text", "annotations", "_meta"}),
+    "image": frozenset({"type", "data", "mimeType", "annotations", "_meta"}),
+    "audio": frozenset({"type", "data", "mimeType", "annotations", "_meta"}),
+    "resource": frozenset({"type", "resource", "annotations", "_meta"}),
+    "resource_link": frozenset(
+        {
+            "type",
+            "uri",
+            "name",
+            "title",
+            "description",
+            "mimeType",
+            "size",
+            "annotations",
+            "_meta",
+            "icons",
+        }
+    ),
+}
+"""MCP's content block types and the keys each may carry (the 2025-06-18 schema)."""
+_REQUIRED: Final = {
+    "text": "text",
+    "image": "data",
+    "audio": "data",
+    "resource": "resource",
+    "resource_link": "uri",
+}
+"""The field each block type cannot do without."""
+
+
+def is_content_list(value: Any) -> bool:
+    """A non-empty list of MCP content blocks and nothing else: each a known block type
+    with its required field and no key that type does not have. Stricter than a
+    ``CallToolResult``'s ``content`` (which its envelope vouches for): a tool's own list
+    of records that merely have a ``type`` key is left alone."""
+    if not isinstance(value, list) or not value:
+        return False
+    for block in value:
+        if not isinstance(block, Mapping):
+            return False
+        kind = block.get("type")
+        if not isinstance(kind, str) or not set(block) <= CONTENT_BLOCK_KEYS.get(kind, set()):
+            return False
+        if _REQUIRED.get(kind, "type") not in block:
+            return False
+    return True
+
+
 def unwrap_call_tool_result(value: Mapping[str, Any]) -> tuple[Any, bool]:
     """``(the result a spec sees, is_error)`` of a ``CallToolResult`` (see the docstring)."""
     content = value.get("content")
@@ -67,10 +119,13 @@ def _block(block: Any) -> Any:
 
 
 def mcp_result(value: Any) -> tuple[Any, bool | None]:
-    """``value`` unwrapped when it is a ``CallToolResult``, else as it is;
-    ``is_error`` is None when ``value`` was not one (nothing to say about errors)."""
+    """``value`` unwrapped when it is a ``CallToolResult`` or a bare list of content
+    blocks, else as it is; ``is_error`` is None when ``value`` was no ``CallToolResult``
+    (nothing to say about errors)."""
     if is_call_tool_result(value):
         return unwrap_call_tool_result(value)
+    if is_content_list(value):
+        return unwrap_call_tool_result({"content": value})[0], None
     return value, None
 
 

@@ -37,14 +37,37 @@ def bad_spec(tmp_path: Path) -> Path:
     return path
 
 
+AGENT_TOOLS = [  # OpenAI function definitions, as pec --tools reads them
+    {
+        "type": "function",
+        "function": {
+            "name": "cancel",
+            "parameters": {"type": "object", "properties": {"reservation_id": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "refund",
+            "parameters": {"type": "object", "properties": {"amount": {"type": "string"}}},
+        },
+    },
+]
+
+
 def test_every_kind_in_json_with_location(
-    bad_spec: Path, capsys: pytest.CaptureFixture[str]
+    bad_spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--json lists each warning with kind, constraint, line, column and message."""
-    assert main(["lint", "--json", str(bad_spec)]) == EXIT_OK
+    """--json lists each warning with kind, constraint, line, column and message; with
+    --tools, the agent's tools decide the spec's names and declarations too."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(AGENT_TOOLS))
+    assert main(["lint", "--json", str(bad_spec), "--tools", str(tools)]) == EXIT_OK
     doc = json.loads(capsys.readouterr().out)
     got = {(w["kind"], w["constraint"], w["line"]) for w in doc["warnings"]}
     assert got == {
+        ("tool-mismatch", None, 2),  # refund's amount: number here, a string for the agent
+        ("unknown-tool", None, 3),  # pay: the agent has no such tool
         ("unsatisfiable", "never", 4),
         ("valid", "taut", 5),
         ("conflict", "must_pay", 6),
@@ -184,3 +207,47 @@ def test_load_finds_a_module_in_the_current_directory_with_the_console_script(
         env=env,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_misspelt_tool_without_declarations_is_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`O list_dirctory` beside `list_directory`: unknown-tool with a did-you-mean, and
+    --strict exits 1 (it linted clean, then never fired)."""
+    spec = tmp_path / "typo.ltl"
+    spec.write_text(
+        "constraint listed_first := G(read_file -> O list_directory)\n"
+        "constraint listed := O list_dirctory\n"
+    )
+    assert main(["lint", "--strict", str(spec)]) == EXIT_VIOLATION
+    out = capsys.readouterr().out
+    assert "unknown-tool" in out and "typo.ltl:2:" in out and "'list_directory'" in out
+
+
+def test_tools_file_names_the_closest_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lint --tools FILE ({tool: schema} form): a spec tool outside it is unknown-tool,
+    with the closest tool, though nothing else in the spec looks like it."""
+    spec = tmp_path / "s.ltl"
+    spec.write_text("constraint c := G(get_user_detail -> O login)\n")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"get_user_details": {"type": "object"}, "login": None}))
+    assert main(["lint", "--json", str(spec), "--tools", str(tools)]) == EXIT_OK
+    (warning,) = json.loads(capsys.readouterr().out)["warnings"]
+    assert warning["kind"] == "unknown-tool" and warning["line"] == 1
+    assert "did you mean 'get_user_details'?" in warning["message"]
+
+
+@pytest.mark.parametrize("content", ["not json", '"a string"', '[{"parameters": {}}]'])
+def test_an_unreadable_tools_file_is_a_usage_error(
+    tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tools file that is not function definitions: exit 2 naming the file."""
+    spec = tmp_path / "s.ltl"
+    spec.write_text("constraint c := F a\n")
+    tools = tmp_path / "tools.json"
+    tools.write_text(content)
+    assert main(["lint", str(spec), "--tools", str(tools)]) == EXIT_USAGE
+    assert "tools.json: cannot read tool definitions" in capsys.readouterr().err
+    assert main(["lint", str(spec), "--tools", str(tmp_path / "none.json")]) == EXIT_USAGE

@@ -97,9 +97,38 @@ def test_smolagents_guard_compares_the_agents_tools() -> None:
         [call("get_user_details", user_id="u1"), call("final_answer", answer="ok")]
     )
     agent = ToolCallingAgent(tools=[get_user_details], model=model, max_steps=3)
-    agentguard.guard(agent, parse_spec(SPEC))
-    with pytest.warns(ToolMismatchWarning, match="get_user_details"):
-        agent.run("look the user up")
+    with pytest.warns(ToolMismatchWarning, match="the agent has 'get_user_details'") as seen:
+        agentguard.guard(agent, parse_spec(SPEC))  # reported here, not when a run starts
+    (warning,) = [w for w in seen if issubclass(w.category, ToolMismatchWarning)]
+    assert warning.filename == __file__  # at the guard() line of the user's code
+    assert _no_warnings(lambda: agent.run("look the user up")) == []  # not warned twice
+    firewall = agent.agentguard.firewall
+    assert [m.tool for m in firewall.tool_mismatches] == ["get_user_detail"]  # still logged
+
+
+def test_smolagents_guard_with_strict_tools_refuses_the_spec() -> None:
+    """guard(..., strict_tools=True): a ToolMismatchError at guard(), listing each
+    difference with the closest tool; the agent is left unguarded."""
+    from smolagents import ToolCallingAgent, tool
+
+    import agentguard
+    from agentguard.analysis import ToolMismatchError
+    from agentguard.testing.smolagents_models import ScriptedModel
+
+    @tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up.
+
+        Args:
+            user_id: the user's id.
+        """
+        return "found"
+
+    agent = ToolCallingAgent(tools=[get_user_details], model=ScriptedModel([]), max_steps=3)
+    with pytest.raises(ToolMismatchError, match="the agent has 'get_user_details'") as caught:
+        agentguard.guard(agent, parse_spec(SPEC), strict_tools=True)
+    assert [m.suggestion for m in caught.value.mismatches] == ["get_user_details"]
+    assert getattr(agent, "agentguard", None) is None
 
 
 def test_smolagents_guard_is_silent_on_a_matching_spec() -> None:
@@ -147,6 +176,55 @@ def test_langchain_middleware_compares_the_bound_tools() -> None:
     assert len([w for w in seen if issubclass(w.category, ToolMismatchWarning)]) == 1
 
 
+def test_langchain_middleware_with_strict_tools_refuses_every_invocation() -> None:
+    """strict_tools=True: the first model request raises ToolMismatchError (no tool ran),
+    and so does the next invocation: a strict agent never runs on a misfit."""
+    from agentguard.integrations.langchain import AgentGuardMiddleware
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool as lc_tool
+
+    from agentguard.analysis import ToolMismatchError
+    from agentguard.testing.langchain_models import ScriptedChatModel
+
+    ran: list[str] = []
+
+    @lc_tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up."""
+        ran.append(user_id)
+        return "found"
+
+    middleware = AgentGuardMiddleware(parse_spec(SPEC), strict_tools=True)
+    model = ScriptedChatModel([call("get_user_details", user_id="u1"), "done"] * 2)
+    agent = create_agent(model, [get_user_details], middleware=[middleware])
+    for _ in range(2):
+        with pytest.raises(ToolMismatchError, match="get_user_details"):
+            agent.invoke({"messages": [{"role": "user", "content": "look the user up"}]})
+    assert ran == []
+
+
+def test_strict_firewall_raises_after_logging(tmp_path: Path) -> None:
+    """Firewall(agent_tools=..., strict_tools=True): no warning, the difference logged,
+    then ToolMismatchError; a matching spec builds as usual."""
+    from agentguard.analysis import ToolMismatchError
+
+    log = tmp_path / "log.jsonl"
+    seen: list[warnings.WarningMessage] = []
+
+    def build() -> None:
+        with pytest.raises(ToolMismatchError, match="strict_tools"):
+            Firewall(parse_spec(SPEC), agent_tools=AGENT_TOOLS, log_path=log, strict_tools=True)
+
+    seen = _no_warnings(build)
+    assert seen == []
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["tool"] for e in events if e["event"] == "agentguard.tool_mismatch"] == [
+        "get_user_detail"
+    ]
+    spec = parse_spec(SPEC.replace("get_user_detail", "get_user_details"))
+    Firewall(spec, agent_tools=AGENT_TOOLS, strict_tools=True).finish()
+
+
 def test_openai_agents_tools_are_gathered_over_handoffs() -> None:
     """The Agents SDK adapter compares the function tools of every agent handoffs reach."""
     from agentguard.integrations.openai_agents import agent_tool_schemas
@@ -169,3 +247,24 @@ def test_openai_agents_tools_are_gathered_over_handoffs() -> None:
     assert schemas["issue_refund"]["properties"]["amount"]["type"] == "number"
     with pytest.warns(ToolMismatchWarning, match="get_user_details"):
         Firewall(parse_spec(SPEC), agent_tools=schemas)
+
+
+def test_openai_agents_guard_reports_at_guard_time() -> None:
+    """guard() on an agents.Agent warns at the guard() line; strict_tools raises there."""
+    from agents import Agent, function_tool
+
+    import agentguard
+    from agentguard.analysis import ToolMismatchError
+
+    @function_tool
+    def get_user_details(user_id: str) -> str:
+        """Look a user up."""
+        return "found"
+
+    with pytest.warns(ToolMismatchWarning, match="the agent has 'get_user_details'") as seen:
+        agentguard.guard(Agent(name="front", tools=[get_user_details]), parse_spec(SPEC))
+    (warning,) = [w for w in seen if issubclass(w.category, ToolMismatchWarning)]
+    assert warning.filename == __file__
+    strict = Agent(name="strict", tools=[get_user_details])
+    with pytest.raises(ToolMismatchError, match="get_user_details"):
+        agentguard.guard(strict, parse_spec(SPEC), strict_tools=True)

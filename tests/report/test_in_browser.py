@@ -85,3 +85,27 @@ def test_dialogue_events_render_as_message_rows(tmp_path: Path, specs_dir: Path)
     assert 'class="step msg msg-user' in dom and 'class="step msg msg-assistant' in dom
     assert ">user says</td>" in dom and "Hmm, does that include travel insurance?" in dom
     assert '<td class="tool">book_reservation</td>' in dom
+
+
+def test_one_numbering_for_calls_between_messages(tmp_path: Path) -> None:
+    """Between user messages, the call that violates is "call #4" in the violation box, in
+    the constraint's detail and in the timeline's # column; the header counts 4 calls."""
+    import json
+
+    records: list[dict[str, object]] = []
+    for name in ("a", "a", "a", "d"):
+        records.append({"tool_name": "user_message", "arguments": {"text": "go on"}})
+        records.append({"tool_name": name, "arguments": {}, "tool_result": "ok"})
+    trace = tmp_path / "run.json"
+    trace.write_text(json.dumps(records), encoding="utf-8")
+    spec = tmp_path / "spec.ltl"
+    spec.write_text("constraint never_d := G(!d)\n", encoding="utf-8")
+    page = tmp_path / "report.html"
+    main(["report", str(spec), str(trace), "--html", str(page)])
+    dom = dump_dom(page, tmp_path / "profile")
+    assert 'data-ready="1"' in dom
+    assert "violated by call #4 d" in dom
+    assert 'call #4 ("d")' in dom
+    assert "4 calls, 4 messages" in dom
+    numbers = re.findall(r'<td class="pos">(\d*)</td>', dom)
+    assert numbers == ["", "1", "", "2", "", "3", "", "4", ""]  # the end row has none

@@ -113,3 +113,25 @@ def test_dialogue_events_are_rows_judged_only_by_specs_naming_them(specs_dir: Pa
     t = timeline(trace, tools, verify_trace(trace, tools))
     # the monitor skips the messages: lookup's next position is the booking
     assert t.codes["n"] == UNJUDGED + OWES + UNJUDGED * 2 + HOLDS_IF_ENDED and not t.violations
+
+
+def test_steps_are_numbered_as_verify_trace_numbers_calls() -> None:
+    """A spec naming no message numbers the tool calls only, the number its details give
+    ("call #4"); a spec naming one numbers every position, messages included."""
+    from agentguard.language import parse_spec
+
+    calls: list[Call] = []
+    for name in ("a", "a", "a", "d"):
+        calls += [Call.message("user", "go on"), Call(name, {}, 1)]
+    trace = Trace(tuple(calls))
+    spec = parse_spec("constraint never_d := G(!d)")
+    report = verify_trace(trace, spec)
+    t = timeline(trace, spec, report)
+    assert [s.number for s in t.steps] == [None, 1, None, 2, None, 3, None, 4]
+    (violation,) = t.violations
+    assert t.steps[violation.position].number == 4  # the row of the call #4 below
+    assert 'call #4 ("d")' in report.constraints[0].detail
+    assert t.to_dict()["steps"][7][5] == 4
+    talk = parse_spec("constraint c := G(d -> O user_message)")
+    t = timeline(trace, talk, verify_trace(trace, talk))
+    assert [s.number for s in t.steps] == list(range(1, 9))

@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from agentguard.scoring import verify_trace
 from agentguard.trace.loaders import iter_trace_file
-from agentguard.trace.mcp_content import is_call_tool_result, mcp_result, unwrap_call_tool_result
+from agentguard.trace.mcp_content import (
+    is_call_tool_result,
+    is_content_list,
+    mcp_result,
+    unwrap_call_tool_result,
+)
 from agentguard.trace.model import Trace
 
 json_values = st.recursive(
@@ -82,3 +87,56 @@ def test_records_holding_mcp_results_load_unwrapped(tmp_path: Path) -> None:
     assert trace.tool_errors == frozenset({1})
     spec = "constraint verified_refund := G(issue_refund -> O lookup_order(result.verified = true))"
     assert verify_trace(trace, spec).score == 1.0
+
+
+@given(json_values.filter(lambda v: not isinstance(v, str)))
+def test_a_bare_content_list_unwraps_as_its_envelope_does(value: Any) -> None:
+    """``[{"type": "text", ...}]`` (the content alone, as some servers and SDKs return it)
+    is the value ``{"content": [...]}`` unwraps to; it says nothing about errors."""
+    blocks = [{"type": "text", "text": json.dumps(value)}]
+    assert mcp_result(blocks) == (unwrap_call_tool_result({"content": blocks})[0], None)
+    assert mcp_result(blocks)[0] == value
+
+
+def test_lists_that_are_not_content_blocks_are_left_alone() -> None:
+    """A tool's own list of typed records, an unknown block type, a block missing its
+    field, an empty list: none is taken for MCP content."""
+    for ordinary in (
+        [{"type": "text", "text": "x", "author": "me"}],
+        [{"type": "order", "id": 1}],
+        [{"type": "text"}],
+        [{"type": "text", "text": "x"}, 3],
+        [],
+    ):
+        assert not is_content_list(ordinary)
+        assert mcp_result(ordinary) == (ordinary, None)
+
+
+def test_records_holding_bare_content_lists_load_unwrapped(tmp_path: Path) -> None:
+    """A records file whose results are bare content lists loads with their values, on the
+    columnar path (plain records) and the per-record one (an extra key) alike."""
+    blocks = [{"type": "text", "text": '{"verified": true}'}]
+    spec = "constraint verified := G(refund -> O lookup(result.verified = true))"
+    for extra in ({}, {"note": "per-record path"}):
+        records = [
+            {"tool_name": "lookup", "arguments": {}, "tool_result": blocks, **extra},
+            {"tool_name": "refund", "arguments": {}, "tool_result": "done"},
+        ]
+        path = tmp_path / "bare.json"
+        path.write_text(json.dumps(records))
+        (loaded,) = list(iter_trace_file(path))
+        assert isinstance(loaded.trace, Trace)
+        assert loaded.trace[0].result == {"verified": True}
+        assert verify_trace(loaded.trace, spec).score == 1.0
+    mixed = Trace.from_records(
+        [
+            {
+                "tool_name": "a",
+                "tool_result": [*blocks, {"type": "image", "data": "AA", "mimeType": "image/png"}],
+            }
+        ]
+    )
+    assert mixed[0].result == [
+        {"verified": True},
+        {"type": "image", "data": "AA", "mimeType": "image/png"},
+    ]

@@ -42,7 +42,7 @@
     var box = el("div", "violation");
     box.appendChild(el("span", "name", v[0]));
     var where = v[1] === null ? " violated at the end of the run"
-      : " violated by call #" + (v[1] + 1) + " " + steps[v[1]][0];
+      : " violated by call #" + steps[v[1]][5] + " " + steps[v[1]][0];
     box.appendChild(el("span", "", where));
     if (v[2]) box.appendChild(el("div", "hint", v[2]));
     else box.appendChild(el("div", "muted", v[1] === null
@@ -74,7 +74,9 @@
       var row = tbody.insertRow();
       row.className = "step" + (said ? " msg msg-" + s[4] : "") + (s[3] ? " err" : "") +
         (byPos[p] ? " row-viol" : "");
-      row.appendChild(el("td", "pos", String(p + 1)));
+      // the number verify_trace gives the position ("call #4" in a detail); none for
+      // a message the spec does not judge
+      row.appendChild(el("td", "pos", s[5] === null ? "" : String(s[5])));
       var tool = el("td", "tool", said || s[0]);
       if (said) tool.title = s[0];
       if (s[3]) tool.title = "the tool returned an error";
@@ -82,7 +84,8 @@
       constraints.forEach(function (c) {
         var codes = t.codes[c.name] || "";
         var td = cellFor(codes.charAt(p), p > 0 ? codes.charAt(p - 1) : "");
-        td.title = c.name + " after call " + (p + 1) + ": " + (WORDS[codes.charAt(p)] || "?");
+        td.title = c.name + (s[5] === null ? " at this message" : " after call " + s[5]) +
+          ": " + (WORDS[codes.charAt(p)] || "?");
         row.appendChild(td);
       });
       var args = el("td", "args", s[1]);
@@ -122,7 +125,7 @@
       var gap = tbody.insertRow();
       var td = el("td", "");
       td.colSpan = constraints.length + 3;
-      var more = el("button", "", "show all " + n + " calls (" + (n - FIRST - LAST) + " hidden)");
+      var more = el("button", "", "show all " + n + " rows (" + (n - FIRST - LAST) + " hidden)");
       more.addEventListener("click", function () {
         tbody.textContent = "";
         timelineRows(tbody, t, 0, n);
