@@ -23,6 +23,7 @@ from agentguard.enforcement.decision import Decision
 from agentguard.enforcement.firewall import Firewall
 from agentguard.enforcement.flight import FirewallProtocolError, refusal
 from agentguard.enforcement.report import FirewallReport
+from agentguard.trace.final_tool import FINAL_TOOL
 
 from ._openai_agents_args import Prepared, same_arguments
 
@@ -61,6 +62,10 @@ class AgentRun:
         self._batch: dict[str, Pending] = {}  # call_id -> turn decision, no guardrail yet
         self._held: dict[str, Pending] = {}  # call_id -> allowed by the guardrail
         self._lock = threading.Lock()
+        self.answered = False
+        """A final answer was allowed: the run ends with it. A second one (the paused
+        state resumed twice at once, both answering before either ended the run) is a
+        replay, refused like a replayed call."""
 
     @property
     def ended(self) -> bool:
@@ -104,6 +109,13 @@ class AgentRun:
                 decision = self.firewall.propose(name, prepared.args, tool_call_id=call_id)
             if not decision.executes:
                 return decision
+            if name == FINAL_TOOL:
+                if not self.answered:
+                    self.answered = True
+                    return decision
+                reason = "the run already gave its final answer (a state resumed twice)"
+                self._withdraw(decision, reason)
+                return refusal(decision, f"agentguard refused this answer: {reason}.")
             if call_id not in self.claimed:
                 self.claimed.add(call_id)
                 return decision
