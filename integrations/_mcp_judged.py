@@ -97,6 +97,7 @@ class Judged:
             self.waiting.pop(request.id, None)
         if scope.cancelled_caught:
             self._unsent(call, "the client cancelled the request before it was sent")
+        self.relay.offered.after_call()
 
     async def _judge(self, call: _Call) -> None:
         relay, request = self.relay, call.request
@@ -123,7 +124,7 @@ class Judged:
         if not decision.executes:
             if decision.action is Action.STOP:
                 log.warning("agentguard: session %s stopped at %r", run.key, event)
-            await self._refuse(call, blocked_text(decision))
+            await self._refuse(call, blocked_text(relay.offered.refusal(run, decision)))
             return
         if call.tool and relay.down is None:
             problem = relay.catalog.problem(event) or problem

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from agentguard.errors import MissingExtraError
 
 from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged
+from ._mcp_offer import Offered
 from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, connect
 
 try:
@@ -89,6 +90,7 @@ class Relay:
         self.down: str | None = None  # why the server is gone, once it is
         self.protocol: str | None = None  # the version the server agreed to
         self.judged = Judged(self)
+        self.offered = Offered(self, gateway.offer)  # inactive without --offer
         self.requests: dict[Any, ServerMessageMetadata | None] = {}  # the client's, in flight
         self.cancelled: set[Any] = set()  # the client's, cancelled: the server's answer drops
         self.listings: dict[Any, bool] = {}  # the client's tools/list in flight: whole?
@@ -180,6 +182,7 @@ class Relay:
             if await self.judged.cancelled(request_id):  # the server saw it: tell it too
                 self.cancelled.add(request_id)
                 await self.to_server(message)
+                self.offered.after_call()
             if meta is not None and meta.on_request_unanswered is not None:
                 await meta.on_request_unanswered()  # ends the request on the HTTP wire
             return
@@ -226,8 +229,14 @@ class Relay:
         whole = self.listings.pop(request_id, None)
         if whole is not None and isinstance(message, types.JSONRPCResponse):
             self._learn(message.result.get("tools"), whole=whole)
-        message = self.judged.answered(message)
-        await self.to_client(message)
+            if self.offered.active:  # its run may be opened first: not on the reader
+                assert self._tasks is not None
+                self._tasks.start_soon(self.offered.listing, message)
+                return
+        judged = request_id in self.judged.sent
+        await self.to_client(self.judged.answered(message))
+        if judged:
+            self.offered.after_call()
 
     async def _session_stream(self) -> None:
         """Over HTTP, wait (a few seconds at most) for the client's own stream: the SDK's
@@ -272,6 +281,17 @@ class Relay:
             await self.client_write.send(SessionMessage(message, metadata=meta))
         except _ENDED:
             log.info("agentguard: session %s: the client is gone", self.key)
+
+    def to_client_soon(self, message: Any) -> None:
+        """Send a message of the session's own (not an answer) without holding the
+        caller: over HTTP it waits for the client's own stream."""
+
+        async def send() -> None:
+            await self._session_stream()
+            await self.to_client(message)
+
+        assert self._tasks is not None
+        self._tasks.start_soon(send)
 
     async def answer(self, request_id: Any, result: Mapping[str, Any]) -> None:
         self.requests.pop(request_id, None)

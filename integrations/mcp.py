@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.offering import Offer, check_offer
 from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import MissingExtraError
 from agentguard.language import ast as A
@@ -88,7 +89,10 @@ class McpGateway:
     :class:`Firewall`. ``schema_checks=False`` keeps the server's input schemas out of the
     firewall (the arguments are still read by them: defaults, types). ``stateless``: how
     HTTP requests that belong to no MCP session are served, ``"refuse"`` (the default) or
-    ``"per-request"`` (each a run of its own); see docs/mcp.md.
+    ``"per-request"`` (each a run of its own); see docs/mcp.md. ``offer`` (``"narrow"``,
+    ``"annotate"``): each client's ``tools/list`` says what its run may run now, and the
+    client is told when that changes (:mod:`._mcp_offer`); None (the default) changes
+    nothing the client sees.
     """
 
     spec: A.Spec
@@ -101,6 +105,7 @@ class McpGateway:
     stateless: str = REFUSE
     url: str | None = None
     transport: str | None = None
+    offer: Offer | None = None  # tell each client what may run now (docs/firewall.md)
     sessions: dict[str, GatewaySession] = field(default_factory=dict, init=False)
     reports: list[FirewallReport] = field(default_factory=list, init=False)
 
@@ -111,6 +116,7 @@ class McpGateway:
             raise GatewayError(
                 f"stateless must be one of {', '.join(STATELESS_POLICIES)}, not {self.stateless!r}"
             )
+        self.offer = check_offer(self.offer)
         if self.command and self.url:
             raise GatewayError("give the MCP server as a command or as a URL, not both")
         self.target = UpstreamTarget(
