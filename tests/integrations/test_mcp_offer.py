@@ -137,9 +137,8 @@ def test_without_the_option_a_refusal_is_the_firewalls_own(tmp_path: Path) -> No
 def test_shadow_mode_changes_nothing_the_client_sees(tmp_path: Path) -> None:
     """In shadow mode the offer is ignored: the server's whole list before and after the
     calls, the refund runs (it would have been refused), and no list change is sent."""
-    from mcp import ClientSession
-
     from agentguard.integrations.mcp import McpGateway
+    from mcp import ClientSession
 
     run = Run(tmp_path)
     told: list[Any] = []
