@@ -57,6 +57,8 @@ Hierarchy::
     ├── MiddlewareOrderError (ValueError)     integrations.langchain: AgentGuardMiddleware
     │                                         listed inside a middleware that may handle a
     │                                         tool's error (refused by create_agent)
+    ├── ReceivedOtherArguments                integrations.langchain: the tool's last
+    │                                         validation gave other arguments than checked
     ├── GatewayError (RuntimeError)           integrations.mcp: the upstream MCP server
     │                                         could not be started or listed
     ├── ToolCallBlocked                       integrations.smolagents: a blocked call, raised

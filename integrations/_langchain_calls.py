@@ -38,6 +38,7 @@ from ._langchain_arguments import (
     model_arguments,
     received_arguments,
 )
+from ._langchain_receipt import ReceivedOtherArguments, receipt_checked
 
 try:
     from langchain_core.messages import ToolMessage
@@ -136,7 +137,9 @@ class CheckedTool:
             return started
         try:
             handed = _with_args(self.tool, tool_input, started, admitted[1])
-            outcome = self.tool.invoke(handed, config, **kwargs)
+            outcome = receipt_checked(self.tool, started.args).invoke(handed, config, **kwargs)
+        except ReceivedOtherArguments as exc:  # refused at the door: the tool never ran
+            return _not_received(self.session, started, exc, tool_input)
         except BaseException as exc:  # Ctrl-C inside the tool too: it began, it may have acted
             raised(self.session, started, exc, tool_input)
             raise
@@ -160,7 +163,10 @@ class CheckedTool:
             return checked
         handed = _with_args(self.tool, tool_input, checked, admitted[1])
         try:
-            outcome = await self.tool.ainvoke(handed, config, **kwargs)
+            guarded = receipt_checked(self.tool, checked.args)
+            outcome = await guarded.ainvoke(handed, config, **kwargs)
+        except ReceivedOtherArguments as exc:  # refused at the door: the tool never ran
+            return _not_received(self.session, checked, exc, tool_input)
         except BaseException as exc:  # a cancelled tool too: it began, it may have acted
             raised(self.session, checked, exc, tool_input)
             raise
@@ -194,6 +200,21 @@ class CheckedTool:
         complete(self.session, started, outcome)
         if self._ran is not None:
             self._ran(self.session, self.tool, started.tool_call_id, outcome)
+
+
+def _not_received(
+    session: GuardSession, started: Decision, exc: ReceivedOtherArguments, tool_input: Any
+) -> ToolMessage:
+    """A call its tool's last validation would have run on other arguments: withdrawn
+    (it never ran), and the model reads why."""
+    _withdraw_started(session, started, str(exc))
+    call_id = tool_input.get("id") if _is_tool_call(tool_input) else started.tool_call_id
+    return ToolMessage(
+        content=refusal_text(f"agentguard refused this call: {exc}."),
+        tool_call_id=str(call_id),
+        name=started.tool,
+        status="error",
+    )
 
 
 def _with_args(tool: Any, tool_input: Any, started: Decision, args: Mapping[str, Any]) -> Any:
