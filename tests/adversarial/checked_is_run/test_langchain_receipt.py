@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentguard.integrations.langchain import AgentGuardMiddleware, guard_tool_node
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.tools import StructuredTool
@@ -21,12 +22,9 @@ from langgraph.prebuilt import ToolNode
 from pydantic import BaseModel, field_validator
 
 import agentguard
-from agentguard.integrations.langchain import AgentGuardMiddleware, guard_tool_node
 from agentguard.testing.langchain_models import ScriptedChatModel, call
 
-SPEC = agentguard.parse_spec(
-    "constraint no_rm severity HARD_STOP := G !run_shell(command ~ /rm/)"
-)
+SPEC = agentguard.parse_spec("constraint no_rm severity HARD_STOP := G !run_shell(command ~ /rm/)")
 
 
 def _flipping_tool(after: int, ran: list[str]) -> StructuredTool:
