@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import orjson
 
-from agentguard.trace.formats.agentguard_logs import FINISH_EVENT
+from agentguard.trace.formats.agentguard_logs import DECISION_EVENT, FINISH_EVENT
 from agentguard.trace.json_values import json_value, plain
 
 CHAIN_VERSION: Final = "agentguard.log/1"
@@ -310,6 +310,43 @@ def continuation(path: Path, run_id: str, saved: tuple[int, str]) -> tuple[int, 
         if found < seq:
             break
     return saved
+
+
+def ended_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> int | None:
+    """The seq of run ``run_id``'s ``finish`` line in the file at ``path`` when the run
+    went on after the line ``saved`` (None: after the genesis) and then ended: calls were
+    decided after the save, then the run finished. A state from before those calls cannot
+    continue the run: its counts and stops are older than what the log says ran (a
+    restore from it would roll the run back). A state saved at the end of a turn (only the
+    finish line came after it: a conversation's next turn) may continue it.
+
+    Reads the file backwards, only as far as the saved line.
+    """
+    if not path.exists():
+        return None
+    limit = -1 if saved is None else saved[0]
+    finished: int | None = None
+    decided = False
+    needle = json.dumps(run_id) if run_id.isascii() else None
+    for line in _lines_backwards(path):
+        if needle is not None and needle not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("run_id") != run_id:
+            continue
+        found = record.get("seq")
+        if not isinstance(found, int):
+            continue
+        if found <= limit:
+            break
+        if record.get("event") == FINISH_EVENT:
+            finished = found if finished is None else finished
+        elif record.get("event") == DECISION_EVENT:
+            decided = True
+    return finished if decided else None
 
 
 _CHUNK: Final = 1 << 16

@@ -27,6 +27,7 @@ from agentguard.enforcement.agent_tools import (
     warn_tool_mismatches,
 )
 from agentguard.enforcement.approval import Approver
+from agentguard.enforcement.audit import ended_after
 from agentguard.enforcement.core import history
 from agentguard.enforcement.decision import Decision, Violation
 from agentguard.enforcement.flight import (
@@ -300,6 +301,13 @@ class Firewall(Proposing):
         except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise FirewallStateError(f"malformed firewall state: {exc}") from None
         if log_path is not None:
+            ended = ended_after(Path(log_path), fw.run_id, after)
+            if ended is not None:
+                raise FirewallStateError(
+                    f"run {fw.run_id!r} ended in {log_path} (its finish line, seq {ended}) "
+                    "after this state was saved: a state from before the end would roll the "
+                    "run back (its counts and stops); restore the state saved at its end"
+                )
             fw._log.attach(log_path, after=after)
         return fw
 
