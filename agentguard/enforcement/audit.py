@@ -289,20 +289,7 @@ def continuation(path: Path, run_id: str, saved: tuple[int, str]) -> tuple[int, 
     """
     seq, head = saved
     last: tuple[int, str] | None = None
-    # a quick test first: both renderings write an ASCII run id as json.dumps does
-    needle = json.dumps(run_id) if run_id.isascii() else None
-    for line in _lines_backwards(path):
-        if needle is not None and needle not in line:
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get("run_id") != run_id:
-            continue
-        found = record.get("seq")
-        if not isinstance(found, int):
-            continue
+    for found, _, line in _run_lines_backwards(path, run_id):
         if last is None:
             last = (found, line_hash(line))
         if found == seq:
@@ -322,11 +309,22 @@ def ended_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> int |
 
     Reads the file backwards, only as far as the saved line.
     """
-    if not path.exists():
-        return None
     limit = -1 if saved is None else saved[0]
     finished: int | None = None
     decided = False
+    for found, record, _ in _run_lines_backwards(path, run_id):
+        if found <= limit:
+            break
+        if record.get("event") == FINISH_EVENT:
+            finished = found if finished is None else finished
+        elif record.get("event") == DECISION_EVENT:
+            decided = True
+    return finished if decided else None
+
+
+def _run_lines_backwards(path: Path, run_id: str) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """``(seq, record, line)`` of run ``run_id``'s lines in the file, last first."""
+    # a quick test first: both renderings write an ASCII run id as json.dumps does
     needle = json.dumps(run_id) if run_id.isascii() else None
     for line in _lines_backwards(path):
         if needle is not None and needle not in line:
@@ -338,15 +336,8 @@ def ended_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> int |
         if not isinstance(record, dict) or record.get("run_id") != run_id:
             continue
         found = record.get("seq")
-        if not isinstance(found, int):
-            continue
-        if found <= limit:
-            break
-        if record.get("event") == FINISH_EVENT:
-            finished = found if finished is None else finished
-        elif record.get("event") == DECISION_EVENT:
-            decided = True
-    return finished if decided else None
+        if isinstance(found, int):
+            yield found, record, line
 
 
 _CHUNK: Final = 1 << 16
