@@ -49,6 +49,9 @@ _ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResou
 _PROTOCOL_HEADER: Final = "mcp-protocol-version"
 STREAM_WAIT: Final = 5.0
 """Seconds a message for the client's own HTTP stream waits for the client to open it."""
+DRAIN_SECONDS: Final = 10.0
+"""Seconds the requests in flight when a stdio client's input ends may take to be answered."""
+DRAIN_POLL: Final = 0.01
 
 
 class _Answer:
@@ -124,11 +127,21 @@ class Relay:
                 self._tasks = tasks
                 tasks.start_soon(self._from_server, server_read)
                 await self._from_client()
+                if not self.over_http:
+                    await self._drain()
                 tasks.cancel_scope.cancel()
         finally:  # the client is gone, or the proxy stops: what was sent may have run
             self.judged.client_gone()
             self.server_write = None
             await self._finish()
+
+    async def _drain(self) -> None:
+        """The client's input ended (stdio): as a server read to the end of its input
+        would, answer what it asked first. Waits for the requests in flight, at most
+        ``DRAIN_SECONDS``; a call still unanswered then is settled as cancelled."""
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while self.requests and self.down is None:
+                await anyio.sleep(DRAIN_POLL)
 
     async def _finish(self) -> None:
         with anyio.CancelScope(shield=True):  # finishing writes the report and the log
@@ -224,19 +237,25 @@ class Relay:
         if request_id in self.cancelled:
             self.cancelled.discard(request_id)
             return  # the client cancelled it and expects no answer
-        self.requests.pop(request_id, None)
         self.progress = {t: r for t, r in self.progress.items() if r != request_id}
         whole = self.listings.pop(request_id, None)
         if whole is not None and isinstance(message, types.JSONRPCResponse):
             self._learn(message.result.get("tools"), whole=whole)
             if self.offered.active:  # its run may be opened first: not on the reader
                 assert self._tasks is not None
-                self._tasks.start_soon(self.offered.listing, message)
+                self._tasks.start_soon(self._offered_listing, message)
                 return
         judged = request_id in self.judged.sent
         await self.to_client(self.judged.answered(message))
+        self.requests.pop(request_id, None)  # once sent: a drain waits for the answer
         if judged:
             self.offered.after_call()
+
+    async def _offered_listing(self, message: types.JSONRPCResponse) -> None:
+        try:
+            await self.offered.listing(message)
+        finally:
+            self.requests.pop(message.id, None)
 
     async def _session_stream(self) -> None:
         """Over HTTP, wait (a few seconds at most) for the client's own stream: the SDK's
@@ -294,15 +313,15 @@ class Relay:
         self._tasks.start_soon(send)
 
     async def answer(self, request_id: Any, result: Mapping[str, Any]) -> None:
-        self.requests.pop(request_id, None)
         await self.to_client(
             types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=dict(result))
         )
+        self.requests.pop(request_id, None)
 
     async def answer_error(self, request_id: Any, code: int, text: str) -> None:
-        self.requests.pop(request_id, None)
         error = types.ErrorData(code=code, message=text)
         await self.to_client(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+        self.requests.pop(request_id, None)
 
     def _note_protocol(self, message: types.JSONRPCResponse) -> None:
         version = message.result.get("protocolVersion")

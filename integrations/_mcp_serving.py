@@ -105,7 +105,11 @@ async def serve_stdio(gateway: McpGateway) -> None:
 
     async def relay() -> None:  # the server first: one that cannot start is said at once
         async with upstream(gateway.target) as server, stdio_server() as streams:
-            await Relay(gateway, STDIO_SESSION, streams, gateway.target).relay(server)
+            try:
+                await Relay(gateway, STDIO_SESSION, streams, gateway.target).relay(server)
+            finally:  # the SDK's stdout writer ends only when its stream is closed: the
+                # client left (stdin ended), so nothing more goes to it, and the proxy exits
+                await streams[1].aclose()
 
     async with gateway.connected():
         await _until_stopped(relay)

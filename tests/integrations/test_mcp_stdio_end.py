@@ -1,0 +1,113 @@
+"""The stdio gateway when its client's input ends: like a server read to the end of its
+input, ``agentguard mcp-proxy`` answers what was asked first (a judged call included,
+which enters the run as a call that ran), finishes the run and exits; it never stays
+behind its client, even in front of a server that ignores the end of its own input.
+
+Raw JSON-RPC lines on a pipe (``printf ... | agentguard mcp-proxy``), the way a shell
+script or a client that half-closes its pipe talks to it; the server is the SDK's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from tests.integrations.mcp_servers.harness import (
+    HERE,
+    OPS,
+    Run,
+    assert_records_agree,
+    assert_trace_is_what_ran,
+)
+
+EXIT_WITHIN = 60.0
+"""A bound on a hang, not a speed goal: the proxy exits within seconds of its input's end."""
+
+
+def _request(request_id: int, method: str, params: dict[str, Any] | None = None) -> str:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message)
+
+
+HANDSHAKE = [
+    _request(
+        1,
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "1"},
+        },
+    ),
+    json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+]
+
+
+def _pipe(run: Run, lines: list[str]) -> tuple[int, list[dict[str, Any]]]:
+    """Run the proxy with ``lines`` on its stdin, closed after them; its exit code and
+    the messages it wrote to stdout."""
+    with run.stderr.open("w") as errors:
+        done = subprocess.run(
+            [sys.executable, *run.proxy_args()],
+            input="".join(line + "\n" for line in lines),
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=run.env(),
+            text=True,
+            timeout=EXIT_WITHIN,
+            check=False,
+        )
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line]
+
+
+def test_input_that_ends_is_answered_then_the_run_finishes_and_the_proxy_exits(
+    tmp_path: Path,
+) -> None:
+    """Before: with its input at end the proxy answered nothing, wrote its finish line and
+    then waited forever on the SDK's stdout writer (its stream was never closed)."""
+    run = Run(tmp_path, HERE / "ops.ltl", OPS)
+    lines = [
+        *HANDSHAKE,
+        _request(2, "tools/list"),
+        _request(3, "tools/call", {"name": "transfer", "arguments": {"amount": 20}}),
+        _request(4, "tools/call", {"name": "transfer", "arguments": {"amount": 9000}}),
+    ]
+    code, answers = _pipe(run, lines)
+    assert code == 0, run.stderr.read_text()
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert set(by_id) == {1, 2, 3, 4}
+    assert "tools" in by_id[2]["result"]
+    assert by_id[3]["result"]["isError"] is False
+    assert by_id[4]["result"]["isError"] is True  # refused, never sent
+    assert [c["args"] for c in run.reached_server()] == [{"amount": 20.0}]
+    (report,) = run.reports()
+    assert_trace_is_what_ran(run, report)
+    assert_records_agree(run, report)  # the log's chain ends with the run's finish line
+
+
+DEAF_SERVER = """
+import sys, time
+sys.stdin.close()
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_server_that_ignores_the_end_of_its_input_does_not_keep_the_proxy(
+    tmp_path: Path,
+) -> None:
+    """A server that never exits when its input ends (nor ever answers) is stopped by
+    the proxy once its client is gone; the proxy exits, and says nothing ran."""
+    run = Run(tmp_path, HERE / "ops.ltl", [sys.executable, "-c", DEAF_SERVER])
+    code, answers = _pipe(run, [*HANDSHAKE])
+    assert code == 0, run.stderr.read_text()
+    assert answers == []  # the server answered nothing, and nothing was made up
+    assert run.reached_server() == []
