@@ -53,6 +53,7 @@ from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
 if _TYPE_CHECKING:
     from agentguard.enforcement.firewall import Firewall, FirewallReport
+    from agentguard.enforcement.log_anchor import HeadFile
     from agentguard.mining import MinedSpec, mine
     from agentguard.monitor import Monitor, Verdict, classify
 
@@ -68,6 +69,7 @@ _checkout_finder.install(_Path(__file__).resolve().parent)
 _LAZY = {
     "Firewall": "agentguard.enforcement.firewall",
     "FirewallReport": "agentguard.enforcement.firewall",
+    "HeadFile": "agentguard.enforcement.log_anchor",
     "Monitor": "agentguard.monitor",
     "Verdict": "agentguard.monitor",
     "classify": "agentguard.monitor",
@@ -101,6 +103,7 @@ __all__ = [
     "FirewallReport",
     "Formula",
     "GuardOptions",
+    "HeadFile",
     "MinedSpec",
     "MissingExtraError",
     "Monitor",

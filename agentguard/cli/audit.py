@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from agentguard.enforcement.audit import verify_lines
+from agentguard.enforcement.log_anchor import HeadsFileError, read_heads
 from agentguard.terminal import json_text, printable
 
 EXIT_OK, EXIT_TAMPERED, EXIT_USAGE = 0, 1, 2
@@ -36,8 +37,26 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="fail if a run has no finish line (catches truncation at the end)",
     )
+    verify.add_argument(
+        "--heads",
+        default=None,
+        metavar="FILE",
+        help=(
+            "the heads a witness kept (Firewall(log_anchor=HeadFile(FILE))): fail if a "
+            "run's chain does not reach each one (lines or runs removed at the end)"
+        ),
+    )
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(func=run)
+
+
+def _heads(path: Path) -> dict[str, dict[int, str]]:
+    """The anchored heads in ``path`` (a file that is not text is named as not heads)."""
+    with path.open(encoding="utf-8") as heads:
+        try:
+            return read_heads(heads, printable(path))
+        except UnicodeDecodeError as exc:
+            raise HeadsFileError(f"{printable(path)}: not UTF-8 text ({exc.reason})") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,8 +67,14 @@ def run(args: argparse.Namespace) -> int:
             key = Path(args.key_file).read_bytes().strip()
         elif args.key is not None:
             key = args.key.encode()
+        anchored = None if args.heads is None else _heads(Path(args.heads))
         with path.open(encoding="utf-8", newline="") as handle:
-            result = verify_lines(handle, key=key, require_finish=args.require_finish)
+            result = verify_lines(
+                handle, key=key, require_finish=args.require_finish, anchored=anchored
+            )
+    except HeadsFileError as exc:
+        print(f"agentguard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as exc:
         where = printable(exc.filename or path)
         print(f"agentguard: {where}: {printable(exc.strerror or exc)}", file=sys.stderr)
@@ -58,12 +83,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentguard: {printable(path)}: not UTF-8 text ({exc.reason})", file=sys.stderr)
         return EXIT_TAMPERED
     if args.json:
-        print(json_text({"log": str(path), **result.to_dict()}))
+        print(json_text({"log": str(path), **result.to_dict(), "anchored": anchored is not None}))
     elif result.problem is not None:
         where = printable(f"{path}:{result.problem.line}")
         print(f"{where}: {printable(result.problem.reason)}", file=sys.stderr)
     else:
         macs = "chain and HMACs" if result.macs_checked else "chain (no --key: HMACs not checked)"
+        if anchored is not None:
+            macs += f", through {sum(map(len, anchored.values()))} anchored head(s)"
         print(f"{printable(path)}: intact: {result.lines} lines, {len(result.runs)} run(s), {macs}")
         for run_id, head in result.runs.items():
             note = "  (no finish line)" if run_id in result.unfinished else ""

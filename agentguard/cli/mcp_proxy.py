@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.enforcement.agent_tools import ToolMismatchError
+from agentguard.enforcement.log_anchor import HeadFile
 from agentguard.errors import MissingExtraError, SpecError
+from agentguard.terminal import printable
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -54,6 +56,20 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
 
     parser.add_argument(
         "--log", type=Path, default=d(None), metavar="FILE", help="append the decision log here"
+    )
+    parser.add_argument(
+        "--log-key-file",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="HMAC every log line with the key in FILE (audit verify --key-file FILE)",
+    )
+    parser.add_argument(
+        "--log-heads",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="append each log line's chain head to FILE (audit verify --heads FILE)",
     )
     parser.add_argument(
         "--report",
@@ -199,6 +215,20 @@ def run(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"soft_block_limit": args.soft_block_limit}
     if args.log is not None:
         kwargs["log_path"] = args.log
+    elif args.log_key_file is not None or args.log_heads is not None:
+        _say("--log-key-file and --log-heads go with --log FILE")
+        return EXIT_USAGE
+    if args.log_key_file is not None:
+        try:
+            kwargs["log_key"] = args.log_key_file.read_bytes().strip()
+        except OSError as exc:
+            _say(f"{printable(args.log_key_file)}: {printable(exc.strerror or exc)}")
+            return EXIT_USAGE
+        if not kwargs["log_key"]:
+            _say(f"{printable(args.log_key_file)}: the key file is empty")
+            return EXIT_USAGE
+    if args.log_heads is not None:
+        kwargs["log_anchor"] = HeadFile(args.log_heads)
     from agentguard.cli.otlp import tracer_provider
 
     try:  # the standard OTEL_* variables: spans exported as any instrumented program's

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import orjson
 
+from agentguard.enforcement.log_anchor import Anchored
 from agentguard.trace.formats.agentguard_logs import DECISION_EVENT, FINISH_EVENT
 from agentguard.trace.json_values import json_value, plain
 
@@ -198,13 +199,22 @@ def _body(line: str, record: Mapping[str, Any], key: bytes) -> str | None:
 
 
 def verify_lines(
-    lines: Iterable[str], *, key: bytes | None = None, require_finish: bool = False
+    lines: Iterable[str],
+    *,
+    key: bytes | None = None,
+    require_finish: bool = False,
+    anchored: Anchored | None = None,
 ) -> AuditResult:
     """Check every run's chain in a log; stops at the first bad line (see the module
     docstring). A run never restarts its chain: one restored from a saved state goes on
     from the line it was saved after (:func:`continuation`), so ``seq`` 0 twice for one
-    run id is a restart (a fresh firewall reusing the run id) or a removal."""
+    run id is a restart (a fresh firewall reusing the run id) or a removal.
+
+    ``anchored``: the heads a witness kept (:func:`~agentguard.enforcement.log_anchor.
+    read_heads`); each run's chain must pass through every one of them, so lines removed
+    at the end of a run, or a whole run removed, fail too."""
     runs: dict[str, _Run] = {}
+    anchored = {} if anchored is None else anchored
     count = 0
 
     def fail(n: int, reason: str) -> AuditResult:
@@ -228,7 +238,10 @@ def verify_lines(
         if key is not None and _body(line, record, key) is None:
             what = "has no HMAC" if "hmac" not in record else "HMAC does not match"
             return fail(n, f"{what} (edited, or written with another key)")
-        state = runs.get(run_id)
+        state, this = runs.get(run_id), line_hash(line)
+        witnessed = anchored.get(run_id, {}).get(seq)
+        if witnessed is not None and witnessed != this:
+            return fail(n, f"run {run_id} seq {seq}: not the line whose hash was anchored")
         if seq == 0 and prev == genesis(run_id):  # a run's chain starts
             if state is not None:
                 return fail(
@@ -237,7 +250,7 @@ def verify_lines(
                     f"{state.line}): a run continues its chain, so the run was restarted "
                     "without its state, or the lines of an earlier part were removed",
                 )
-            state = runs[run_id] = _Run(0, line_hash(line), n)
+            state = runs[run_id] = _Run(0, this, n)
         elif state is None:
             return fail(
                 n, f"run {run_id} seq {seq} does not follow anything (earlier lines removed?)"
@@ -255,11 +268,14 @@ def verify_lines(
                 "that line was edited, or a line was removed, inserted or reordered",
             )
         else:
-            state.seq, state.head, state.line = seq, line_hash(line), n
+            state.seq, state.head, state.line = seq, this, n
         if record.get("event") == FINISH_EVENT:
             state.finished = True
     unfinished = tuple(r for r, s in runs.items() if not s.finished)
     heads = {r: s.head for r, s in runs.items()}
+    short = _short_of_anchor(runs, anchored)
+    if short is not None:
+        return AuditResult(count, heads, Problem(count, short), unfinished, key is not None)
     if require_finish and unfinished:
         last = max(runs[r].line for r in unfinished)
         return AuditResult(
@@ -274,6 +290,21 @@ def verify_lines(
             key is not None,
         )
     return AuditResult(count, heads, None, unfinished, key is not None)
+
+
+def _short_of_anchor(runs: Mapping[str, _Run], anchored: Anchored) -> str | None:
+    """Why the log stops short of a head a witness kept, if it does."""
+    for run_id, seqs in anchored.items():
+        last = max(seqs, default=-1)
+        state = runs.get(run_id)
+        if state is None and seqs:
+            return f"run {run_id} is anchored (up to seq {last}) but has no line: removed"
+        if state is not None and state.seq < last:
+            return (
+                f"run {run_id} ends at seq {state.seq} (line {state.line}) but its head was "
+                f"anchored at seq {last}: lines at its end were removed"
+            )
+    return None
 
 
 def continuation(path: Path, run_id: str, saved: tuple[int, str]) -> tuple[int, str]:

@@ -37,6 +37,7 @@ from agentguard.enforcement.flight import (
 )
 from agentguard.enforcement.judging import args_key
 from agentguard.enforcement.log import DecisionLog
+from agentguard.enforcement.log_anchor import Anchor
 from agentguard.enforcement.log_redaction import Redactor
 from agentguard.enforcement.options import (
     FirewallConfigError,
@@ -106,6 +107,7 @@ class Firewall(Proposing):
         start_timeout: float = 30.0,
         mode: str = "enforce",
         log_key: bytes | str | None = None,
+        log_anchor: Anchor | None = None,
         otel: bool | None = None,
         tracer_provider: Any = None,
         approver: Approver | None = None,
@@ -183,6 +185,7 @@ class Firewall(Proposing):
             logger=logger,
             redact=redact,
             key=log_key.encode() if isinstance(log_key, str) else log_key,
+            anchor=log_anchor,
         )
         self.tool_mismatches: tuple[ToolMismatch, ...] = ()
         self.strict_tools = strict_tools  # a difference with the agent's tools raises

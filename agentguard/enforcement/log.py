@@ -21,9 +21,7 @@ by a digest (``result_sha256``), so a check of such a log cannot judge tests on 
 
 from __future__ import annotations
 
-import datetime as dt
 import io
-import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,7 +30,8 @@ from typing import Any, Final
 from agentguard.enforcement import hooks
 from agentguard.enforcement.audit import Chain, continuation
 from agentguard.enforcement.decision import Action, Decision, Violation
-from agentguard.enforcement.log_lines import LineTemplates
+from agentguard.enforcement.log_anchor import Anchor, ChainHead
+from agentguard.enforcement.log_lines import LineTemplates, timestamp
 from agentguard.enforcement.log_redaction import (
     Redactor,
     safe_args,
@@ -84,25 +83,6 @@ KNOWN: Final = frozenset(
 """Every field the firewall writes; an event with another field is checked whole."""
 
 
-_second: tuple[int, str, str] = (-1, "", "")
-"""The last whole second seen, and the two texts of its timestamps (with and without a
-fraction: ``isoformat`` leaves out a zero one)."""
-
-
-def _now() -> str:
-    """``datetime.now(timezone.utc).isoformat()``, with the date and time of day formatted
-    once per second (every log line carries one; isoformat is most of a line's cost)."""
-    global _second  # one immutable triple, swapped whole: safe across threads
-    ns = time.time_ns()
-    seconds = ns // 1_000_000_000
-    cached = _second
-    if cached[0] != seconds:
-        text = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        cached = _second = (seconds, text + ".%06d+00:00", text + "+00:00")
-    micros = ns // 1000 % 1_000_000
-    return cached[1] % micros if micros else cached[2]
-
-
 class DecisionLog:
     """Sends decision events to a JSON-lines file and/or a user structlog logger."""
 
@@ -116,8 +96,10 @@ class DecisionLog:
         logger: Any = None,
         redact: Redactor | None = None,
         key: bytes | None = None,
+        anchor: Anchor | None = None,
     ) -> None:
         self.run_id = run_id
+        self._anchor = anchor  # told each line's head (log_anchor.py): truncation shows
         self.spec_name = spec_name
         self.spec_hash = spec_hash
         self.path = Path(path) if path is not None else None
@@ -199,10 +181,12 @@ class DecisionLog:
         ):
             chain = self._chain
             assert chain is not None  # the templates are dropped when the log closes
-            line = lines.decision(d, _now(), chain.seq, chain.head)
+            line = lines.decision(d, timestamp(), chain.seq, chain.head)
             if line is not None:
                 self._write(line)
                 chain.advance(line)
+                if self._anchor is not None:
+                    self._anchored(chain)
                 return
         if self.redact is None:  # nothing to scrub: the firewall's own text as it is
             message = d.message
@@ -228,7 +212,7 @@ class DecisionLog:
             "message": message,
             "spec": self.spec_name,
             "spec_hash": self.spec_hash,
-            "timestamp": _now(),
+            "timestamp": timestamp(),
             "violations": violations,
             "pending": list(d.pending),
             "escalated": d.escalated,
@@ -252,10 +236,12 @@ class DecisionLog:
         if lines is not None and self.redact is None and not hooks.SINKS:
             chain = self._chain
             assert chain is not None  # the templates are dropped when the log closes
-            line = lines.result(call, d, _now(), chain.seq, chain.head)
+            line = lines.result(call, d, timestamp(), chain.seq, chain.head)
             if line is not None:
                 self._write(line)
                 chain.advance(line)
+                if self._anchor is not None:
+                    self._anchored(chain)
                 return
         record: dict[str, Any] = {
             "event": RESULT_EVENT,
@@ -272,7 +258,7 @@ class DecisionLog:
             "message": "",
             "spec": self.spec_name,
             "spec_hash": self.spec_hash,
-            "timestamp": _now(),
+            "timestamp": timestamp(),
             "violations": [],
             "pending": [],
             "call_id": None if d is None else d.call_id,
@@ -358,7 +344,7 @@ class DecisionLog:
             return
         record = self._common.copy()  # event first, then the common fields in FIELDS order
         record["event"] = event
-        record["timestamp"] = _now()
+        record["timestamp"] = timestamp()
         record["violations"], record["pending"] = [], []  # fresh: a user processor may append
         record.update(fields)
         self._send(record, warn, checked)
@@ -373,12 +359,19 @@ class DecisionLog:
         chain = self._chain
         if chain is not None:
             self._write(chain.encode(record, checked))
+            if self._anchor is not None:
+                self._anchored(chain)
         if user is not None:
             event = view.pop("event")
             (user.warning if warn else user.info)(event, **view)
             view = {"event": event, **view}
         if sinks:
             hooks.publish_event(view)
+
+    def _anchored(self, chain: Chain) -> None:
+        """The line just written is the run's head: the anchor keeps it."""
+        assert self._anchor is not None  # (a chain exists only with a file)
+        self._anchor(ChainHead(self.run_id, chain.seq - 1, chain.head))
 
     def _write(self, data: bytes) -> None:
         """One line to the file: one write(2) of its bytes (a short write continues).

@@ -16,6 +16,8 @@ anything else it returns None and the caller takes the dict path, whose fallback
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from typing import Final
 
 import orjson
@@ -41,6 +43,24 @@ _BOOLS: Final = (b"false", b"true")
 _TOOLS_KEPT: Final = 1024
 """Tool names whose JSON is kept per run (an agent calls a handful; a run proposing
 endless made-up names renders the rest each time, and memory stays bounded)."""
+
+_second: tuple[int, str, str] = (-1, "", "")
+"""The last whole second seen, and the two texts of its timestamps (with and without a
+fraction: ``isoformat`` leaves out a zero one)."""
+
+
+def timestamp() -> str:
+    """``datetime.now(timezone.utc).isoformat()``, with the date and time of day formatted
+    once per second (every log line carries one; isoformat is most of a line's cost)."""
+    global _second  # one immutable triple, swapped whole: safe across threads
+    ns = time.time_ns()
+    seconds = ns // 1_000_000_000
+    cached = _second
+    if cached[0] != seconds:
+        text = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        cached = _second = (seconds, text + ".%06d+00:00", text + "+00:00")
+    micros = ns // 1000 % 1_000_000
+    return cached[1] % micros if micros else cached[2]
 
 
 class LineTemplates:
@@ -130,4 +150,4 @@ class LineTemplates:
         return known
 
 
-__all__ = ["LineTemplates"]
+__all__ = ["LineTemplates", "timestamp"]

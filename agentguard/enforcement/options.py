@@ -15,6 +15,7 @@ from typing import Any, Final, TypedDict
 
 from agentguard.enforcement.agent_tools import AgentTools
 from agentguard.enforcement.approval import Approver
+from agentguard.enforcement.log_anchor import Anchor
 from agentguard.enforcement.log_redaction import Redactor
 from agentguard.errors import AgentGuardError
 from agentguard.semantics.registry import Registry
@@ -58,6 +59,7 @@ class FirewallOptions(TypedDict, total=False):
     start_timeout: float
     mode: str
     log_key: bytes | str | None
+    log_anchor: Anchor | None
     otel: bool | None
     tracer_provider: Any
     approver: Approver | None

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.enforcement import log as log_module
+from agentguard.enforcement import log_lines
 from agentguard.enforcement.audit import verify_lines
 from agentguard.enforcement.decision import Action, Decision
 from agentguard.enforcement.log import DecisionLog
@@ -71,8 +72,8 @@ def test_template_lines_equal_the_dict_path_byte_for_byte(
 ) -> None:
     """Decision and result lines are the same bytes (and chain) with or without templates."""
     folder = tmp_path_factory.mktemp("lines")
-    original = log_module._now
-    log_module._now = lambda: "2026-12-01T00:00:00.000001+00:00"  # one clock for both logs
+    original = log_module.timestamp
+    log_module.timestamp = lambda: "2026-12-01T00:00:00.000001+00:00"  # one clock for both logs
     try:
         files = []
         for fast in (True, False):
@@ -99,7 +100,7 @@ def test_template_lines_equal_the_dict_path_byte_for_byte(
             log.close()
             files.append(path.read_bytes())
     finally:
-        log_module._now = original
+        log_module.timestamp = original
     assert files[0] == files[1]
     assert verify_lines(files[0].decode().split("\n")[:-1]).ok  # not splitlines: \x85 is text
 
@@ -132,12 +133,12 @@ def test_non_plain_values_take_the_dict_path(tmp_path: Path) -> None:
 def test_timestamps_are_isoformat(clock: list[int]) -> None:
     """Every line's timestamp is what datetime's isoformat says of the same instant (whole
     seconds without a fraction), however the clock moves between lines."""
-    real_time = log_module.time
+    real_time = log_lines.time
     try:
         for ns in clock:
-            log_module.time = SimpleNamespace(time_ns=lambda ns=ns: ns)  # type: ignore[assignment]
+            log_lines.time = SimpleNamespace(time_ns=lambda ns=ns: ns)  # type: ignore[assignment]
             micros = ns // 1000 % 1_000_000
             when = dt.datetime.fromtimestamp(ns // 10**9, dt.timezone.utc)
-            assert log_module._now() == when.replace(microsecond=micros).isoformat()
+            assert log_lines.timestamp() == when.replace(microsecond=micros).isoformat()
     finally:
-        log_module.time = real_time
+        log_lines.time = real_time

@@ -121,9 +121,16 @@ def test_what_may_run_example_offers_the_refund_only_once_allowed(run: Run) -> N
 
 
 def test_audit_log_example_verifies_then_catches_the_edit(run: Run) -> None:
-    """The keyed log verifies as written; hiding the block fails at line 1."""
+    """The keyed log verifies as written (through its anchored heads); its late refusal
+    cut verifies by the chain alone but not through the heads; hiding the block fails at
+    line 1."""
     captured = run("audit_log.py")
-    assert "intact: 6 lines, 1 run(s), chain and HMACs" in captured.out
+    assert "intact: 7 lines, 1 run(s), chain and HMACs, through 7 anchored head(s)" in (
+        captured.out
+    )
+    assert "exit 0 then 1" in captured.out
+    assert "decisions.jsonl:6: run" in captured.err
+    assert "lines at its end were removed" in captured.err
     assert "decisions.jsonl:1: HMAC does not match" in captured.err
 
 

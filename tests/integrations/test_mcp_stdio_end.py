@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from agentguard.cli.main import main
 from tests.integrations.mcp_servers.harness import (
     HERE,
     OPS,
@@ -51,12 +52,12 @@ HANDSHAKE = [
 ]
 
 
-def _pipe(run: Run, lines: list[str]) -> tuple[int, list[dict[str, Any]]]:
-    """Run the proxy with ``lines`` on its stdin, closed after them; its exit code and
-    the messages it wrote to stdout."""
+def _pipe(run: Run, lines: list[str], *options: str) -> tuple[int, list[dict[str, Any]]]:
+    """Run the proxy (with ``options``) with ``lines`` on its stdin, closed after them;
+    its exit code and the messages it wrote to stdout."""
     with run.stderr.open("w") as errors:
         done = subprocess.run(
-            [sys.executable, *run.proxy_args()],
+            [sys.executable, *run.proxy_args(*options)],
             input="".join(line + "\n" for line in lines),
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -111,3 +112,21 @@ def test_a_server_that_ignores_the_end_of_its_input_does_not_keep_the_proxy(
     assert code == 0, run.stderr.read_text()
     assert answers == []  # the server answered nothing, and nothing was made up
     assert run.reached_server() == []
+
+
+def test_a_keyed_anchored_log_verifies_and_its_truncation_does_not(tmp_path: Path) -> None:
+    """``--log-key-file`` and ``--log-heads``: the proxy's log verifies with the key and
+    the heads; with its last line removed the chain alone still verifies, the heads not."""
+    run = Run(tmp_path, HERE / "ops.ltl", OPS)
+    key, heads = tmp_path / "log.key", tmp_path / "heads.jsonl"
+    key.write_text("a proxy's secret\n")
+    call = _request(3, "tools/call", {"name": "transfer", "arguments": {"amount": 9000}})
+    code, _ = _pipe(run, [*HANDSHAKE, call], "--log-key-file", str(key), "--log-heads", str(heads))
+    assert code == 0, run.stderr.read_text()
+    verify = ["audit", "verify", str(run.log), "--key-file", str(key)]
+    assert main([*verify, "--require-finish", "--heads", str(heads)]) == 0
+    lines = run.log.read_text().splitlines()
+    assert all("hmac" in json.loads(line) for line in lines)
+    run.log.write_text("".join(line + "\n" for line in lines[:-1]))
+    assert main(verify) == 0  # the chain alone cannot see its end removed
+    assert main([*verify, "--heads", str(heads)]) == 1
