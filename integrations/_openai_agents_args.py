@@ -33,6 +33,7 @@ from ._openai_agents_install import ApprovalPolicy
 
 try:
     from agents import FunctionTool, ModelBehaviorError
+    from agents._function_tool_arguments import PreparedFunctionArguments
     from agents.agent_tool_state import get_agent_tool_state_scope, peek_agent_tool_run_result
     from agents.function_schema import FuncSchema
     from agents.tool import maybe_invoke_function_tool_failure_error_function
@@ -89,6 +90,37 @@ def prepare_for(name: str, invoker: Any, raw: str | None) -> Prepared:
         )
         return Prepared(text, checked, None, problem)
     return Prepared(text, checked, handed)
+
+
+def handover(tool: FunctionTool, text: str) -> PreparedFunctionArguments | str | None:
+    """The arguments the SDK hands ``tool``'s function for the checked JSON ``text``,
+    validated once, here, as the SDK's own preparation does. The SDK takes them as
+    prepared and does not validate again, so the function receives these very objects;
+    their JSON form must be ``text``. A validator whose answer changes between calls (a
+    counter, the clock, a file) gives itself away here: the problem is returned instead,
+    and the function never runs. None: the tool's invoker takes no prepared arguments (a
+    tool built by hand parses its JSON itself: it is handed ``text``)."""
+    schema, owner = None, None
+    for value in _closure(_sdk_invoker(tool)):
+        if isinstance(value, FuncSchema):
+            schema = value
+        elif callable(value) and getattr(value, "__name__", None) == "_prepare_arguments":
+            owner = value  # the SDK accepts prepared arguments only under its own name
+    if schema is None or owner is None:
+        return None
+    try:
+        parsed = schema.params_pydantic_model(**json.loads(text))
+        received = tool_text(_plain(parsed.model_dump(**_DUMP)))
+        args, kwargs = schema.to_call_args(parsed)
+    except (ValidationError, ValueError, TypeError) as exc:
+        return f"Invalid JSON input for tool {tool.name}: {exc}"
+    if received != text:
+        return (
+            f"the validation of {tool.name}'s arguments gave it {received}, not the "
+            f"{text} checked (a validator whose answer changes between calls), so it "
+            "never ran"
+        )
+    return PreparedFunctionArguments(owner=owner, arguments=text, args=args, kwargs=kwargs)
 
 
 def tool_text(args: Mapping[str, Any]) -> str:
@@ -234,6 +266,7 @@ def same_arguments(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
 __all__ = [
     "Prepared",
     "failure_reply",
+    "handover",
     "nested_pause",
     "prepare",
     "prepare_for",

@@ -174,9 +174,11 @@ class AgentRun:
             self._unclaim(decision)
         return started
 
-    def paused(self, decision: Decision, reason: str) -> None:
-        """A call whose function started paused, never to finish (an agent tool whose
-        agent waits for an approval): the SDK runs it again, as a new call, on resume."""
+    def withdraw_started(self, decision: Decision, reason: str) -> None:
+        """A call that started, whose function never ran to its end: it was refused at
+        the door (its validation would hand it other arguments), or it paused (an agent
+        tool whose agent waits for an approval: the SDK runs it again, as a new call, on
+        resume)."""
         self._unclaim(decision)
         if self.firewall.is_in_flight(decision):
             self.firewall.withdraw(decision, reason, started=True)

@@ -55,6 +55,7 @@ from ._json_schema import declaration, with_declarations
 from ._openai_agents_args import (
     Prepared,
     failure_reply,
+    handover,
     nested_pause,
     prepare,
     tool_text,
@@ -83,8 +84,9 @@ _HANDLED_FAILURE: Final = "_function_tool_default_failure_handled"
 (read, never consumed: the SDK consumes it after the invoker returns)."""
 
 _PREPARED: Final = "_function_tool_arguments"
-"""Arguments the SDK prepared for a call while evaluating its approval: the function
-would run with those; cleared, so that it runs with the checked snapshot instead."""
+"""The arguments the SDK's invoker hands the function without validating them again: it
+may hold those the SDK prepared while evaluating an approval; agentguard puts there the
+ones it validated and compared with the checked snapshot (``handover``)."""
 
 
 class OpenAIAgentsGuard:
@@ -287,8 +289,12 @@ class OpenAIAgentsGuard:
         if not started.executes:
             return await self._refused(run, started)
         text = tool_text(started.arguments())
-        if hasattr(context, _PREPARED):
-            setattr(context, _PREPARED, None)
+        handed = handover(tool, text)
+        if isinstance(handed, str):  # its validation would hand it another value
+            run.withdraw_started(started, handed)
+            return await failure_reply(tool, context, handed)
+        if hasattr(context, _PREPARED):  # (the SDK's, from its approval check: not ours)
+            setattr(context, _PREPARED, handed)
         if isinstance(getattr(context, "tool_arguments", None), str):
             context.tool_arguments = text  # a function reading its context reads them too
         try:
@@ -300,7 +306,9 @@ class OpenAIAgentsGuard:
         finally:  # the function held ctx.agent: whatever it took off is put back
             self.keep_guarded(getattr(context, "agent", None))
         if nested_pause(tool, context):
-            run.paused(started, "its agent paused for an approval; it runs again on resume")
+            run.withdraw_started(
+                started, "its agent paused for an approval; it runs again on resume"
+            )
             return result
         failed = bool(getattr(context, _HANDLED_FAILURE, False))
         value = jsonable(result)
