@@ -53,6 +53,16 @@ class CompiledRegex:
         except UnicodeEncodeError:
             return self.engine.search(_LONE_SURROGATE.sub("\ufffd", text)) is not None
 
+    def find_all(self, text: str) -> list[str]:
+        """Every non-overlapping match of the pattern in ``text``, whole (its groups
+        ignored), in order: a ``[~ /pattern/]`` path step's list. A lone surrogate is read
+        as in :meth:`search`; an empty match is not a part (``/x*/`` finds no empty text)."""
+        try:
+            found = [m.group(0) for m in self.engine.finditer(text)]
+        except UnicodeEncodeError:
+            found = [m.group(0) for m in self.engine.finditer(_LONE_SURROGATE.sub("\ufffd", text))]
+        return [part for part in found if part]
+
 
 @lru_cache(maxsize=1024)
 def compile_regex(pattern: str, flags: str = "") -> CompiledRegex:

@@ -77,8 +77,16 @@ def path(segments: tuple[str | int, ...]) -> str:
         if isinstance(seg, int):
             out += f"[{seg}]"
         else:
-            out += "[*]" if seg == A.STAR else f".{name(seg)}"
+            out += (
+                "[*]" if seg == A.STAR else matches(seg) if A.is_matches(seg) else f".{name(seg)}"
+            )
     return out
+
+
+def matches(step: str) -> str:
+    """``[~ /pattern/flags]`` for a :func:`~agentguard.language.ast.matches_step` step."""
+    pattern, flags = A.matches_regex(step)
+    return "[~ /" + pattern.replace("/", "\\/") + "/" + flags + "]"
 
 
 def literal(value: Any) -> str:

@@ -137,5 +137,11 @@ def ref_text(name: str, path: tuple[str | int, ...]) -> str:
     """``name.seg[0]`` as written."""
     out = name
     for seg in path:
-        out += f"[{seg}]" if isinstance(seg, int) else "[*]" if seg == A.STAR else f".{seg}"
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        elif A.is_matches(seg):
+            pattern, flags = A.matches_regex(seg)
+            out += f"[~ /{pattern}/{flags}]"
+        else:
+            out += "[*]" if seg == A.STAR else f".{seg}"
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast as pyast
 import json
+import re
 import warnings
 from typing import Any
 
@@ -21,8 +22,9 @@ from lark.tree import Meta
 
 from agentguard.errors import SourceLocation, SpecSyntaxError, draw_caret
 from agentguard.language import syntax as S
-from agentguard.language.ast import STAR, Span
+from agentguard.language.ast import STAR, Span, matches_step
 from agentguard.language.grammar import parse_tree
+from agentguard.regex import compile_regex
 
 CMP_CANON = {"==": "="}
 Kids = list[Any]  # a rule's transformed children (an alias: the class defines `list`)
@@ -234,6 +236,14 @@ class _ToSyntax(Transformer_NonRecursive[Token, Any]):
 
     def star(self, meta: Meta, kids: Kids) -> str:
         return STAR
+
+    def matches(self, meta: Meta, kids: Kids) -> str:
+        regex = self.regex(meta, kids)
+        try:  # a path step is no term the resolver checks: an invalid pattern is located here
+            compile_regex(regex.pattern, regex.flags)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise _LiteralError(kids[0], "regular expression", str(exc)) from None
+        return matches_step(regex.pattern, regex.flags)
 
     def op_arg(self, meta: Meta, kids: Kids) -> S.OpArg:
         return S.OpArg(kids[0], self._span(meta))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from agentguard.errors import EvaluationError
-from agentguard.language.ast.terms import STAR
+from agentguard.language.ast.terms import MATCHES, STAR, matches_regex
 from agentguard.regex import CompiledRegex as CompiledRegex  # re-exported for old imports
 from agentguard.regex import compile_regex as compile_regex
 from agentguard.trace.model import UNKNOWN, Call
@@ -41,6 +41,8 @@ def get_path(value: Any, path: Sequence[str | int]) -> Any:
     for k, seg in enumerate(path):
         if seg == STAR:
             return _star(value, path[k + 1 :])
+        if type(seg) is str and seg.startswith(MATCHES):
+            return _star(_matches(value, seg), path[k + 1 :])
         if type(value) is dict and seg in value:  # the common case, without an ABC check
             value = value[seg]
             continue
@@ -61,6 +63,30 @@ def get_path(value: Any, path: Sequence[str | int]) -> Any:
         else:
             return MISSING
     return value
+
+
+def _matches(value: Any, step: str) -> Any:
+    """The parts of a text its ``[~ /pattern/flags]`` step matches, in order; of a list
+    or a mapping, those of every text in it (keys included, depth first), so a tool
+    handed a structure instead of a text hides nothing; none of a number, a boolean or
+    null; ⊥ of ⊥. RE2 finds them in time linear in the text."""
+    if value is MISSING or value is UNKNOWN:
+        return MISSING
+    pattern, flags = matches_regex(step)
+    regex = compile_regex(pattern, flags)
+    found: list[str] = []
+    stack = [value]
+    while stack:  # no recursion: a value nested deeper than the stack is still read
+        item = stack.pop()
+        if type(item) is str:
+            found.extend(regex.find_all(item))
+        elif isinstance(item, Mapping):
+            for key, inner in reversed(list(item.items())):
+                stack.append(inner)
+                stack.append(key)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+    return found
 
 
 def _star(value: Any, rest: Sequence[str | int]) -> Any:

@@ -35,6 +35,8 @@ TEMPLATES = [
     "G(send(to not from {s}) -> O read)",
     "G !send(to not from {s}, to not from {t})",
     "forall v: G(send(to = v) -> send(to from {s}))",
+    "G !send(to[~ /[A-Za-z0-9]+/] not from {s})",
+    'G(send(to[~ /[0-9]+/] contains "12") -> O read)',
 ]
 
 

@@ -116,6 +116,9 @@ from agentguard.language.ast.terms import (
     COMPARISON_OPS as COMPARISON_OPS,
 )
 from agentguard.language.ast.terms import (
+    MATCHES as MATCHES,
+)
+from agentguard.language.ast.terms import (
     PROVENANCE_FIELD as PROVENANCE_FIELD,
 )
 from agentguard.language.ast.terms import (
@@ -164,5 +167,14 @@ from agentguard.language.ast.terms import (
     Var as Var,
 )
 from agentguard.language.ast.terms import (
+    is_matches as is_matches,
+)
+from agentguard.language.ast.terms import (
     literal_identity as literal_identity,
+)
+from agentguard.language.ast.terms import (
+    matches_regex as matches_regex,
+)
+from agentguard.language.ast.terms import (
+    matches_step as matches_step,
 )

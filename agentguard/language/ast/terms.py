@@ -57,6 +57,29 @@ paths stay ``tuple[str | int, ...]``; :func:`~agentguard.semantics.values.get_pa
 checks for it before any key lookup, so no data key is ever read as the step."""
 
 
+MATCHES = "\n[~]"
+r"""The start of a path step ``[~ /pattern/flags]``: a text becomes the list of the parts
+of it the pattern matches, and the rest of the path maps over them as after ``[*]``
+(``body[~ /www\.\S+/] not from user``: every link in the body came from the user). The
+step is this prefix, the flags, ``/`` and the pattern (:func:`matches_step`); like
+:data:`STAR`, no key a spec can spell."""
+
+
+def matches_step(pattern: str, flags: str) -> str:
+    """The path step for ``[~ /pattern/flags]``."""
+    return f"{MATCHES}{flags}/{pattern}"
+
+
+def matches_regex(step: str) -> tuple[str, str]:
+    """``(pattern, flags)`` of a :func:`matches_step` step (flags hold no ``/``)."""
+    flags, _, pattern = step[len(MATCHES) :].partition("/")
+    return pattern, flags
+
+
+def is_matches(step: str | int) -> bool:
+    return type(step) is str and step.startswith(MATCHES)
+
+
 PROVENANCE_FIELD = "\nfrom"
 """First step of the field a lowered ``from`` test reads (semantics/provenance.py): the
 fact the provenance index computed for the call, kept where no argument can be."""
