@@ -307,27 +307,41 @@ def _short_of_anchor(runs: Mapping[str, _Run], anchored: Anchored) -> str | None
     return None
 
 
-def continuation(path: Path, run_id: str, saved: tuple[int, str]) -> tuple[int, str]:
-    """Where a run restored from a state saved after line ``saved`` = ``(seq, hash)`` goes
-    on writing to the log at ``path``: after the run's last line in that file when the
-    file's chain of the run passes through ``saved`` (lines written after the save, e.g.
-    by the process that saved a checkpoint before its batch ran, stay on the chain);
-    else after ``saved`` itself (the file holds another part of the run, or none of it:
-    verified alone it is a fragment, and says so).
+def continuation(
+    path: Path, run_id: str, saved: tuple[int, str] | None
+) -> tuple[int, str] | None:
+    """Where a run restored from a state saved after line ``saved`` = ``(seq, hash)``
+    (None: saved before its first line) goes on writing to the log at ``path``: after
+    the run's last line in that file when the file's chain of the run passes through
+    ``saved`` (lines written after the save, e.g. by the process that saved a checkpoint
+    before its batch ran, stay on the chain); else after ``saved`` itself (the file
+    holds another part of the run, or none of it: verified alone it is a fragment, and
+    says so).
 
-    Reads the file backwards, only as far as the saved line: a long log costs what was
-    written since the save, not its whole length.
+    Reads the file backwards, only as far as the saved line (for a state saved before
+    the run's first line, as far as that line: the whole file when it holds none of it).
     """
-    seq, head = saved
+    seq, head = saved if saved is not None else (-1, "")
     last: tuple[int, str] | None = None
     for found, _, line in _run_lines_backwards(path, run_id):
         if last is None:
             last = (found, line_hash(line))
+        if saved is None and found == 0:
+            return last if _starts(line, run_id) else saved
         if found == seq:
             return last if line_hash(line) == head else saved
         if found < seq:
             break
     return saved
+
+
+def _starts(line: str, run_id: str) -> bool:
+    """Is ``line`` the first line of run ``run_id``'s chain (it chains from the genesis)?"""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("prev") == genesis(run_id)
 
 
 def ended_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> int | None:

@@ -291,6 +291,13 @@ class Execution(Judging):
             if changed or self._shadows.active  # else nothing moved: no late violation
             else []
         )
+        hard = False
+        if late:  # the run's state first: a log that fails to write cannot undo a stop
+            late.sort(key=lambda v: self._order[v.constraint])
+            self._late.extend(late)
+            hard = any(v.severity.kind is SeverityKind.HARD_STOP for v in late)
+            if hard and self.mode == "enforce":
+                self._stopped = True
         if not (self._log.active or hooks.SINKS):
             pass
         elif is_tool:
@@ -298,11 +305,6 @@ class Execution(Judging):
         else:
             self._log.message(call, judged=True)
         if late:
-            late.sort(key=lambda v: self._order[v.constraint])
-            self._late.extend(late)
-            hard = any(v.severity.kind is SeverityKind.HARD_STOP for v in late)
-            if hard and self.mode == "enforce":
-                self._stopped = True
             self._log.late(
                 call.position,
                 name,

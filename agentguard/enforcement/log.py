@@ -139,9 +139,7 @@ class DecisionLog:
         genesis). Where the file holds later lines of the run, the chain goes on after
         them (:func:`~agentguard.enforcement.audit.continuation`)."""
         self.path = Path(path)
-        if after is not None:
-            after = continuation(self.path, self.run_id, after)
-        self._open(after)
+        self._open(continuation(self.path, self.run_id, after))
 
     @property
     def chain_position(self) -> tuple[int, str] | None:

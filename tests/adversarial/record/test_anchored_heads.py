@@ -159,3 +159,28 @@ def test_the_cli_checks_the_heads(tmp_path: Path, capsys: pytest.CaptureFixture[
     heads.write_bytes(b"\xff\xfe not text\n")
     assert main([*base, "--heads", str(heads)]) == 2
     assert "not UTF-8 text" in capsys.readouterr().err
+
+
+def test_a_witness_that_fails_cannot_undo_a_stop(tmp_path: Path) -> None:
+    """Found from outside: an anchor raising on the result line of a call whose result
+    breaks a HARD_STOP left the run unstopped (the stop was set after the log line), and
+    the next call ran. The run's state now comes first; the error still propagates."""
+    spec = ag.parse_spec("constraint evil severity HARD_STOP := G !lookup(result.evil = true)")
+    fails = {"at": -1}
+    written: list[ChainHead] = []
+
+    def flaky(head: ChainHead) -> None:
+        if len(written) == fails["at"]:
+            fails["at"] = -1
+            raise OSError("witness unavailable")
+        written.append(head)
+
+    fw = Firewall(spec, log_path=tmp_path / "d.jsonl", log_anchor=flaky)
+    started = fw.start(fw.propose("lookup", {"order_id": "A"}))
+    fails["at"] = len(written)  # the result line's head fails to reach the witness
+    with pytest.raises(OSError, match="witness unavailable"):
+        fw.complete(started, {"evil": True})
+    assert fw.stopped
+    assert not fw.propose("pay", {"order_id": "A"}).executes
+    report = fw.finish()
+    assert report.stopped and [v.constraint for v in report.late_violations] == ["evil"]

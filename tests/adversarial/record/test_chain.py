@@ -108,3 +108,25 @@ def test_a_comment_does_not_change_the_spec_s_identity() -> None:
     fw = Firewall(base, keep_trace=True)
     _turn(fw, 10)
     Firewall.restore(commented, fw.save())  # not refused
+
+
+def test_a_state_saved_before_the_first_line_continues_after_the_file_s_lines(
+    tmp_path: Path,
+) -> None:
+    """Found from outside: a state saved before the run wrote any line (its chain
+    position None) restored into the run's file restarted the chain at seq 0, so the
+    intact log failed verification. It now goes on after the run's last line there."""
+    from agentguard.enforcement.log_anchor import HeadFile, read_heads
+
+    log, heads = tmp_path / "d.jsonl", tmp_path / "heads.jsonl"
+    spec = ag.parse_spec(SPEC)
+    fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True, log_anchor=HeadFile(heads))
+    early = fw.save()  # before any line
+    _turn(fw, 10)  # the process then crashed: no finish line
+    fw2 = Firewall.restore(spec, early, log_path=log, log_anchor=HeadFile(heads))
+    _turn(fw2, 20)
+    fw2.finish()
+    lines = log.read_text().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == list(range(len(lines)))
+    anchored = read_heads(heads.read_text().splitlines())
+    assert verify_lines(lines, require_finish=True, anchored=anchored).ok
