@@ -4,11 +4,13 @@ specs, trace grounding, the compliance reward, and runs under enforcement settin
 Start with :func:`generate_instance` (one instance), :func:`generate_suite` (the paper's
 grid), :func:`run_benchmark` (an agent under baseline / block-and-warn / soft-block)
 and :func:`make_grpo_reward` (a TRL reward function) with :func:`grpo_environments` /
-:func:`grpo_rows` (GRPO rollouts that execute the instance's tools).
+:func:`grpo_rows` (GRPO rollouts that execute the instance's tools); a trained chat model
+runs held out as :class:`ChatModelAgent` (docs/training.md).
 """
 
 from __future__ import annotations
 
+from agentguard.bench.chat_agent import ChatModelAgent, chat_model_factory
 from agentguard.bench.environment import BenchEnvironment, grpo_environments, grpo_rows
 from agentguard.bench.generate import (
     MAX_CALLS,
@@ -47,12 +49,14 @@ __all__ = [
     "TOOL_INFOS",
     "TOOL_NAMES",
     "BenchEnvironment",
+    "ChatModelAgent",
     "GoldCall",
     "Instance",
     "Mutation",
     "RewardWeights",
     "Toolbox",
     "answer_format",
+    "chat_model_factory",
     "compliance_reward",
     "extract_entities",
     "generate_instance",

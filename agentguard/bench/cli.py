@@ -42,9 +42,11 @@ from agentguard.bench.runner import (
 from agentguard.bench.simplified import (
     IDENTITY,
     SIMPLIFIED_TEMPLATES,
+    SPLITS,
     generate_simplified,
     random_vocab,
     training_set,
+    validation_split,
 )
 from agentguard.bench.synthesis import LAYER_NAMES
 from agentguard.bench.templates import TEMPLATE_NAMES, get_template
@@ -86,10 +88,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     gen.add_argument(
         "--mode",
-        choices=("production", "simplified", "simplified-train"),
+        choices=("production", "simplified", "simplified-train", "simplified-heldout"),
         default="production",
-        help="production templates (default), simplified templates, or the "
-        "balanced 300-example simplified training set",
+        help="production templates (default), simplified templates, the "
+        "balanced 300-example simplified training set, or a held-out split (--split)",
+    )
+    gen.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="unseen-pattern",
+        help="simplified-heldout: Table 2's validation split (default: unseen-pattern)",
+    )
+    gen.add_argument(
+        "--size",
+        type=int,
+        default=None,
+        help="simplified-heldout: instances in the split (default: Table 2's count)",
     )
     gen.add_argument(
         "--augmentation",
@@ -147,6 +161,8 @@ def _jobs(args: argparse.Namespace) -> list[Callable[[], Instance]]:
     """One thunk per instance to write, for the chosen mode."""
     if args.mode == "simplified-train":
         return [partial(_given, inst) for inst in training_set()]
+    if args.mode == "simplified-heldout":
+        return [partial(_given, inst) for inst in validation_split(args.split, args.size)]
     if args.mode == "simplified":
         names = tuple(SIMPLIFIED_TEMPLATES) if "all" in args.template else tuple(args.template)
         jobs: list[Callable[[], Instance]] = []

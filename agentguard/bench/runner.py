@@ -86,6 +86,9 @@ class RunResult:
     stopped: bool = False
     num_tool_calls: int = 0
     mistakes: tuple[str, ...] = ()
+    trace: Trace = field(default_factory=Trace, compare=False, repr=False)
+    """The executed calls, with their results: what the GRPO reward's ``R_dist`` and a
+    check of what the firewall let through both need (not in :meth:`to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -151,6 +154,7 @@ def _result(
         layers=layers,
         num_tool_calls=count_tool_calls(trace),
         mistakes=tuple(getattr(agent, "mistakes", ())),
+        trace=trace,
         **extra,
     )
 

@@ -22,6 +22,7 @@ PART_SCRIPTS = (
     "policy_diff.py",
     "policy_tests.py",
     "shadow_mode.py",
+    "train_grpo.py",  # tests/examples/test_train_grpo_example.py
     "what_may_run.py",
 )
 FIREWALL_SCRIPTS = [s for s in SCRIPTS if s not in PART_SCRIPTS]
@@ -69,6 +70,7 @@ def test_the_examples_exist() -> None:
         "shadow_mode.py",
         "smolagents_code_agent.py",
         "smolagents_tool_calling.py",
+        "train_grpo.py",
         "what_may_run.py",
     ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 from agentguard.bench.errors import BadParameterError, InstanceTooLongError, UnknownTemplateError
@@ -163,4 +163,24 @@ def training_set(
                 if q and taken < quotas[name]:
                     out.append(q.pop(0))
                     taken += 1
+    return out
+
+
+def round_robin(instances: Iterable[Instance]) -> list[Instance]:
+    """E.3's round-robin-no-repeat order: one instance of each template in turn.
+
+    The paper trains with dataset shuffling disabled and "without repeating the same
+    pattern consecutively"; :func:`training_set` groups its examples by template, so a
+    trainer fed it unshuffled would see twenty of one pattern in a row. Within a template
+    the given order is kept; once only one template has instances left, they follow one
+    another (no order can avoid it).
+    """
+    queues: dict[str, list[Instance]] = defaultdict(list)
+    for inst in instances:
+        queues[inst.template].append(inst)
+    out: list[Instance] = []
+    while any(queues.values()):
+        for queue in queues.values():
+            if queue:
+                out.append(queue.pop(0))
     return out
