@@ -137,9 +137,9 @@ class Judged:
         call.started = True
         alone = not self.sent and len(self.waiting) == 1  # no other call of the run in flight
         decision = call.decision = await run.start(decision, alone=alone)  # refused: withdrawn
+        call.done = not decision.executes  # (so a cancellation now withdraws it no more)
         await anyio.lowlevel.checkpoint()  # a cancellation that came while it waited counts
         if not decision.executes:
-            call.done = True
             await self._refuse(call, blocked_text(decision))
             return
         self.waiting.pop(request.id, None)  # from now on a cancellation reaches the server

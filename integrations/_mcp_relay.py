@@ -49,9 +49,7 @@ _ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResou
 _PROTOCOL_HEADER: Final = "mcp-protocol-version"
 STREAM_WAIT: Final = 5.0
 """Seconds a message for the client's own HTTP stream waits for the client to open it."""
-DRAIN_SECONDS: Final = 10.0
-"""Seconds the requests in flight when a stdio client's input ends may take to be answered."""
-DRAIN_POLL: Final = 0.01
+DRAIN_SECONDS: Final = 10.0  # for the requests in flight when a stdio client's input ends
 
 
 class _Answer:
@@ -110,8 +108,7 @@ class Relay:
 
     # the relay ---------------------------------------------------------------------
     async def serve(self) -> None:
-        """Open the client's own session with the server, relay until the client's
-        session ends; then its run is finished."""
+        """Relay the client to a session of its own with the server; then finish its run."""
         try:
             async with upstream(self.target) as server:
                 await self.relay(server)
@@ -136,12 +133,15 @@ class Relay:
             await self._finish()
 
     async def _drain(self) -> None:
-        """The client's input ended (stdio): as a server read to the end of its input
-        would, answer what it asked first. Waits for the requests in flight, at most
-        ``DRAIN_SECONDS``; a call still unanswered then is settled as cancelled."""
+        """The client's input ended (stdio): answer what it asked first, as a server read
+        to its input's end would; after ``DRAIN_SECONDS`` the run ends (a call sent is
+        settled as cancelled, one waiting to start is withdrawn: no thread outlives it)."""
         with anyio.move_on_after(DRAIN_SECONDS):
             while self.requests and self.down is None:
-                await anyio.sleep(DRAIN_POLL)
+                await anyio.sleep(0.01)
+        if self.requests:
+            self.judged.client_gone()
+            await self._finish()
 
     async def _finish(self) -> None:
         with anyio.CancelScope(shield=True):  # finishing writes the report and the log

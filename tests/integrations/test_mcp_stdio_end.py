@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,83 @@ def test_a_keyed_anchored_log_verifies_and_its_truncation_does_not(tmp_path: Pat
     run.log.write_text("".join(line + "\n" for line in lines[:-1]))
     assert main(verify) == 0  # the chain alone cannot see its end removed
     assert main([*verify, "--heads", str(heads)]) == 1
+
+
+CHARGED_FIRST = """
+constraint charged_first severity BLOCK_AND_WARN message "charge before refunding"
+  := G(issue_refund -> O paced_charge.ok)
+"""
+
+
+def _charge_then_refund(seconds: float) -> list[str]:
+    """A charge that answers after ``seconds``, and a refund whose start waits for it
+    (its verdict relies on the charge's result)."""
+    charge = {"name": "paced_charge", "arguments": {"order_id": "A1", "seconds": seconds}}
+    refund = {"name": "issue_refund", "arguments": {"order_id": "A1", "amount": 5}}
+    return [_request(2, "tools/call", charge), _request(3, "tools/call", refund)]
+
+
+def test_a_call_waiting_for_a_slow_sibling_does_not_hold_the_proxy_past_the_drain(
+    tmp_path: Path,
+) -> None:
+    """Found from outside: the refund's start waited (in a thread the drain's cancel
+    could not stop) for a charge the server answers after 25 s; the proxy exited after
+    32 s with a traceback, answering neither. Now the run ends when the drain does: the
+    charge is settled as cancelled, the waiting refund withdrawn and answered."""
+    spec = tmp_path / "s.ltl"
+    spec.write_text(CHARGED_FIRST)
+    run = Run(tmp_path, spec)
+    started = time.monotonic()
+    code, answers = _pipe(run, [*HANDSHAKE, *_charge_then_refund(25.0)])
+    took = time.monotonic() - started
+    assert code == 0, run.stderr.read_text()
+    assert took < 20.0  # the 10 s drain and a start, not the 25 s charge or 30 s wait
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert by_id[3]["result"]["isError"] is True  # refused when it was about to start
+    assert "Traceback" not in run.stderr.read_text()
+    (report,) = run.reports()
+    assert_trace_is_what_ran(run, report)
+    assert_records_agree(run, report)
+
+
+def test_a_client_cancelling_a_waiting_call_does_not_stop_the_proxy(tmp_path: Path) -> None:
+    """Found from outside: cancelling (notifications/cancelled) a call whose start was
+    waiting for its sibling withdrew it twice (once refused at its start, once
+    cancelled): FirewallProtocolError tore the proxy down, so any client could stop it.
+    Now the proxy answers the sibling and the next request, and the log says what ran."""
+    spec = tmp_path / "s.ltl"
+    spec.write_text(CHARGED_FIRST.replace("paced_charge.ok", 'paced_charge(result = "never")'))
+    run = Run(tmp_path, spec)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}
+    lookup = {"name": "lookup_order", "arguments": {"order_id": "A1"}}
+    with run.stderr.open("w") as errors:
+        proxy = subprocess.Popen(
+            [sys.executable, *run.proxy_args()],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=run.env(),
+            text=True,
+        )
+        assert proxy.stdin is not None
+        charge, refund = _charge_then_refund(2.0)
+        for line, pause in ((HANDSHAKE[0], 0.0), (HANDSHAKE[1], 1.0), (charge, 0.3)):
+            proxy.stdin.write(line + "\n")
+            proxy.stdin.flush()
+            time.sleep(pause)
+        for line in (refund, json.dumps(cancel)):
+            time.sleep(0.3)
+            proxy.stdin.write(line + "\n")
+            proxy.stdin.flush()
+        time.sleep(3.0)  # the charge answers; the cancelled refund's start is refused
+        assert proxy.poll() is None, run.stderr.read_text()
+        last = _request(4, "tools/call", lookup) + "\n"  # then its input ends
+        out, _ = proxy.communicate(last, timeout=EXIT_WITHIN)
+    assert proxy.returncode == 0, run.stderr.read_text()
+    by_id = {a["id"]: a for a in map(json.loads, out.splitlines()) if "id" in a}
+    assert set(by_id) == {1, 2, 4}  # the cancelled request is not answered
+    assert by_id[4]["result"]["isError"] is False
+    assert "Traceback" not in run.stderr.read_text()
+    assert [c["tool"] for c in run.reached_server()] == ["paced_charge", "lookup_order"]
+    (report,) = run.reports()
+    assert_trace_is_what_ran(run, report)
