@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from agentguard.enforcement.audit import verify_lines
-from agentguard.enforcement.log_anchor import HeadsFileError, read_heads
+from agentguard.enforcement.log_anchor import HeadsFileError, read_witness
 from agentguard.terminal import json_text, printable
 
 EXIT_OK, EXIT_TAMPERED, EXIT_USAGE = 0, 1, 2
@@ -46,17 +46,35 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "run's chain does not reach each one (lines or runs removed at the end)"
         ),
     )
+    verify.add_argument(
+        "--heads-log",
+        default=None,
+        metavar="PATH",
+        help=(
+            "with --heads: the log's path as the witness names it (default: LOG's "
+            "absolute path; give it when verifying a copy)"
+        ),
+    )
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(func=run)
 
 
-def _heads(path: Path) -> dict[str, dict[int, str]]:
-    """The anchored heads in ``path`` (a file that is not text is named as not heads)."""
+def _heads(path: Path, log: str) -> dict[str, dict[int, str]]:
+    """The heads in ``path`` that name the log at ``log`` (or none). A heads file naming
+    only other logs anchors nothing here: that is an error, not a pass (a copy of the log
+    verified elsewhere needs ``--heads-log``)."""
     with path.open(encoding="utf-8") as heads:
         try:
-            return read_heads(heads, printable(path))
+            witnessed = read_witness(heads, printable(path), log=log)
         except UnicodeDecodeError as exc:
             raise HeadsFileError(f"{printable(path)}: not UTF-8 text ({exc.reason})") from None
+    if not witnessed.anchored and witnessed.other_logs:
+        names = ", ".join(sorted(printable(n) for n in witnessed.other_logs)[:3])
+        raise HeadsFileError(
+            f"{printable(path)}: no head names the log {printable(log)} (it names {names}); "
+            "give the log's path as the witness names it with --heads-log"
+        )
+    return witnessed.anchored
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
             key = Path(args.key_file).read_bytes().strip()
         elif args.key is not None:
             key = args.key.encode()
-        anchored = None if args.heads is None else _heads(Path(args.heads))
+        log_name = args.heads_log or str(path.resolve())
+        anchored = None if args.heads is None else _heads(Path(args.heads), log_name)
         with path.open(encoding="utf-8", newline="") as handle:
             result = verify_lines(
                 handle, key=key, require_finish=args.require_finish, anchored=anchored

@@ -100,6 +100,7 @@ class DecisionLog:
     ) -> None:
         self.run_id = run_id
         self._anchor = anchor  # told each line's head (log_anchor.py): truncation shows
+        self._anchor_log: str | None = None
         self.spec_name = spec_name
         self.spec_hash = spec_hash
         self.path = Path(path) if path is not None else None
@@ -138,7 +139,7 @@ class DecisionLog:
         the line ``(seq, hash)`` it was saved after (a restored run; None: from the
         genesis). Where the file holds later lines of the run, the chain goes on after
         them (:func:`~agentguard.enforcement.audit.continuation`)."""
-        self.path = Path(path)
+        self.path, self._anchor_log = Path(path), None
         self._open(continuation(self.path, self.run_id, after))
 
     @property
@@ -368,8 +369,10 @@ class DecisionLog:
 
     def _anchored(self, chain: Chain) -> None:
         """The line just written is the run's head: the anchor keeps it."""
-        assert self._anchor is not None  # (a chain exists only with a file)
-        self._anchor(ChainHead(self.run_id, chain.seq - 1, chain.head))
+        assert self._anchor is not None
+        if self._anchor_log is None and self.path is not None:  # (a chain needs a file)
+            self._anchor_log = str(self.path.resolve())  # a witness may serve many logs
+        self._anchor(ChainHead(self.run_id, chain.seq - 1, chain.head, self._anchor_log))
 
     def _write(self, data: bytes) -> None:
         """One line to the file: one write(2) of its bytes (a short write continues).

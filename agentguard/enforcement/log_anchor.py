@@ -43,9 +43,13 @@ class ChainHead:
     run_id: str
     seq: int
     head: str
+    log: str | None = None  # the log file's absolute path: one witness may serve many logs
 
     def to_dict(self) -> dict[str, str | int]:
-        return {"run_id": self.run_id, "seq": self.seq, "head": self.head}
+        fields: dict[str, str | int] = {"run_id": self.run_id, "seq": self.seq, "head": self.head}
+        if self.log is not None:
+            fields["log"] = self.log
+        return fields
 
 
 class Anchor(Protocol):
@@ -100,12 +104,33 @@ Anchored = Mapping[str, Mapping[int, str]]
 """Run id -> ``seq`` -> the hash its line must have: what a witness saw."""
 
 
-def read_heads(lines: Iterable[str], source: str = "<heads>") -> dict[str, dict[int, str]]:
-    """The heads a :class:`HeadFile` wrote, by run and ``seq``. A line that is not a head
-    raises :class:`HeadsFileError` naming ``source`` and the line; two different hashes
-    for one ``seq`` of a run are an error too (two writers shared a run id: the witness
-    itself cannot be trusted for that run)."""
+@dataclass(frozen=True, slots=True)
+class Witnessed:
+    """The heads a witness kept for one log (``anchored``), and the other logs it names
+    (a heads file several logs share)."""
+
+    anchored: dict[str, dict[int, str]]
+    other_logs: frozenset[str]
+
+
+def read_heads(
+    lines: Iterable[str], source: str = "<heads>", *, log: str | None = None
+) -> dict[str, dict[int, str]]:
+    """The heads a :class:`HeadFile` wrote for the log at ``log`` (its absolute path;
+    None: every head), by run and ``seq`` (see :func:`read_witness`)."""
+    return read_witness(lines, source, log=log).anchored
+
+
+def read_witness(
+    lines: Iterable[str], source: str = "<heads>", *, log: str | None = None
+) -> Witnessed:
+    """The heads a :class:`HeadFile` wrote, by run and ``seq``: those naming the log at
+    ``log`` and those naming none (None: every head). A line that is not a head raises
+    :class:`HeadsFileError` naming ``source`` and the line; two different hashes for one
+    ``seq`` of a run are an error too (two writers shared a run id: the witness itself
+    cannot be trusted for that run)."""
     heads: dict[str, dict[int, str]] = {}
+    others: set[str] = set()
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text:
@@ -118,8 +143,10 @@ def read_heads(lines: Iterable[str], source: str = "<heads>") -> dict[str, dict[
         if not isinstance(record, dict):
             raise HeadsFileError(f"{where}: not a JSON object")
         run_id, seq, head = record.get("run_id"), record.get("seq"), record.get("head")
+        named = record.get("log")
         if (
-            not isinstance(run_id, str)
+            (named is not None and not isinstance(named, str))
+            or not isinstance(run_id, str)
             or isinstance(seq, bool)
             or not isinstance(seq, int)
             or seq < 0
@@ -129,15 +156,27 @@ def read_heads(lines: Iterable[str], source: str = "<heads>") -> dict[str, dict[
         ):
             raise HeadsFileError(
                 f"{where}: not a head (needs run_id: text, seq: an int >= 0, "
-                "head: 64 lowercase hex digits)"
+                "head: 64 lowercase hex digits, log: text if given)"
             )
+        if log is not None and named is not None and named != log:
+            others.add(named)
+            continue
         seen = heads.setdefault(run_id, {}).setdefault(seq, head)
         if seen != head:
             raise HeadsFileError(
                 f"{where}: run {run_id!r} seq {seq} anchored with two different hashes "
                 "(two writers used one run id?)"
             )
-    return heads
+    return Witnessed(heads, frozenset(others))
 
 
-__all__ = ["Anchor", "Anchored", "ChainHead", "HeadFile", "HeadsFileError", "read_heads"]
+__all__ = [
+    "Anchor",
+    "Anchored",
+    "ChainHead",
+    "HeadFile",
+    "HeadsFileError",
+    "Witnessed",
+    "read_heads",
+    "read_witness",
+]

@@ -184,3 +184,34 @@ def test_a_witness_that_fails_cannot_undo_a_stop(tmp_path: Path) -> None:
     assert not fw.propose("pay", {"order_id": "A"}).executes
     report = fw.finish()
     assert report.stopped and [v.constraint for v in report.late_violations] == ["evil"]
+
+
+def test_one_witness_serves_several_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found from outside: two firewalls writing two logs, one heads file (as several
+    proxies would): each intact log failed, "anchored but has no line", for the other's
+    run. Each head now names its log; a log is checked against its own heads, still
+    failing a cut, and a copy verified elsewhere must name the original path."""
+    heads = tmp_path / "witness" / "heads.jsonl"
+    key = tmp_path / "key"
+    key.write_bytes(KEY)
+    logs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for run_id, log in zip(("ra", "rb"), logs, strict=True):
+        _run(log, heads, run_id)
+    assert {json.loads(line)["log"] for line in heads.read_text().splitlines()} == {
+        str(log.resolve()) for log in logs
+    }
+    for log in logs:
+        base = ["audit", "verify", str(log), "--key-file", str(key), "--require-finish"]
+        assert main([*base, "--heads", str(heads)]) == 0, capsys.readouterr().err
+    first = logs[0].read_text().splitlines()
+    copy = tmp_path / "elsewhere" / "a.jsonl"
+    copy.parent.mkdir()
+    copy.write_text("\n".join(first[:-1]) + "\n")  # a copy, cut at its end
+    base = ["audit", "verify", str(copy), "--key-file", str(key), "--heads", str(heads)]
+    capsys.readouterr()
+    assert main(base) == 2  # no head names the copy's path: not a silent pass
+    assert "give the log's path as the witness names it" in capsys.readouterr().err
+    assert main([*base, "--heads-log", str(logs[0].resolve())]) == 1
+    assert "lines at its end were removed" in capsys.readouterr().err
