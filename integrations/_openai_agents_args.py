@@ -30,6 +30,7 @@ from pydantic_core import to_jsonable_python
 from agentguard.errors import MissingExtraError
 
 from ._openai_agents_install import ApprovalPolicy
+from ._openai_agents_receipt import adapter_of
 
 try:
     from agents import FunctionTool, ModelBehaviorError
@@ -62,7 +63,7 @@ class Prepared:
 
 def prepare(tool: FunctionTool, raw: str | None) -> Prepared:
     """The arguments ``tool`` would receive for the model's JSON ``raw``."""
-    return prepare_for(tool.name, _sdk_invoker(tool), raw)
+    return prepare_for(tool.name, sdk_invoker(tool), raw)
 
 
 def prepare_for(name: str, invoker: Any, raw: str | None) -> Prepared:
@@ -101,7 +102,7 @@ def handover(tool: FunctionTool, text: str) -> PreparedFunctionArguments | str |
     and the function never runs. None: the tool's invoker takes no prepared arguments (a
     tool built by hand parses its JSON itself: it is handed ``text``)."""
     schema, owner = None, None
-    for value in _closure(_sdk_invoker(tool)):
+    for value in _closure(sdk_invoker(tool)):
         if isinstance(value, FuncSchema):
             schema = value
         elif callable(value) and getattr(value, "__name__", None) == "_prepare_arguments":
@@ -123,13 +124,18 @@ def handover(tool: FunctionTool, text: str) -> PreparedFunctionArguments | str |
     return PreparedFunctionArguments(owner=owner, arguments=text, args=args, kwargs=kwargs)
 
 
+def validated_text(adapter: TypeAdapter[Any], parsed: Any) -> str:
+    """The JSON text of arguments an adapter validated, as :func:`prepare` renders them."""
+    return tool_text(_plain(adapter.dump_python(parsed, **_DUMP)))
+
+
 def tool_text(args: Mapping[str, Any]) -> str:
     """The JSON a tool is handed for checked arguments: a decimal, a date or a UUID
     written as pydantic writes it (so the tool's validation reads the same value back)."""
     return json.dumps(args, default=to_jsonable_python)
 
 
-def _sdk_invoker(tool: FunctionTool) -> Any:
+def sdk_invoker(tool: FunctionTool) -> Any:
     """The SDK's invoker of ``tool`` (under agentguard's, when the tool is guarded)."""
     invoker = tool.on_invoke_tool
     return getattr(invoker, "agentguard_inner", invoker)
@@ -143,8 +149,8 @@ def _validator(invoker: Any) -> Any:
         if isinstance(value, FuncSchema):
             model: type[BaseModel] = value.params_pydantic_model
             return lambda data: model(**data).model_dump(**_DUMP)
-        if isinstance(value, TypeAdapter):  # Agent.as_tool validates with an adapter
-            adapter: TypeAdapter[Any] = value
+        adapter = adapter_of(value)
+        if adapter is not None:  # Agent.as_tool validates with an adapter
             return lambda data: adapter.dump_python(adapter.validate_python(data), **_DUMP)
     return None
 
@@ -271,6 +277,8 @@ __all__ = [
     "prepare",
     "prepare_for",
     "same_arguments",
+    "sdk_invoker",
     "tool_text",
     "turn_calls",
+    "validated_text",
 ]

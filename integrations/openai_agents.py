@@ -58,11 +58,14 @@ from ._openai_agents_args import (
     handover,
     nested_pause,
     prepare,
+    sdk_invoker,
     tool_text,
     turn_calls,
+    validated_text,
 )
 from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
 from ._openai_agents_persist import restored_run, saved_run
+from ._openai_agents_receipt import received_as_checked
 from ._openai_agents_run import AgentRun, jsonable, text_of
 from ._openai_agents_runs import Runs, enclosing, enclosing_call
 
@@ -297,14 +300,24 @@ class OpenAIAgentsGuard:
             setattr(context, _PREPARED, handed)
         if isinstance(getattr(context, "tool_arguments", None), str):
             context.tool_arguments = text  # a function reading its context reads them too
+        receipt = None
         try:
-            with enclosing_call(self, run):
+            with (
+                enclosing_call(self, run),
+                received_as_checked(tool, sdk_invoker(tool), text, validated_text) as receipt,
+            ):
                 result = await inner(context, text)
         except BaseException as exc:
-            run.ran(started, None, error=exc)
+            if receipt is not None and receipt.refused is not None:  # it never ran
+                run.withdraw_started(started, receipt.refused)
+            else:
+                run.ran(started, None, error=exc)
             raise
         finally:  # the function held ctx.agent: whatever it took off is put back
             self.keep_guarded(getattr(context, "agent", None))
+        if receipt.refused is not None:  # an agent tool's validation refused: the SDK's
+            run.withdraw_started(started, receipt.refused)  # failure text is the answer
+            return result
         if nested_pause(tool, context):
             run.withdraw_started(
                 started, "its agent paused for an approval; it runs again on resume"

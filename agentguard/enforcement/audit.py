@@ -307,9 +307,7 @@ def _short_of_anchor(runs: Mapping[str, _Run], anchored: Anchored) -> str | None
     return None
 
 
-def continuation(
-    path: Path, run_id: str, saved: tuple[int, str] | None
-) -> tuple[int, str] | None:
+def continuation(path: Path, run_id: str, saved: tuple[int, str] | None) -> tuple[int, str] | None:
     """Where a run restored from a state saved after line ``saved`` = ``(seq, hash)``
     (None: saved before its first line) goes on writing to the log at ``path``: after
     the run's last line in that file when the file's chain of the run passes through
