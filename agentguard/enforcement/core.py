@@ -79,6 +79,7 @@ class FirewallCore:
     _warned: dict[str, int]  # call identity -> generation of its BLOCK_AND_WARN warning
     _generation: int
     _sendbacks: int
+    _dead_end_at: int | None  # the position at which the agent was offered only the end
     _stopped: bool
     _step: int
     _budget_logged: set[str]

@@ -49,7 +49,7 @@ from agentguard.enforcement.options import (
 from agentguard.enforcement.otel import DecisionSpans
 from agentguard.enforcement.otel import wanted as otel_wanted
 from agentguard.enforcement.permissions import Permissions
-from agentguard.enforcement.permitting import permissions
+from agentguard.enforcement.permitting import only_the_end_runs, permissions
 from agentguard.enforcement.proposing import Proposing
 from agentguard.enforcement.prototype import firewall_prototype, spec_hash
 from agentguard.enforcement.report import FirewallReport
@@ -172,6 +172,7 @@ class Firewall(Proposing):
         self._warned: dict[str, int] = {}  # call identity -> generation of its BAW warning
         self._generation = 0
         self._sendbacks = 0
+        self._dead_end_at: int | None = None
         self._stopped = False
         self._step = 0
         self._shadows = Shadows(registry, self.final_tools)
@@ -234,6 +235,18 @@ class Firewall(Proposing):
         "What may run now")."""
         with self._lock:
             return permissions(self, tools)
+
+    def offered_only_the_end(self, answer: Permissions, names: Sequence[str]) -> bool:
+        """The agent, whose tools are ``names``, was told ``answer``. When it refuses each
+        of them for good but the final answer (``permitting.only_the_end_runs``), no call
+        can change the run before it ends: the final answer that follows is not sent
+        back (it could only be refused again), and the run ends with its violations
+        recorded. Returns whether that holds now."""
+        with self._lock:
+            if only_the_end_runs(self, answer, names):
+                self._dead_end_at = self._executed
+                return True
+            return False
 
     def report_tool_mismatches(self, mismatches: Sequence[ToolMismatch]) -> None:
         """Keep and log differences between the spec's tools and the agent's (an adapter

@@ -21,7 +21,7 @@ from agentguard.enforcement.flight import Findings
 from agentguard.enforcement.log import BUDGET_EVENT, ERROR_EVENT
 from agentguard.enforcement.log_redaction import safe_args, scrub, secret_texts
 from agentguard.enforcement.messages import compose
-from agentguard.enforcement.policy import Counts, Limits, judge
+from agentguard.enforcement.policy import DEAD_END_NOTE, Counts, Limits, Outcome, judge
 from agentguard.monitor import Verdict
 from agentguard.tools.checker import ToolProblem
 from agentguard.trace.identity import call_key
@@ -123,6 +123,8 @@ class Judging(FirewallCore):
                 approver=True,
                 approval=approval.approved,
             )
+        if outcome.sendback and self._dead_end_at == self._executed:
+            outcome = Outcome(Action.ALLOW, note=DEAD_END_NOTE)  # a send-back changes nothing
         action = outcome.action
         if outcome.warned:
             self._warned[key] = self._generation

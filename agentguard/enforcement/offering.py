@@ -60,6 +60,7 @@ def offering(firewall: Firewall, names: Sequence[str], offer: Offer | None) -> O
         if len(withheld) == len(names):  # nothing left: the final answer stays offered
             final = set(firewall.final_tools)
             withheld = tuple(n for n in withheld if n not in final)
+            firewall.offered_only_the_end(answer, names)  # it will not be sent back
     kept = tuple(n for n in names if n not in withheld)
     return Offering(kept, withheld, answer.describe(tuple(names)), answer)
 

@@ -195,6 +195,30 @@ def _tool(fw: FirewallCore, tool: str, extra: Sequence[Call], live: Live) -> Too
     )
 
 
+def only_the_end_runs(fw: FirewallCore, answer: Permissions, names: Sequence[str]) -> bool:
+    """Does ``answer`` (computed now) refuse every one of the agent's tools ``names`` but
+    the final answer, for good: no call can run, whatever the model tries (each refusal
+    is exact and comes from a constraint that refuses a repeat too: not BLOCK_AND_WARN,
+    whose warned repeat runs, nor an approval)? Then nothing can change the run's state
+    before it ends, and sending a final answer back could only repeat the refusal."""
+    if answer.position != fw._executed or fw._inflight or answer.stopped:
+        return False
+    final = set(fw.final_tools)
+    tools = [answer[n] for n in names if n not in final]
+    if not tools:
+        return False
+    for entry in tools:
+        if entry.status != "refused" or not entry.exact:
+            return False
+        for name in entry.constraints:
+            constraint = fw._constraints.get(name)
+            declared = constraint.severity if constraint is not None else fw.schema_severity
+            severity = _effective(fw, declared)
+            if severity.kind not in (SeverityKind.HARD_STOP, SeverityKind.SOFT_BLOCK):
+                return False
+    return True
+
+
 def _effective(fw: FirewallCore, severity: Severity) -> Severity:
     """ASK without an approver is the firewall's ``ask_fallback``."""
     if severity.kind is SeverityKind.ASK and fw.approver is None:

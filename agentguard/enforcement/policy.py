@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from agentguard.enforcement.decision import Action, Violation
 from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
@@ -53,6 +54,13 @@ class Counts:
 
     soft_blocks: Mapping[str, int]
     sendbacks: int = 0
+
+
+DEAD_END_NOTE: Final = (
+    "Nothing but the final answer may run now (every tool of the agent is refused for "
+    "good): finishing with the violations recorded."
+)
+"""The note of a final answer not sent back because no call could run before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,4 +157,4 @@ def judge(
     return Outcome(Action.OVERRIDE if override else Action.ALLOW)
 
 
-__all__ = ["Counts", "Limits", "Outcome", "judge"]
+__all__ = ["DEAD_END_NOTE", "Counts", "Limits", "Outcome", "judge"]
