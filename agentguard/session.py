@@ -85,13 +85,14 @@ class GuardSession:
         self._fresh_allowed = True
 
     # run lifecycle ---------------------------------------------------------------
-    def start_run(self, *, resume: bool = False, state: Mapping[str, Any] | None = None) -> None:
+    def start_run(
+        self, *, resume: bool = False, state: Mapping[str, Any] | None = None, stale: str = "refuse"
+    ) -> None:
         """Begin a run with a fresh firewall (a previous unfinished run is finished first).
 
-        ``state`` (a :meth:`Firewall.save` document) continues the run it was saved
-        from; ``resume=True`` continues this session's current run, or else its last
-        finished one, so the new calls extend the same trace (a conversation's next turn).
-        """
+        ``state`` (a :meth:`Firewall.save` document) continues the run it was saved from
+        (``stale`` as for :meth:`Firewall.restore`); ``resume=True`` continues this
+        session's current run, or else its last finished one (a conversation's next turn)."""
         with self._lock:
             if resume and state is None and self._firewall is not None:
                 return
@@ -99,7 +100,7 @@ class GuardSession:
                 state = self.save_state()
             if self._firewall is not None:
                 self.finish_run()
-            self._firewall = self._new_firewall(state)
+            self._firewall = self._new_firewall(state, stale)
             self._fresh_allowed = False
             self._finished = None
             self._predecided.clear()
@@ -168,11 +169,11 @@ class GuardSession:
                 raise AgentGuardError("the firewall could not be started")
             return firewall
 
-    def _new_firewall(self, state: Mapping[str, Any] | None = None) -> Firewall:
+    def _new_firewall(self, state: Mapping[str, Any] | None, stale: str) -> Firewall:
         from agentguard.enforcement.firewall import Firewall
 
         if state is not None:  # a restored run is built from its state, never by the factory
-            return Firewall.restore(self.spec, state, **self.firewall_kwargs)
+            return Firewall.restore(self.spec, state, stale=stale, **self.firewall_kwargs)
         if self._factory is not None:
             return self._factory()
         # agent runs are short and their traces exported: a session keeps the trace
@@ -186,10 +187,7 @@ class GuardSession:
         self, name: str, args: Mapping[str, Any], *, tool_call_id: str | None = None
     ) -> Decision:
         """The decision for one call: taken from an earlier batch check, or asked now.
-
-        A closed session (its adapter ended the run for good) starts no new run: the
-        call is refused.
-        """
+        A closed session (its adapter ended the run for good) refuses it: no new run."""
         with self._lock:
             if tool_call_id is not None or name in self._predecided:
                 decision = collect(self._predecided, self._predecided_ids, name, args, tool_call_id)

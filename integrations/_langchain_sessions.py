@@ -153,7 +153,7 @@ class Invocations:
         session = self._new_session()
         saved = read_run_document(state_value(state, STATE_KEY))[1] if self.resume else None
         if self._start_run is None:
-            session.start_run(state=saved)
+            session.start_run(state=saved, stale="continue")  # the adapter records again what ran
         else:
             self._start_run(session, saved)
         thread = thread_of(runtime)

@@ -65,7 +65,7 @@ def start_thread_run(
     order relative to those calls is lost, but no message the new spec judges is."""
     old = _saved_spec_hash(saved)
     if old is None or old in hashes:  # the same spec, or no (well-formed) state
-        session.start_run(state=saved)
+        session.start_run(state=saved, stale="continue")  # the adapter records again what ran
         return False
     new = spec_hash(spec)
     if on_change == "error":

@@ -29,7 +29,7 @@ from typing import Any, Final
 import orjson
 
 from agentguard.enforcement.log_anchor import Anchored
-from agentguard.trace.formats.agentguard_logs import DECISION_EVENT, FINISH_EVENT
+from agentguard.trace.formats.agentguard_logs import DECISION_EVENT, FINISH_EVENT, RESULT_EVENT
 from agentguard.trace.json_values import json_value, plain
 
 CHAIN_VERSION: Final = "agentguard.log/1"
@@ -342,27 +342,40 @@ def _starts(line: str, run_id: str) -> bool:
     return isinstance(record, dict) and record.get("prev") == genesis(run_id)
 
 
-def ended_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> int | None:
-    """The seq of run ``run_id``'s ``finish`` line in the file at ``path`` when the run
-    went on after the line ``saved`` (None: after the genesis) and then ended: calls were
-    decided after the save, then the run finished. A state from before those calls cannot
-    continue the run: its counts and stops are older than what the log says ran (a
-    restore from it would roll the run back). A state saved at the end of a turn (only the
-    finish line came after it: a conversation's next turn) may continue it.
+@dataclass(frozen=True, slots=True)
+class LaterLines:
+    """What the log holds of a run after the line a state was saved after: ``decided``,
+    the seq of its last decision or result line (calls were judged or ran since the
+    save), and ``finished``, the seq of its finish line after those (the run then
+    ended); None where there is none."""
+
+    decided: int | None = None
+    finished: int | None = None
+
+
+def lines_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> LaterLines:
+    """:class:`LaterLines` of run ``run_id`` in the file at ``path`` after the line
+    ``saved`` (None: after the genesis). A state from before calls the log shows were
+    judged or ran is older than the run: its counts and stops are not the run's (a
+    restore from it would roll the run back). A state saved at the end of a turn (only
+    the finish line came after it: a conversation's next turn) may continue it.
 
     Reads the file backwards, only as far as the saved line.
     """
     limit = -1 if saved is None else saved[0]
     finished: int | None = None
-    decided = False
+    decided: int | None = None
     for found, record, _ in _run_lines_backwards(path, run_id):
         if found <= limit:
             break
-        if record.get("event") == FINISH_EVENT:
+        event = record.get("event")
+        if event == FINISH_EVENT:
             finished = found if finished is None else finished
-        elif record.get("event") == DECISION_EVENT:
-            decided = True
-    return finished if decided else None
+        elif event in (DECISION_EVENT, RESULT_EVENT) and decided is None:
+            decided = found
+    if decided is None:
+        return LaterLines()
+    return LaterLines(decided, finished if finished is not None and finished > decided else None)
 
 
 def _run_lines_backwards(path: Path, run_id: str) -> Iterator[tuple[int, dict[str, Any], str]]:
@@ -414,10 +427,12 @@ __all__ = [
     "CHAIN_VERSION",
     "AuditResult",
     "Chain",
+    "LaterLines",
     "Problem",
     "continuation",
     "genesis",
     "line_hash",
+    "lines_after",
     "plain",
     "verify_lines",
 ]

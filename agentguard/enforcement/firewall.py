@@ -27,7 +27,7 @@ from agentguard.enforcement.agent_tools import (
     warn_tool_mismatches,
 )
 from agentguard.enforcement.approval import Approver
-from agentguard.enforcement.audit import ended_after
+from agentguard.enforcement.audit import lines_after
 from agentguard.enforcement.core import history
 from agentguard.enforcement.decision import Decision, Violation
 from agentguard.enforcement.flight import (
@@ -40,6 +40,7 @@ from agentguard.enforcement.log import DecisionLog
 from agentguard.enforcement.log_anchor import Anchor
 from agentguard.enforcement.log_redaction import Redactor
 from agentguard.enforcement.options import (
+    STALE_POLICIES,
     FirewallConfigError,
     FirewallOptions,
     check_choices,
@@ -284,9 +285,18 @@ class Firewall(Proposing):
         state: Mapping[str, Any],
         *,
         key: Key | None = None,
+        stale: str = "refuse",
         **kwargs: Unpack[FirewallOptions],
     ) -> Firewall:
-        """A firewall continuing a run saved with :meth:`save` (e.g. in another process)."""
+        """A firewall continuing a run saved with :meth:`save` (e.g. in another process).
+
+        With ``log_path``, a state older than the run's log is refused: if calls were
+        judged or ran after it was saved (``stale="refuse"``, the default), its counts
+        and stops are not the run's any more. ``stale="continue"`` is for an adapter that
+        records those calls again itself (LangGraph resuming a thread from the checkpoint
+        of its last model turn); even then a run that ended after them is refused."""
+        if stale not in STALE_POLICIES:
+            raise FirewallConfigError(f"stale must be one of {STALE_POLICIES}, got {stale!r}")
         from agentguard.enforcement.state import OLD_FORMATS, load, log_chain
 
         if not isinstance(state, Mapping) or (
@@ -317,12 +327,20 @@ class Firewall(Proposing):
         except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
             raise FirewallStateError(f"malformed firewall state: {exc}") from None
         if log_path is not None:
-            ended = ended_after(Path(log_path), fw.run_id, after)
-            if ended is not None:
+            later = lines_after(Path(log_path), fw.run_id, after)
+            if later.finished is not None:
                 raise FirewallStateError(
-                    f"run {fw.run_id!r} ended in {log_path} (its finish line, seq {ended}) "
-                    "after this state was saved: a state from before the end would roll the "
-                    "run back (its counts and stops); restore the state saved at its end"
+                    f"run {fw.run_id!r} ended in {log_path} (its finish line, seq "
+                    f"{later.finished}) after this state was saved: a state from before the "
+                    "end would roll the run back (its counts and stops); restore the state "
+                    "saved at its end"
+                )
+            if later.decided is not None and stale == "refuse":
+                raise FirewallStateError(
+                    f"run {fw.run_id!r} went on in {log_path} after this state was saved "
+                    f"(calls judged or run, up to seq {later.decided}): a state from before "
+                    "them would roll the run back (its counts and stops); restore its "
+                    "latest state"
                 )
             fw._log.attach(log_path, after=after)
         return fw

@@ -24,6 +24,8 @@ from agentguard.severity import Severity, SeverityKind
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
 BUDGET_POLICIES: Final = ("warn", "stop")
 MODES: Final = ("enforce", "shadow")
+STALE_POLICIES: Final = ("refuse", "continue")
+"""What ``Firewall.restore`` does with a state older than the run's log."""
 CHOICES: Final = {
     "mode": MODES,
     "on_budget": BUDGET_POLICIES,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import agentguard as ag
 from agentguard.enforcement.audit import verify_lines
 from agentguard.enforcement.firewall import Firewall
@@ -72,7 +74,8 @@ def test_a_restore_from_an_older_state_continues_after_the_file_s_later_lines(
     tmp_path: Path,
 ) -> None:
     """A checkpoint saved before a batch ran, restored after the batch logged more lines
-    (LangGraph's resume): the chain goes on after those lines and verifies."""
+    by an adapter that records those calls again (LangGraph's resume, stale="continue"):
+    the chain goes on after those lines and verifies."""
     log = tmp_path / "d.jsonl"
     spec = ag.parse_spec(SPEC)
     fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True)
@@ -80,7 +83,7 @@ def test_a_restore_from_an_older_state_continues_after_the_file_s_later_lines(
     checkpoint = fw.save()
     _turn(fw, 20)
     _turn(fw, 30)
-    fw2 = Firewall.restore(spec, checkpoint, log_path=log)
+    fw2 = Firewall.restore(spec, checkpoint, stale="continue", log_path=log)
     _turn(fw2, 40)
     fw2.finish()
     assert verify_lines(log.read_text().splitlines()).ok
@@ -110,21 +113,28 @@ def test_a_comment_does_not_change_the_spec_s_identity() -> None:
     Firewall.restore(commented, fw.save())  # not refused
 
 
-def test_a_state_saved_before_the_first_line_continues_after_the_file_s_lines(
-    tmp_path: Path,
-) -> None:
-    """Found from outside: a state saved before the run wrote any line (its chain
-    position None) restored into the run's file restarted the chain at seq 0, so the
-    intact log failed verification. It now goes on after the run's last line there."""
+def test_a_state_older_than_the_log_cannot_roll_the_run_back(tmp_path: Path) -> None:
+    """Found from outside: a state saved before a call ran, restored (after a crash, no
+    finish line) into the run's log, forgot the call: a send the run refused after a
+    secret was read was allowed, and its report disagreed with its own log. A state
+    older than the log's record of the run is now refused; only an adapter that records
+    the calls again itself (LangGraph resuming from its last model turn) continues one,
+    and its chain then goes on after the run's lines (a state saved before any line
+    included)."""
+    from agentguard.enforcement.firewall import FirewallStateError
     from agentguard.enforcement.log_anchor import HeadFile, read_heads
 
     log, heads = tmp_path / "d.jsonl", tmp_path / "heads.jsonl"
-    spec = ag.parse_spec(SPEC)
+    spec = ag.parse_spec("constraint leak severity SOFT_BLOCK := G !(send & O read_secret)")
     fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True, log_anchor=HeadFile(heads))
     early = fw.save()  # before any line
-    _turn(fw, 10)  # the process then crashed: no finish line
-    fw2 = Firewall.restore(spec, early, log_path=log, log_anchor=HeadFile(heads))
-    _turn(fw2, 20)
+    fw.complete(fw.start(fw.propose("read_secret", {})), "s3cret")
+    assert not fw.propose("send", {"body": "s3cret"}).executes  # then the process crashed
+    with pytest.raises(FirewallStateError, match=r"went on in .* after this state was saved"):
+        Firewall.restore(spec, early, log_path=log, log_anchor=HeadFile(heads))
+    fw2 = Firewall.restore(spec, early, stale="continue", log_path=log, log_anchor=HeadFile(heads))
+    fw2.record("read_secret", {}, "s3cret")  # the adapter records again what ran
+    assert not fw2.propose("send", {"body": "s3cret"}).executes
     fw2.finish()
     lines = log.read_text().splitlines()
     assert [json.loads(line)["seq"] for line in lines] == list(range(len(lines)))
