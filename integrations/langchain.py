@@ -82,6 +82,7 @@ from ._langchain_sessions import (
     STATE_KEY,
     AgentGuardState,
     Invocations,
+    Position,
     read_run_document,
     run_document,
     saved_dialogue,
@@ -268,8 +269,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         runtime = request.runtime
         session = self._session(request.state, runtime)
         tools = self._answers.turn(session, getattr(request, "tools", None))
-        turn = ModelTurn(session, self._dialogue(session), request, tools)
         midrun, position = self._invocations.begun_midrun(session)
+        turn = ModelTurn(session, self._dialogue(session, position), request, tools)
         if midrun:  # resumed from another process
             record_calls_run_elsewhere(session, turn.history, position, tools)
         if not self.resume or thread_of(runtime) is None:
@@ -295,14 +296,17 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return found
         return saved_dialogue(state_value(state, STATE_KEY)) if state is not None else None
 
-    def _dialogue(self, session: GuardSession) -> Dialogue:
+    def _dialogue(self, session: GuardSession, position: Position | None = None) -> Dialogue:
+        """How far ``session`` read the conversation; a session begun mid-run (resumed
+        elsewhere) starts where its checkpoint had read to (``position``), so no message
+        read before enters its trace twice."""
         dialogue = self._dialogues.get(session)  # known after the first turn: no lock
         if dialogue is not None:
             return dialogue
         with self._lock:
             dialogue = self._dialogues.get(session)
             if dialogue is None:
-                dialogue = self._dialogues[session] = Dialogue()
+                dialogue = self._dialogues[session] = Dialogue(position)
             return dialogue
 
     # the agent's tools: known here only, from the first model request ---------------------
@@ -369,7 +373,7 @@ class _ApprovingMiddleware(AgentGuardMiddleware):
         if midrun:  # resumed without a model call first
             record_calls_run_elsewhere(session, messages[:-1], position, tools)
         structured = state_value(state, "structured_response")
-        dialogue = self._dialogue(session)
+        dialogue = self._dialogue(session, position)
         verdict = turn_verdict(session, dialogue, messages, (), tools=tools, structured=structured)
         self._answers.noted(session, verdict)
         return None if verdict is None else verdict.state_update(messages)

@@ -14,6 +14,7 @@ may hold several runs (the file is appended to); the loader groups events by ``r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -99,7 +100,10 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
     metrics = _run_metrics(first)
     if any(e.get("event") in (RESULT_EVENT, MESSAGE_EVENT) for e in events):
         redacted = []
+        held: dict[int, str] = {}  # trace position -> the event that filled it
         for index, event in enumerate(events):
+            if _again(event, held):
+                continue
             if event.get("event") == MESSAGE_EVENT:  # a dialogue event, in trace order
                 _message(log, event, index)
                 continue
@@ -138,6 +142,22 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
                 where=where,
             )
     return log.trace(metrics)
+
+
+def _again(event: Mapping[str, Any], held: dict[int, str]) -> bool:
+    """Is ``event`` one the run recorded already, at the same trace position? A run
+    continued from a state saved before that position (a LangGraph thread resumed from
+    its last model turn's checkpoint) records the events after it again: the same event
+    enters the trace once. A different event at a filled position is kept (both ran)."""
+    position = event.get("position")
+    if type(position) is not int or event.get("event") not in (RESULT_EVENT, MESSAGE_EVENT):
+        return False
+    fields = ("event", "tool", "kind", "args", "result", "is_error", "result_sha256")
+    identity = json.dumps([event.get(k) for k in fields], sort_keys=True, default=str)
+    if held.get(position) == identity:
+        return True
+    held[position] = identity
+    return False
 
 
 def _message(log: CallLog, event: Mapping[str, Any], index: int) -> None:
