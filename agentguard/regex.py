@@ -57,11 +57,11 @@ class CompiledRegex:
         """Every non-overlapping match of the pattern in ``text``, whole (its groups
         ignored), in order: a ``[~ /pattern/]`` path step's list. A lone surrogate is read
         as in :meth:`search`; an empty match is not a part (``/x*/`` finds no empty text)."""
-        try:
-            found = [m.group(0) for m in self.engine.finditer(text)]
-        except UnicodeEncodeError:
-            found = [m.group(0) for m in self.engine.finditer(_LONE_SURROGATE.sub("\ufffd", text))]
-        return [part for part in found if part]
+        # matched on the U+FFFD reading of a lone surrogate (one character for one), each
+        # part is cut from the text itself: a part is what the text holds
+        read = _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text
+        spans = [(m.start(), m.end()) for m in self.engine.finditer(read)]
+        return [text[i:j] for i, j in spans if j > i]
 
 
 @lru_cache(maxsize=1024)

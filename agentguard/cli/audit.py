@@ -9,11 +9,12 @@ check proves, and what it does not, is in docs/audit.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
-from agentguard.enforcement.audit import verify_lines
-from agentguard.enforcement.log_anchor import HeadsFileError, read_witness
+from agentguard.enforcement.audit import AuditResult, Problem, verify_lines
+from agentguard.enforcement.log_anchor import HeadsFileError, Witnessed, read_witness
 from agentguard.terminal import json_text, printable
 
 EXIT_OK, EXIT_TAMPERED, EXIT_USAGE = 0, 1, 2
@@ -59,7 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     verify.set_defaults(func=run)
 
 
-def _heads(path: Path, log: str) -> dict[str, dict[int, str]]:
+def _heads(path: Path, log: str) -> Witnessed:
     """The heads in ``path`` that name the log at ``log`` (or none). A heads file naming
     only other logs anchors nothing here: that is an error, not a pass (a copy of the log
     verified elsewhere needs ``--heads-log``)."""
@@ -74,7 +75,20 @@ def _heads(path: Path, log: str) -> dict[str, dict[int, str]]:
             f"{printable(path)}: no head names the log {printable(log)} (it names {names}); "
             "give the log's path as the witness names it with --heads-log"
         )
-    return witnessed.anchored
+    return witnessed
+
+
+def _foreign(result: AuditResult, witnessed: Witnessed) -> AuditResult:
+    """A run of this log that the witness anchored for another log only was copied in."""
+    for run_id in result.runs:
+        other = witnessed.foreign.get(run_id)
+        if other is not None:
+            reason = (
+                f"run {run_id} was anchored for another log ({other}), never for this one: "
+                "it was copied in"
+            )
+            return dataclasses.replace(result, problem=Problem(result.lines, reason))
+    return result
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,11 +100,14 @@ def run(args: argparse.Namespace) -> int:
         elif args.key is not None:
             key = args.key.encode()
         log_name = args.heads_log or str(path.resolve())
-        anchored = None if args.heads is None else _heads(Path(args.heads), log_name)
+        witnessed = None if args.heads is None else _heads(Path(args.heads), log_name)
+        anchored = None if witnessed is None else witnessed.anchored
         with path.open(encoding="utf-8", newline="") as handle:
             result = verify_lines(
                 handle, key=key, require_finish=args.require_finish, anchored=anchored
             )
+        if witnessed is not None and result.ok:
+            result = _foreign(result, witnessed)
     except HeadsFileError as exc:
         print(f"agentguard: {exc}", file=sys.stderr)
         return EXIT_USAGE

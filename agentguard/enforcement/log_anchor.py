@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -111,6 +111,7 @@ class Witnessed:
 
     anchored: dict[str, dict[int, str]]
     other_logs: frozenset[str]
+    foreign: dict[str, str] = field(default_factory=dict)  # run -> another log it belongs to
 
 
 def read_heads(
@@ -131,6 +132,7 @@ def read_witness(
     cannot be trusted for that run)."""
     heads: dict[str, dict[int, str]] = {}
     others: set[str] = set()
+    foreign: dict[str, str] = {}
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text:
@@ -160,6 +162,7 @@ def read_witness(
             )
         if log is not None and named is not None and named != log:
             others.add(named)
+            foreign.setdefault(run_id, named)
             continue
         seen = heads.setdefault(run_id, {}).setdefault(seq, head)
         if seen != head:
@@ -167,7 +170,7 @@ def read_witness(
                 f"{where}: run {run_id!r} seq {seq} anchored with two different hashes "
                 "(two writers used one run id?)"
             )
-    return Witnessed(heads, frozenset(others))
+    return Witnessed(heads, frozenset(others), {r: n for r, n in foreign.items() if r not in heads})
 
 
 __all__ = [

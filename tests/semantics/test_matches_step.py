@@ -95,3 +95,16 @@ def test_matches_are_the_regex_s_non_empty_matches(text: str) -> None:
     step = matches_step(r"w+\.[ab1]+", "")
     expected = [m.group(0) for m in re.finditer(r"w+\.[ab1]+", text) if m.group(0)]
     assert get_path({"t": text}, ("t", step)) == expected
+
+
+def test_a_part_is_what_the_text_holds_lone_surrogates_included() -> None:
+    """Found from outside: a body equal to the user's text holding a lone surrogate (a
+    file name that is not UTF-8) was refused, its parts cut from the U+FFFD reading."""
+    step = matches_step(r"\S+", "")
+    assert get_path({"t": "r\udce9 ok"}, ("t", step)) == ["r\udce9", "ok"]
+    spec = parse_spec(r"constraint words := G !send(body[~ /\S+/] not from user)")
+    user = "report_\udce9.txt is ready"
+    same = Trace([Call.message("user", user), Call("send", {"body": user})])
+    other = Trace([Call.message("user", "report_\ufffd.txt"), Call("send", {"body": user})])
+    assert verify_trace(same, spec).score == 1.0
+    assert verify_trace(other, spec).score == 0.0

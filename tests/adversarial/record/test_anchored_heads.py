@@ -215,3 +215,21 @@ def test_one_witness_serves_several_logs(
     assert "give the log's path as the witness names it" in capsys.readouterr().err
     assert main([*base, "--heads-log", str(logs[0].resolve())]) == 1
     assert "lines at its end were removed" in capsys.readouterr().err
+
+
+def test_a_run_copied_in_from_another_log_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found from outside: log A's whole (keyed) run appended to log B, verified with B's
+    heads from a shared witness, passed: heads naming A were set aside. A run of the
+    verified log that the witness anchored only for another log now fails."""
+    heads = tmp_path / "heads.jsonl"
+    key = tmp_path / "key"
+    key.write_bytes(KEY)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _run(a, heads, "ra")
+    _run(b, heads, "rb")
+    b.write_text(b.read_text() + a.read_text())
+    verify = ["audit", "verify", str(b), "--key-file", str(key), "--heads", str(heads)]
+    assert main(verify) == 1
+    assert "run ra was anchored for another log" in capsys.readouterr().err
