@@ -2,8 +2,9 @@
 and the time to answer ``initialize`` (process start included), directly and through
 ``agentguard mcp-proxy`` (stdio both ways), with the official SDK client.
 
-Servers: the tests' shop server (Python, ``lookup_order``) and, when Node and the npm
-package are there, ``@modelcontextprotocol/server-everything`` (``echo``).
+Servers: the tests' shop server (Python, ``lookup_order``), ``mcp-server-time`` from PyPI
+(``convert_time``) and, when Node and the npm package are there,
+``@modelcontextprotocol/server-everything`` (``echo``).
 
     python benchmarks/mcp_gateway.py [--calls 300] [--starts 10]
 """
@@ -73,6 +74,14 @@ def main() -> None:
     servers: list[tuple[str, list[str], str, dict[str, Any]]] = [
         ("shop (Python)", list(SHOP), "lookup_order", {"order_id": "A1"}),
     ]
+    try:  # a real server from PyPI (the dev extra installs it)
+        import mcp_server_time  # noqa: F401
+
+        converted = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+        server_time = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+        servers.append(("mcp-server-time (PyPI)", server_time, "convert_time", converted))
+    except ImportError as exc:
+        print(f"mcp-server-time left out: {exc}")
     try:
         servers.append(
             (
