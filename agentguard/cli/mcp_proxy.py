@@ -54,30 +54,14 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
     def d(value: Any) -> Any:
         return value if defaults else argparse.SUPPRESS
 
-    parser.add_argument(
-        "--log", type=Path, default=d(None), metavar="FILE", help="append the decision log here"
+    files = (  # the files the proxy writes (or reads: the key)
+        ("--log", "append the decision log here"),
+        ("--log-key-file", "HMAC every log line with the key in FILE (audit verify --key-file)"),
+        ("--log-heads", "append each log line's chain head to FILE (audit verify --heads)"),
+        ("--report", "append each finished session's report (one JSON line) here"),
     )
-    parser.add_argument(
-        "--log-key-file",
-        type=Path,
-        default=d(None),
-        metavar="FILE",
-        help="HMAC every log line with the key in FILE (audit verify --key-file FILE)",
-    )
-    parser.add_argument(
-        "--log-heads",
-        type=Path,
-        default=d(None),
-        metavar="FILE",
-        help="append each log line's chain head to FILE (audit verify --heads FILE)",
-    )
-    parser.add_argument(
-        "--report",
-        type=Path,
-        default=d(None),
-        metavar="FILE",
-        help="append each finished session's report (one JSON line) here",
-    )
+    for flag, text in files:
+        parser.add_argument(flag, type=Path, default=d(None), metavar="FILE", help=text)
     parser.add_argument(
         "--http",
         type=int,
