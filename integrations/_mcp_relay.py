@@ -47,6 +47,7 @@ log = logging.getLogger("agentguard.mcp")
 
 _ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
 _PROTOCOL_HEADER: Final = "mcp-protocol-version"
+_DUPLICATE_ID: Final = "agentguard: this request id is in use by a request still in flight"
 STREAM_WAIT: Final = 5.0
 """Seconds a message for the client's own HTTP stream waits for the client to open it."""
 DRAIN_SECONDS: Final = 10.0  # for the requests in flight when a stdio client's input ends
@@ -167,6 +168,11 @@ class Relay:
                 await self.to_server(message)
 
     async def _client_request(self, message: types.JSONRPCRequest, meta: Any) -> None:
+        if message.id in self.requests:  # an id names one request in flight (JSON-RPC): a
+            # second would take the first's answer and record (a call that ran, untraced)
+            error = types.ErrorData(code=types.INVALID_REQUEST, message=_DUPLICATE_ID)
+            await self.to_client(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error))
+            return
         self.requests[message.id] = meta if isinstance(meta, ServerMessageMetadata) else None
         params = message.params or {}
         token = _progress_token(params)
@@ -178,15 +184,9 @@ class Relay:
             return
         if message.method == "tools/list":
             self.listings[message.id] = not params.get("cursor")
-        if self.down is not None:
-            await self.answer_error(
-                message.id, types.INTERNAL_ERROR, f"agentguard: {self.unavailable()}"
-            )
-            return
-        if not await self.to_server(message):
-            await self.answer_error(
-                message.id, types.INTERNAL_ERROR, f"agentguard: {self.unavailable()}"
-            )
+        if self.down is not None or not await self.to_server(message):
+            why = f"agentguard: {self.unavailable()}"
+            await self.answer_error(message.id, types.INTERNAL_ERROR, why)
 
     async def _client_notification(self, message: types.JSONRPCNotification) -> None:
         if message.method == "notifications/cancelled":

@@ -211,3 +211,26 @@ def test_a_client_cancelling_a_waiting_call_does_not_stop_the_proxy(tmp_path: Pa
     assert [c["tool"] for c in run.reached_server()] == ["paced_charge", "lookup_order"]
     (report,) = run.reports()
     assert_trace_is_what_ran(run, report)
+
+
+def test_a_request_id_in_flight_cannot_be_used_again(tmp_path: Path) -> None:
+    """Found from outside: a second tools/call with the id of one still in flight took
+    the first's place: its answer settled the other call, a call that ran vanished from
+    the trace, and a lookup of one order licensed the refund of another (a HARD_STOP
+    bypassed). A request whose id is in flight is now answered with a JSON-RPC error and
+    goes nowhere; the first runs and is recorded as it ran."""
+    run = Run(tmp_path)
+    charge = {"name": "paced_charge", "arguments": {"order_id": "A1", "seconds": 1.0}}
+    lookup = {"name": "lookup_order", "arguments": {"order_id": "B2"}}
+    code, answers = _pipe(
+        run, [*HANDSHAKE, _request(5, "tools/call", charge), _request(5, "tools/call", lookup)]
+    )
+    assert code == 0, run.stderr.read_text()
+    fives = [a for a in answers if a.get("id") == 5]
+    assert len(fives) == 2
+    assert any(a.get("error", {}).get("code") == -32600 for a in fives)
+    assert any(a.get("result", {}).get("isError") is False for a in fives)
+    assert [c["tool"] for c in run.reached_server()] == ["paced_charge"]
+    (report,) = run.reports()
+    assert_trace_is_what_ran(run, report)
+    assert [c["tool_name"] for c in report["trace"]] == ["paced_charge"]
