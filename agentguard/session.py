@@ -22,7 +22,7 @@ from typing_extensions import Unpack
 from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
 from agentguard.enforcement.flight import FirewallProtocolError
 from agentguard.enforcement.offering import Offer, check_offer, explained
-from agentguard.enforcement.options import FirewallOptions
+from agentguard.enforcement.options import FirewallOptions, Stale
 from agentguard.errors import AgentGuardError
 from agentguard.guard_batch import MISSING, Pending, collect
 from agentguard.guard_shared import (
@@ -86,7 +86,11 @@ class GuardSession:
 
     # run lifecycle ---------------------------------------------------------------
     def start_run(
-        self, *, resume: bool = False, state: Mapping[str, Any] | None = None, stale: str = "refuse"
+        self,
+        *,
+        resume: bool = False,
+        state: Mapping[str, Any] | None = None,
+        stale: Stale = "refuse",
     ) -> None:
         """Begin a run with a fresh firewall (a previous unfinished run is finished first).
 
@@ -136,12 +140,9 @@ class GuardSession:
             return self.report
 
     def save_state(self) -> dict[str, Any] | None:
-        """The current (else the last finished) run's firewall state; None before any run.
-
-        The monitor is not ended by ``finish``, so a finished run can be continued. A
-        ``firewall_factory`` stand-in without ``save`` (a benchmark's allow-all) has
-        no state: None.
-        """
+        """The current (else the last finished) run's firewall state; None before any run
+        (or with a ``firewall_factory`` stand-in without ``save``). The monitor is not
+        ended by ``finish``, so a finished run can be continued."""
         with self._lock:
             firewall = self._firewall or self._finished
             save = getattr(firewall, "save", None)
@@ -169,7 +170,7 @@ class GuardSession:
                 raise AgentGuardError("the firewall could not be started")
             return firewall
 
-    def _new_firewall(self, state: Mapping[str, Any] | None, stale: str) -> Firewall:
+    def _new_firewall(self, state: Mapping[str, Any] | None, stale: Stale) -> Firewall:
         from agentguard.enforcement.firewall import Firewall
 
         if state is not None:  # a restored run is built from its state, never by the factory

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Final
 
 from typing_extensions import NotRequired
 
+from agentguard.enforcement.options import RecordsAgain
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardSession
 
@@ -105,6 +106,12 @@ def saved_firewall(values: Mapping[str, Any]) -> dict[str, Any] | None:
     return saved
 
 
+def answered_calls(messages: Any) -> frozenset[str]:
+    """The tool-call ids a conversation holds answers to (its tool messages')."""
+    found = (getattr(m, "tool_call_id", None) for m in messages or ())
+    return frozenset(c for c in found if isinstance(c, str))
+
+
 class Invocations:
     """The sessions of a middleware's invocations: running ones by run token, the latest
     per thread (``keep_threads`` of them), the ended ones by token, and the last to end."""
@@ -115,7 +122,7 @@ class Invocations:
         *,
         resume: bool,
         keep_threads: int,
-        start_run: Callable[[GuardSession, Any], None] | None = None,
+        start_run: Callable[[GuardSession, Any, RecordsAgain], None] | None = None,
     ) -> None:
         self._new_session = new_session
         self._start_run = start_run  # how a session starts from a checkpoint (None: as saved)
@@ -152,10 +159,13 @@ class Invocations:
         """A new invocation's session, continuing the checkpointed run if ``resume``."""
         session = self._new_session()
         saved = read_run_document(state_value(state, STATE_KEY))[1] if self.resume else None
+        # a checkpoint older than the log: the calls that ran since are recorded again
+        # from the conversation, so each must be in it (a fork's is not: refused)
+        stale = RecordsAgain(answered_calls(state_value(state, "messages")))
         if self._start_run is None:
-            session.start_run(state=saved, stale="continue")  # the adapter records again what ran
+            session.start_run(state=saved, stale=stale)
         else:
-            self._start_run(session, saved)
+            self._start_run(session, saved, stale)
         thread = thread_of(runtime)
         with self._lock:
             self._runs[token] = session

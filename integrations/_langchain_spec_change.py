@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, get_args
 
 from agentguard.enforcement.firewall import STATE_FORMAT, Firewall, FirewallStateError
+from agentguard.enforcement.options import RecordsAgain
 from agentguard.enforcement.prototype import spec_hash
 from agentguard.guard import GuardSession
 from agentguard.language.ast import Spec
@@ -50,7 +51,12 @@ def check_spec_change(value: str) -> SpecChange:
 
 
 def start_thread_run(
-    session: GuardSession, saved: Any, spec: Spec, hashes: frozenset[str], on_change: SpecChange
+    session: GuardSession,
+    saved: Any,
+    spec: Spec,
+    hashes: frozenset[str],
+    on_change: SpecChange,
+    stale: RecordsAgain,
 ) -> bool:
     """Start ``session``'s run from the thread's saved state ``saved`` (None: afresh),
     saved under ``spec`` (a state of it carries one of ``hashes``: its meaning's hash, or
@@ -65,7 +71,7 @@ def start_thread_run(
     order relative to those calls is lost, but no message the new spec judges is."""
     old = _saved_spec_hash(saved)
     if old is None or old in hashes:  # the same spec, or no (well-formed) state
-        session.start_run(state=saved, stale="continue")  # the adapter records again what ran
+        session.start_run(state=saved, stale=stale)  # the adapter records again what ran
         return False
     new = spec_hash(spec)
     if on_change == "error":

@@ -67,6 +67,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from agentguard.enforcement.approval import Approval, ApprovalRequest
+from agentguard.enforcement.options import RecordsAgain
 from agentguard.enforcement.prototype import spec_hashes
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardOptions, GuardSession
@@ -184,9 +185,10 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _new_session(self) -> GuardSession:
         return GuardSession(self.spec, **self._kwargs)
 
-    def _start_thread_run(self, session: GuardSession, saved: Any) -> None:
+    def _start_thread_run(self, session: GuardSession, saved: Any, stale: RecordsAgain) -> None:
         """Start a session from its thread's checkpoint, whatever spec it was saved under."""
-        if start_thread_run(session, saved, self.spec, self._spec_hashes, self.on_spec_change):
+        changed = self.on_spec_change
+        if start_thread_run(session, saved, self.spec, self._spec_hashes, changed, stale):
             with self._lock:
                 self._reread.add(session)
 

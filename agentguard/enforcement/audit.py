@@ -351,6 +351,7 @@ class LaterLines:
 
     decided: int | None = None
     finished: int | None = None
+    ran: tuple[str | None, ...] = ()  # the tool-call ids of the calls that ran since
 
 
 def lines_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> LaterLines:
@@ -365,6 +366,7 @@ def lines_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> Later
     limit = -1 if saved is None else saved[0]
     finished: int | None = None
     decided: int | None = None
+    ran: list[str | None] = []
     for found, record, _ in _run_lines_backwards(path, run_id):
         if found <= limit:
             break
@@ -373,9 +375,13 @@ def lines_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> Later
             finished = found if finished is None else finished
         elif event in (DECISION_EVENT, RESULT_EVENT) and decided is None:
             decided = found
+        if event == RESULT_EVENT:
+            call = record.get("tool_call_id")
+            ran.append(call if isinstance(call, str) else None)
     if decided is None:
         return LaterLines()
-    return LaterLines(decided, finished if finished is not None and finished > decided else None)
+    ended = finished if finished is not None and finished > decided else None
+    return LaterLines(decided, ended, tuple(reversed(ran)))
 
 
 def _run_lines_backwards(path: Path, run_id: str) -> Iterator[tuple[int, dict[str, Any], str]]:

@@ -40,9 +40,10 @@ from agentguard.enforcement.log import DecisionLog
 from agentguard.enforcement.log_anchor import Anchor
 from agentguard.enforcement.log_redaction import Redactor
 from agentguard.enforcement.options import (
-    STALE_POLICIES,
     FirewallConfigError,
     FirewallOptions,
+    RecordsAgain,
+    Stale,
     check_choices,
     check_limits,
     severity_option,
@@ -285,18 +286,19 @@ class Firewall(Proposing):
         state: Mapping[str, Any],
         *,
         key: Key | None = None,
-        stale: str = "refuse",
+        stale: Stale = "refuse",
         **kwargs: Unpack[FirewallOptions],
     ) -> Firewall:
         """A firewall continuing a run saved with :meth:`save` (e.g. in another process).
 
         With ``log_path``, a state older than the run's log is refused: if calls were
         judged or ran after it was saved (``stale="refuse"``, the default), its counts
-        and stops are not the run's any more. ``stale="continue"`` is for an adapter that
-        records those calls again itself (LangGraph resuming a thread from the checkpoint
-        of its last model turn); even then a run that ended after them is refused."""
-        if stale not in STALE_POLICIES:
-            raise FirewallConfigError(f"stale must be one of {STALE_POLICIES}, got {stale!r}")
+        and stops are not the run's any more. ``stale=RecordsAgain(calls)`` is for an
+        adapter that records those calls again itself (LangGraph resuming a thread from
+        the checkpoint of its last model turn); even then a run that ended after them,
+        or a call that ran after them and is not one of ``calls``, refuses it."""
+        if stale != "refuse" and not isinstance(stale, RecordsAgain):
+            raise FirewallConfigError(f"stale must be 'refuse' or RecordsAgain, got {stale!r}")
         from agentguard.enforcement.state import OLD_FORMATS, load, log_chain
 
         if not isinstance(state, Mapping) or (
@@ -335,7 +337,11 @@ class Firewall(Proposing):
                     "end would roll the run back (its counts and stops); restore the state "
                     "saved at its end"
                 )
-            if later.decided is not None and stale == "refuse":
+            unknown = later.decided is not None and (
+                not isinstance(stale, RecordsAgain)
+                or any(call not in stale.calls for call in later.ran)
+            )
+            if unknown:
                 raise FirewallStateError(
                     f"run {fw.run_id!r} went on in {log_path} after this state was saved "
                     f"(calls judged or run, up to seq {later.decided}): a state from before "

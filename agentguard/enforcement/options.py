@@ -10,8 +10,9 @@ The checks of the values live here too, beside the names they check.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypedDict
+from typing import Any, Final, Literal, TypedDict
 
 from agentguard.enforcement.agent_tools import AgentTools
 from agentguard.enforcement.approval import Approver
@@ -24,8 +25,6 @@ from agentguard.severity import Severity, SeverityKind
 PREDICATE_POLICIES: Final = ("fail_closed", "fail_open")
 BUDGET_POLICIES: Final = ("warn", "stop")
 MODES: Final = ("enforce", "shadow")
-STALE_POLICIES: Final = ("refuse", "continue")
-"""What ``Firewall.restore`` does with a state older than the run's log."""
 CHOICES: Final = {
     "mode": MODES,
     "on_budget": BUDGET_POLICIES,
@@ -36,6 +35,23 @@ SEVERITY_EXAMPLES: Final = {
     "schema_severity": "'SOFT_BLOCK' or 'SOFT_BLOCK(2)'",
     "ask_fallback": "'SOFT_BLOCK'",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsAgain:
+    """``Firewall.restore(..., stale=RecordsAgain(calls))``: the caller continues a run
+    from a state older than its log and records again, itself, the calls that ran after
+    the state: those whose tool-call ids are ``calls`` (the conversation it resumes holds
+    their answers: LangGraph resuming a thread from its last model turn's checkpoint). A
+    call the log shows ran after the state under another id (a fork of an older
+    checkpoint, whose conversation never saw it) refuses the restore: it would roll the
+    run back."""
+
+    calls: frozenset[str]
+
+
+Stale = Literal["refuse"] | RecordsAgain
+"""What ``Firewall.restore`` does with a state older than the run's log."""
 
 
 class FirewallConfigError(AgentGuardError, ValueError):

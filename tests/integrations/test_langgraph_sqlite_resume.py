@@ -77,3 +77,32 @@ def test_resumed_in_new_processes(tmp_path: Path) -> None:
             break
     assert out["trace"] == baseline
     assert _from_log(log) == baseline
+
+
+def test_a_fork_of_an_older_checkpoint_cannot_roll_the_run_back(tmp_path: Path) -> None:
+    """Found from outside: an interrupted (unfinished) thread forked at a checkpoint from
+    before a call ran, in a fresh middleware: the call ran a second time under "at most
+    once", the report said once, and the log read back merged the two. The middleware
+    continues a checkpoint older than the log only when every call that ran since is in
+    the conversation it resumes (it records those again); a fork's is not: refused, and
+    nothing runs."""
+    from langchain_core.messages import HumanMessage
+
+    from agentguard.enforcement.firewall import FirewallStateError
+    from tests.integrations._langgraph_resume import THREAD, agent
+
+    db, log = tmp_path / "cp.sqlite", tmp_path / "d.jsonl"
+    graph, _ = agent(db, log, [2], interrupts=True)
+
+    out = graph.invoke({"messages": [HumanMessage("do the steps")]}, THREAD)
+    assert out.get("__interrupt__")  # steps 0 and 1 ran; step 2 waits for a human
+    history = list(graph.get_state_history(THREAD))
+    early = next(
+        c for c in history if c.next == ("model",) and len(c.values["messages"]) == 1
+    )  # before the first model call: nothing had run
+    fork, _ = agent(db, log, [2], interrupts=True)
+    with pytest.raises(FirewallStateError, match="went on"):
+        fork.invoke(None, early.config)
+    (loaded,) = load_traces(log, messages=True)
+    assert loaded.trace is not None
+    assert [c.args["n"] for c in loaded.trace if c.name == "step"] == [0, 1]

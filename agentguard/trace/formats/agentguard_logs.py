@@ -145,14 +145,15 @@ def events_trace(events: Sequence[Mapping[str, Any]], source: str) -> Trace:
 
 
 def _again(event: Mapping[str, Any], held: dict[int, str]) -> bool:
-    """Is ``event`` one the run recorded already, at the same trace position? A run
-    continued from a state saved before that position (a LangGraph thread resumed from
-    its last model turn's checkpoint) records the events after it again: the same event
-    enters the trace once. A different event at a filled position is kept (both ran)."""
+    """Is ``event`` a message the run observed already, at the same trace position? A
+    run continued from a state saved before that position (a LangGraph thread resumed
+    from its last model turn's checkpoint) observes the conversation's messages after it
+    again: the same message enters the trace once. Calls are never merged: one recorded
+    twice may have run twice (a fork of an older checkpoint); the restore refuses that."""
     position = event.get("position")
-    if type(position) is not int or event.get("event") not in (RESULT_EVENT, MESSAGE_EVENT):
+    if type(position) is not int or event.get("event") != MESSAGE_EVENT:
         return False
-    fields = ("event", "tool", "kind", "args", "result", "is_error", "result_sha256")
+    fields = ("tool", "kind", "args")
     identity = json.dumps([event.get(k) for k in fields], sort_keys=True, default=str)
     if held.get(position) == identity:
         return True

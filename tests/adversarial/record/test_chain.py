@@ -10,7 +10,8 @@ import pytest
 
 import agentguard as ag
 from agentguard.enforcement.audit import verify_lines
-from agentguard.enforcement.firewall import Firewall
+from agentguard.enforcement.firewall import Firewall, FirewallStateError
+from agentguard.enforcement.options import RecordsAgain
 from agentguard.enforcement.prototype import spec_hash
 
 SPEC = """
@@ -19,7 +20,7 @@ constraint cap severity SOFT_BLOCK := G !refund(amount > 500)
 
 
 def _turn(fw: Firewall, amount: int) -> None:
-    d = fw.propose("refund", {"amount": amount})
+    d = fw.propose("refund", {"amount": amount}, tool_call_id=f"call-{amount}")
     if d.executes:
         fw.complete(fw.start(d), "ok")
 
@@ -74,8 +75,9 @@ def test_a_restore_from_an_older_state_continues_after_the_file_s_later_lines(
     tmp_path: Path,
 ) -> None:
     """A checkpoint saved before a batch ran, restored after the batch logged more lines
-    by an adapter that records those calls again (LangGraph's resume, stale="continue"):
-    the chain goes on after those lines and verifies."""
+    by an adapter that records those calls again (LangGraph's resume, RecordsAgain):
+    the chain goes on after those lines and verifies. A call that ran since and is not
+    one it records again (a fork's) refuses the restore."""
     log = tmp_path / "d.jsonl"
     spec = ag.parse_spec(SPEC)
     fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True)
@@ -83,7 +85,10 @@ def test_a_restore_from_an_older_state_continues_after_the_file_s_later_lines(
     checkpoint = fw.save()
     _turn(fw, 20)
     _turn(fw, 30)
-    fw2 = Firewall.restore(spec, checkpoint, stale="continue", log_path=log)
+    with pytest.raises(FirewallStateError, match="went on"):
+        Firewall.restore(spec, checkpoint, stale=RecordsAgain(frozenset({"call-20"})), log_path=log)
+    both = RecordsAgain(frozenset({"call-20", "call-30"}))
+    fw2 = Firewall.restore(spec, checkpoint, stale=both, log_path=log)
     _turn(fw2, 40)
     fw2.finish()
     assert verify_lines(log.read_text().splitlines()).ok
@@ -119,20 +124,22 @@ def test_a_state_older_than_the_log_cannot_roll_the_run_back(tmp_path: Path) -> 
     secret was read was allowed, and its report disagreed with its own log. A state
     older than the log's record of the run is now refused; only an adapter that records
     the calls again itself (LangGraph resuming from its last model turn) continues one,
-    and its chain then goes on after the run's lines (a state saved before any line
-    included)."""
-    from agentguard.enforcement.firewall import FirewallStateError
+    only if each call that ran since is one it records again, and its chain then goes on
+    after the run's lines (a state saved before any line included)."""
     from agentguard.enforcement.log_anchor import HeadFile, read_heads
 
     log, heads = tmp_path / "d.jsonl", tmp_path / "heads.jsonl"
     spec = ag.parse_spec("constraint leak severity SOFT_BLOCK := G !(send & O read_secret)")
     fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True, log_anchor=HeadFile(heads))
     early = fw.save()  # before any line
-    fw.complete(fw.start(fw.propose("read_secret", {})), "s3cret")
+    fw.complete(fw.start(fw.propose("read_secret", {}, tool_call_id="r")), "s3cret")
     assert not fw.propose("send", {"body": "s3cret"}).executes  # then the process crashed
     with pytest.raises(FirewallStateError, match=r"went on in .* after this state was saved"):
         Firewall.restore(spec, early, log_path=log, log_anchor=HeadFile(heads))
-    fw2 = Firewall.restore(spec, early, stale="continue", log_path=log, log_anchor=HeadFile(heads))
+    with pytest.raises(FirewallStateError, match="went on"):  # a fork: the read is not in it
+        Firewall.restore(spec, early, stale=RecordsAgain(frozenset()), log_path=log)
+    again = RecordsAgain(frozenset({"r"}))
+    fw2 = Firewall.restore(spec, early, stale=again, log_path=log, log_anchor=HeadFile(heads))
     fw2.record("read_secret", {}, "s3cret")  # the adapter records again what ran
     assert not fw2.propose("send", {"body": "s3cret"}).executes
     fw2.finish()
