@@ -38,6 +38,8 @@ Hierarchy::
     │                                         is not an approval
     ├── OtelMissingError (ImportError)        enforcement.otel: spans asked for without the
     │                                         [otel] extra
+    ├── ChainForkError (RuntimeError)         enforcement.continuing: a second firewall restored
+    │                                         from one saved run would fork its log's chain
     ├── HeadsFileError (ValueError)           enforcement.log_anchor: a heads file line is
     │                                         not a head (file and line named)
     ├── CaseFileError (ValueError)            cli.policy_test: a policy case file is malformed

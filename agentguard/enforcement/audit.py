@@ -21,15 +21,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
 from agentguard.enforcement.log_anchor import Anchored
-from agentguard.trace.formats.agentguard_logs import DECISION_EVENT, FINISH_EVENT, RESULT_EVENT
+from agentguard.trace.formats.agentguard_logs import FINISH_EVENT
 from agentguard.trace.json_values import json_value, plain
 
 CHAIN_VERSION: Final = "agentguard.log/1"
@@ -207,7 +206,7 @@ def verify_lines(
 ) -> AuditResult:
     """Check every run's chain in a log; stops at the first bad line (see the module
     docstring). A run never restarts its chain: one restored from a saved state goes on
-    from the line it was saved after (:func:`continuation`), so ``seq`` 0 twice for one
+    from the line it was saved after (``continuing.continuation``), so ``seq`` 0 twice for one
     run id is a restart (a fresh firewall reusing the run id) or a removal.
 
     ``anchored``: the heads a witness kept (:func:`~agentguard.enforcement.log_anchor.
@@ -307,138 +306,13 @@ def _short_of_anchor(runs: Mapping[str, _Run], anchored: Anchored) -> str | None
     return None
 
 
-def continuation(path: Path, run_id: str, saved: tuple[int, str] | None) -> tuple[int, str] | None:
-    """Where a run restored from a state saved after line ``saved`` = ``(seq, hash)``
-    (None: saved before its first line) goes on writing to the log at ``path``: after
-    the run's last line in that file when the file's chain of the run passes through
-    ``saved`` (lines written after the save, e.g. by the process that saved a checkpoint
-    before its batch ran, stay on the chain); else after ``saved`` itself (the file
-    holds another part of the run, or none of it: verified alone it is a fragment, and
-    says so).
-
-    Reads the file backwards, only as far as the saved line (for a state saved before
-    the run's first line, as far as that line: the whole file when it holds none of it).
-    """
-    seq, head = saved if saved is not None else (-1, "")
-    last: tuple[int, str] | None = None
-    for found, _, line in _run_lines_backwards(path, run_id):
-        if last is None:
-            last = (found, line_hash(line))
-        if saved is None and found == 0:
-            return last if _starts(line, run_id) else saved
-        if found == seq:
-            return last if line_hash(line) == head else saved
-        if found < seq:
-            break
-    return saved
-
-
-def _starts(line: str, run_id: str) -> bool:
-    """Is ``line`` the first line of run ``run_id``'s chain (it chains from the genesis)?"""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(record, dict) and record.get("prev") == genesis(run_id)
-
-
-@dataclass(frozen=True, slots=True)
-class LaterLines:
-    """What the log holds of a run after the line a state was saved after: ``decided``,
-    the seq of its last decision or result line (calls were judged or ran since the
-    save), and ``finished``, the seq of its finish line after those (the run then
-    ended); None where there is none."""
-
-    decided: int | None = None
-    finished: int | None = None
-    ran: tuple[str | None, ...] = ()  # the tool-call ids of the calls that ran since
-
-
-def lines_after(path: Path, run_id: str, saved: tuple[int, str] | None) -> LaterLines:
-    """:class:`LaterLines` of run ``run_id`` in the file at ``path`` after the line
-    ``saved`` (None: after the genesis). A state from before calls the log shows were
-    judged or ran is older than the run: its counts and stops are not the run's (a
-    restore from it would roll the run back). A state saved at the end of a turn (only
-    the finish line came after it: a conversation's next turn) may continue it.
-
-    Reads the file backwards, only as far as the saved line.
-    """
-    limit = -1 if saved is None else saved[0]
-    finished: int | None = None
-    decided: int | None = None
-    ran: list[str | None] = []
-    for found, record, _ in _run_lines_backwards(path, run_id):
-        if found <= limit:
-            break
-        event = record.get("event")
-        if event == FINISH_EVENT:
-            finished = found if finished is None else finished
-        elif event in (DECISION_EVENT, RESULT_EVENT) and decided is None:
-            decided = found
-        if event == RESULT_EVENT:
-            call = record.get("tool_call_id")
-            ran.append(call if isinstance(call, str) else None)
-    if decided is None:
-        return LaterLines()
-    ended = finished if finished is not None and finished > decided else None
-    return LaterLines(decided, ended, tuple(reversed(ran)))
-
-
-def _run_lines_backwards(path: Path, run_id: str) -> Iterator[tuple[int, dict[str, Any], str]]:
-    """``(seq, record, line)`` of run ``run_id``'s lines in the file, last first."""
-    # a quick test first: both renderings write an ASCII run id as json.dumps does
-    needle = json.dumps(run_id) if run_id.isascii() else None
-    for line in _lines_backwards(path):
-        if needle is not None and needle not in line:
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get("run_id") != run_id:
-            continue
-        found = record.get("seq")
-        if isinstance(found, int):
-            yield found, record, line
-
-
-_CHUNK: Final = 1 << 16
-
-
-def _lines_backwards(path: Path) -> Iterator[str]:
-    """The lines of a file, last first (decoded as UTF-8; a line that is not is skipped)."""
-    try:
-        file = path.open("rb")
-    except OSError:
-        return
-    with file:
-        end = file.seek(0, 2)
-        rest = b""
-        while end > 0:
-            start = max(0, end - _CHUNK)
-            file.seek(start)
-            block = file.read(end - start) + rest
-            end = start
-            parts = block.split(b"\n")
-            rest = parts[0] if start > 0 else b""
-            for raw in reversed(parts[1:] if start > 0 else parts):
-                if raw.strip():
-                    try:
-                        yield raw.decode("utf-8").rstrip("\r")
-                    except UnicodeDecodeError:
-                        continue
-
-
 __all__ = [
     "CHAIN_VERSION",
     "AuditResult",
     "Chain",
-    "LaterLines",
     "Problem",
-    "continuation",
     "genesis",
     "line_hash",
-    "lines_after",
     "plain",
     "verify_lines",
 ]

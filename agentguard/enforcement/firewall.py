@@ -27,7 +27,7 @@ from agentguard.enforcement.agent_tools import (
     warn_tool_mismatches,
 )
 from agentguard.enforcement.approval import Approver
-from agentguard.enforcement.audit import lines_after
+from agentguard.enforcement.continuing import lines_after
 from agentguard.enforcement.core import history
 from agentguard.enforcement.decision import Decision, Violation
 from agentguard.enforcement.flight import (

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from agentguard.enforcement import hooks
-from agentguard.enforcement.audit import Chain, continuation
+from agentguard.enforcement.audit import Chain
+from agentguard.enforcement.continuing import claimed_write, continuation, run_head
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.log_anchor import Anchor, ChainHead
 from agentguard.enforcement.log_lines import LineTemplates, timestamp
@@ -101,6 +102,7 @@ class DecisionLog:
         self.run_id = run_id
         self._anchor = anchor  # told each line's head (log_anchor.py): truncation shows
         self._anchor_log: str | None = None
+        self._claim: object = _CLAIMED  # a restored run's chain end at its restore
         self.spec_name = spec_name
         self.spec_hash = spec_hash
         self.path = Path(path) if path is not None else None
@@ -138,8 +140,9 @@ class DecisionLog:
         """Write the run's lines to ``path`` from now on, continuing its chain ``after``
         the line ``(seq, hash)`` it was saved after (a restored run; None: from the
         genesis). Where the file holds later lines of the run, the chain goes on after
-        them (:func:`~agentguard.enforcement.audit.continuation`)."""
+        them (:func:`~agentguard.enforcement.continuing.continuation`)."""
         self.path, self._anchor_log = Path(path), None
+        self._claim = run_head(self.path, self.run_id)  # the first line checks it still is
         self._open(continuation(self.path, self.run_id, after))
 
     @property
@@ -387,6 +390,11 @@ class DecisionLog:
             with io.FileIO(self.path, "a") as late:
                 _write_all(late, data)
             return
+        if self._claim is not _CLAIMED:  # a restored run's first line: no fork of its chain
+            assert self.path is not None
+            claimed_write(file, data, self.path, self.run_id, self._claim)  # type: ignore[arg-type]
+            self._claim = _CLAIMED
+            return
         _write_all(file, data)
 
     def flush(self) -> None:
@@ -410,6 +418,8 @@ def _write_all(file: io.FileIO, data: bytes) -> None:
             rest = rest[file.write(rest) or 0 :]
 
 
+_CLAIMED: Final = object()
+"""No first line of a restored run is pending (the log's own, or the claim was made)."""
 _ACTION_TEXT: Final = {a: a.value for a in Action}
 """``action.value`` by lookup (an enum's ``value`` is a descriptor call)."""
 _DECISION_DATA: Final = ("args", "violations", "approval")

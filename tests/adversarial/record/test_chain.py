@@ -147,3 +147,30 @@ def test_a_state_older_than_the_log_cannot_roll_the_run_back(tmp_path: Path) -> 
     assert [json.loads(line)["seq"] for line in lines] == list(range(len(lines)))
     anchored = read_heads(heads.read_text().splitlines())
     assert verify_lines(lines, require_finish=True, anchored=anchored).ok
+
+
+def test_one_saved_run_restored_twice_goes_on_once(tmp_path: Path) -> None:
+    """Found from outside: one paused run restored into two guards (OpenAI Agents
+    restore_run twice), both resumed: a once-only refund ran twice, and only audit
+    verify saw it afterwards (the chain forked). A restored run's first line now claims
+    the chain's end under a lock on the file: the second firewall to write refuses
+    (ChainForkError) and its call never runs; the log stays one chain."""
+    from agentguard.enforcement.continuing import ChainForkError
+
+    log = tmp_path / "d.jsonl"
+    spec = ag.parse_spec("constraint once severity HARD_STOP := CalledN(refund, 1, <=)")
+    fw = Firewall(spec, log_path=log, run_id="r1", keep_trace=True)
+    fw.complete(fw.start(fw.propose("verify", {})), "ok")
+    paused = fw.save()
+    first = Firewall.restore(spec, paused, log_path=log)
+    second = Firewall.restore(spec, paused, log_path=log)
+    ran = []
+    decision = first.propose("refund", {"order": "A"})
+    if decision.executes:
+        first.complete(first.start(decision), "refunded")
+        ran.append("first")
+    with pytest.raises(ChainForkError, match=r"continued .* by another firewall"):
+        second.propose("refund", {"order": "A"})
+    assert ran == ["first"]
+    first.finish()
+    assert verify_lines(log.read_text().splitlines(), require_finish=True).ok
