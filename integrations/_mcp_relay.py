@@ -47,9 +47,8 @@ log = logging.getLogger("agentguard.mcp")
 
 _ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
 _PROTOCOL_HEADER: Final = "mcp-protocol-version"
-_DUPLICATE_ID: Final = "agentguard: this request id is in use by a request still in flight"
-STREAM_WAIT: Final = 5.0
-"""Seconds a message for the client's own HTTP stream waits for the client to open it."""
+_DUPLICATE_ID: Final = "agentguard: this request id was used already in this session"
+STREAM_WAIT: Final = 5.0  # seconds a message for the client's HTTP stream waits for it
 DRAIN_SECONDS: Final = 10.0  # for the requests in flight when a stdio client's input ends
 
 
@@ -94,6 +93,7 @@ class Relay:
         self.judged = Judged(self)
         self.offered = Offered(self, gateway.offer)  # inactive without --offer
         self.requests: dict[Any, ServerMessageMetadata | None] = {}  # the client's, in flight
+        self.used: set[Any] = set()  # every id the client's requests used (each is used once)
         self.cancelled: set[Any] = set()  # the client's, cancelled: the server's answer drops
         self.listings: dict[Any, bool] = {}  # the client's tools/list in flight: whole?
         self.progress: dict[Any, Any] = {}  # progress token -> the request it belongs to
@@ -102,9 +102,8 @@ class Relay:
         self._prefix = f"agentguard-{uuid.uuid4().hex[:8]}-"
         self._listing = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
-        # over HTTP, a message of the server's that belongs to no client request travels
-        # on the session's own stream, which the client opens after the handshake: until
-        # it is open such a message would be lost (the server's roots/list among them)
+        # over HTTP a server message of no client request (roots/list...) goes on the
+        # session's own stream, lost until the client opens it after the handshake
         self.stream_open: anyio.Event | None = anyio.Event() if over_http else None
 
     # the relay ---------------------------------------------------------------------
@@ -117,8 +116,7 @@ class Relay:
             await self._finish()
 
     async def relay(self, server: tuple[Any, Any]) -> None:
-        """Relay between the client and ``server`` (its streams) until the client's
-        session ends; then its run is finished."""
+        """Relay the client and ``server`` (its streams) until the client's session ends."""
         server_read, self.server_write = server
         try:
             async with anyio.create_task_group() as tasks:
@@ -168,11 +166,12 @@ class Relay:
                 await self.to_server(message)
 
     async def _client_request(self, message: types.JSONRPCRequest, meta: Any) -> None:
-        if message.id in self.requests:  # an id names one request in flight (JSON-RPC): a
-            # second would take the first's answer and record (a call that ran, untraced)
+        if message.id in self.used:  # an id names one request of a session (MCP): a second
+            # would take the first's answer and record (a call that ran, untraced)
             error = types.ErrorData(code=types.INVALID_REQUEST, message=_DUPLICATE_ID)
             await self.to_client(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error))
             return
+        self.used.add(message.id)
         self.requests[message.id] = meta if isinstance(meta, ServerMessageMetadata) else None
         params = message.params or {}
         token = _progress_token(params)
@@ -191,7 +190,9 @@ class Relay:
     async def _client_notification(self, message: types.JSONRPCNotification) -> None:
         if message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
-            meta = self.requests.pop(request_id, None)
+            if request_id not in self.requests:  # nothing of that id in flight: ignored
+                return
+            meta = self.requests.pop(request_id)
             if await self.judged.cancelled(request_id):  # the server saw it: tell it too
                 self.cancelled.add(request_id)
                 await self.to_server(message)
@@ -258,8 +259,7 @@ class Relay:
             self.requests.pop(message.id, None)
 
     async def _session_stream(self) -> None:
-        """Over HTTP, wait (a few seconds at most) for the client's own stream: the SDK's
-        transport drops what it cannot deliver there."""
+        """Over HTTP, wait (``STREAM_WAIT`` at most) for the client's own stream."""
         if self.stream_open is None or self.stream_open.is_set():
             return
         with anyio.move_on_after(STREAM_WAIT):

@@ -27,7 +27,7 @@ notifications) are skipped. The final answer is not part of MCP, so there is non
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from agentguard.errors import TraceRecordError
@@ -62,22 +62,11 @@ def detect(value: Any) -> bool:
 
 
 def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
-    responses: dict[str, Mapping[str, Any]] = {}
-    cancelled: set[str] = set()
-    listings: set[str] = set()  # ids of tools/list requests
-    for message in value:
-        if "method" not in message and "id" in message:
-            responses.setdefault(_key(message["id"]), message)
-        elif message.get("method") == _CANCELLED:
-            params = message.get("params")
-            if isinstance(params, Mapping) and "requestId" in params:
-                cancelled.add(_key(params["requestId"]))
-        elif message.get("method") == _LIST and "id" in message:
-            listings.add(_key(message["id"]))
+    answers, cancelled, listing_answers = _pairs(value)
     log = CallLog(source)
     schemas: dict[str, Any] = {}  # tool name -> inputSchema, as last listed
     for index, message in enumerate(value):
-        if "method" not in message and "id" in message and _key(message["id"]) in listings:
+        if index in listing_answers:
             _learn(schemas, message.get("result"))
             continue
         method = message.get("method")
@@ -86,8 +75,7 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         params = message.get("params")
         if not isinstance(params, Mapping):
             raise TraceRecordError(f"message {index + 1}: {method} has no params", source=source)
-        key = _key(message["id"])
-        response = responses.get(key)
+        response = answers.get(index)
         failure = _failure(response)
         if failure is not None and (rejected_request(failure[0]) or is_refusal(failure[1])):
             continue  # refused as the request was read (by the server, or agentguard's read)
@@ -110,9 +98,35 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         elif response is not None and "result" in response:
             result, error = mcp_result(response["result"])
             log.set_result(slot, result, error=error is True)
-        elif response is None and key in cancelled:  # sent, then given up on: it may have run
+        elif response is None and index in cancelled:  # sent, then given up on: it may have run
             log.set_result(slot, CANCELLED_TEXT, error=True)
     return log.trace()
+
+
+def _pairs(value: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Any], set[int], set[int]]:
+    """Each request's response (by message index): the first response with its id after
+    it, not an earlier request's (an id used again after its answer is another request);
+    the requests the client cancelled while unanswered; the responses to tools/list."""
+    unanswered: dict[str, list[int]] = {}  # id -> requests waiting, oldest first
+    answers: dict[int, Any] = {}
+    cancelled: set[int] = set()
+    listing_answers: set[int] = set()
+    for index, message in enumerate(value):
+        if "method" not in message and "id" in message:
+            waiting = unanswered.get(_key(message["id"]))
+            if waiting:
+                request = waiting.pop(0)
+                answers[request] = message
+                if value[request].get("method") == _LIST:
+                    listing_answers.add(index)
+        elif message.get("method") == _CANCELLED:
+            params = message.get("params")
+            if isinstance(params, Mapping) and "requestId" in params:
+                waiting = unanswered.get(_key(params["requestId"]))
+                cancelled.update(waiting[:1] if waiting else ())
+        elif "method" in message and "id" in message:
+            unanswered.setdefault(_key(message["id"]), []).append(index)
+    return answers, cancelled, listing_answers
 
 
 def _learn(schemas: dict[str, Any], result: Any) -> None:

@@ -142,3 +142,37 @@ def test_a_request_answered_as_cancelled_reads_as_the_proxy_records_it(tmp_path:
     (loaded,) = list(iter_trace_file(path))
     assert loaded.trace is not None and loaded.trace.names == ("charge",)
     assert loaded.trace[0].result == CANCELLED_TEXT and loaded.trace[0].error
+
+
+def test_an_id_used_again_pairs_each_request_with_its_own_answer(tmp_path: Path) -> None:
+    """Found from outside: an id used again after its answer paired both requests with
+    the first answer (the client's log scored otherwise than the live run). A response
+    answers the oldest request of its id still unanswered before it; a cancellation
+    names the one unanswered then."""
+
+    def call(request_id: int, order: str) -> dict[str, object]:
+        params = {"name": "lookup_order", "arguments": {"order_id": order}}
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+    def answer(request_id: int, text: str) -> dict[str, object]:
+        result = {"content": [{"type": "text", "text": text}]}
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    messages = [
+        call(1, "ZZ"),
+        answer(1, "no order ZZ"),
+        cancel,  # nothing of id 1 is unanswered: it names no request
+        call(1, "A1"),
+        answer(1, "verified A1"),
+    ]
+    path = tmp_path / "mcp.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in messages))
+    (loaded,) = list(iter_trace_file(path))
+    trace = loaded.trace
+    assert trace is not None
+    assert [(c.args["order_id"], c.result) for c in trace] == [
+        ("ZZ", "no order ZZ"),
+        ("A1", "verified A1"),
+    ]
+    assert not any(c.error for c in trace)
