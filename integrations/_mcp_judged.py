@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -57,6 +58,13 @@ TOOL_CALL: Final = "tools/call"
 REFUSED: Final = -32010
 """The JSON-RPC error code of a ``resources/read`` the gateway refused (in the range
 JSON-RPC leaves to implementations); its message is the refusal text."""
+
+
+async def until(done: Callable[[], bool], seconds: float) -> None:
+    """Wait until ``done()``, at most ``seconds`` (polled every 10 ms)."""
+    with anyio.move_on_after(seconds):
+        while not done():
+            await anyio.sleep(0.01)
 
 
 @dataclass

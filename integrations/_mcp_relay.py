@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
 
-from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged
+from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged, until
 from ._mcp_offer import Offered
 from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, connect
 
@@ -135,12 +135,11 @@ class Relay:
         """The client's input ended (stdio): answer what it asked first, as a server read
         to its input's end would; after ``DRAIN_SECONDS`` the run ends (a call sent is
         settled as cancelled, one waiting to start is withdrawn: no thread outlives it)."""
-        with anyio.move_on_after(DRAIN_SECONDS):
-            while self.requests and self.down is None:
-                await anyio.sleep(0.01)
+        await until(lambda: not self.requests or self.down is not None, DRAIN_SECONDS)
         if self.requests:
             self.judged.client_gone()
-            await self._finish()
+            await self._finish()  # those waiting to start are refused now: answered before
+            await until(lambda: not self.judged.waiting, DRAIN_SECONDS)  # the tasks end
 
     async def _finish(self) -> None:
         with anyio.CancelScope(shield=True):  # finishing writes the report and the log
