@@ -19,10 +19,10 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from agentguard.enforcement.approval import Approval, ApprovalRequest
 from agentguard.language import parse_spec
 from agentguard.testing.langchain_models import ScriptedChatModel, call
 from integrations.langchain import AgentGuardMiddleware, interrupt_approver
+from tests.integrations.test_langchain_turns import approve
 
 STEPS = 5
 SCRIPT: list[Any] = [*(call("step", n=i) for i in range(STEPS)), "all done"]
@@ -47,11 +47,6 @@ def step(n: int) -> str:
     return f"step {n} done"
 
 
-def _approve(request: ApprovalRequest) -> Approval:
-    del request
-    return Approval(approved=True, by="test")
-
-
 def agent(db: Path, log: Path, ask: list[int], *, interrupts: bool) -> tuple[Any, Any]:
     """The graph and its middleware, fresh, over the sqlite file ``db``; the scripted
     model starts where the checkpoint's conversation is."""
@@ -59,7 +54,7 @@ def agent(db: Path, log: Path, ask: list[int], *, interrupts: bool) -> tuple[Any
     middleware = AgentGuardMiddleware(
         parse_spec(spec_text(ask)),
         log_path=log,
-        approver=interrupt_approver if interrupts else _approve,
+        approver=interrupt_approver if interrupts else approve,
     )
     state = saver.get_tuple(THREAD)
     said = 0
