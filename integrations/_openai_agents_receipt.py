@@ -22,13 +22,6 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agentguard.errors import MissingExtraError
-
-try:
-    from agents import FunctionTool
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError("openai-agents", "openai-agents") from exc
-
 
 @dataclass
 class Receipt:
@@ -96,13 +89,10 @@ def _wrap(invoker: Any, same: Any) -> bool:
 
 
 @contextmanager
-def received_as_checked(
-    tool: FunctionTool, invoker: Any, text: str, same: Any
-) -> Iterator[Receipt]:
+def received_as_checked(invoker: Any, text: str, same: Any) -> Iterator[Receipt]:
     """For the call about to be handed ``text``: an agent tool's own validation must give
     it back (``same(adapter, parsed)`` renders what it gave), else its
     :class:`Receipt` says why it refused; any other tool's receipt stays empty."""
-    del tool
     receipt = Receipt(text)
     if not _wrap(invoker, same):
         yield receipt

@@ -304,7 +304,7 @@ class OpenAIAgentsGuard:
         try:
             with (
                 enclosing_call(self, run),
-                received_as_checked(tool, sdk_invoker(tool), text, validated_text) as receipt,
+                received_as_checked(sdk_invoker(tool), text, validated_text) as receipt,
             ):
                 result = await inner(context, text)
         except BaseException as exc:
