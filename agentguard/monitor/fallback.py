@@ -4,11 +4,13 @@
 shapes the compiler refuses (monitor/compile.py) keep their calls and are evaluated by the
 offline evaluator when the run ends: PENDING until then, never a wrong verdict. A peek that
 ends the run answers early where the answer cannot hang on metrics or missing results.
+A formula that reads the trace only through unions over calls forgets the calls that add
+nothing to them (monitor/unions.py), so its memory stops growing when the run repeats itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from agentguard.errors import AgentGuardError
@@ -16,6 +18,7 @@ from agentguard.language import ast as A
 from agentguard.language.reads import reads_results
 from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
 from agentguard.monitor.state_sets import call_doc, call_from_doc
+from agentguard.monitor.unions import CallKeys, union_keys
 from agentguard.monitor.verdict import Classification, Enforceability, Verdict
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.trace.model import Call, Trace
@@ -39,6 +42,10 @@ class FallbackNode:
         self._n = 0
         self.error: str | None = None
         self._reads_metrics = reads_metrics(formula)  # asked on each peek that ends the run
+        self._keys: CallKeys | None = union_keys(formula, registry)
+        # each key the kept calls added -> the kept index that added it (shared like
+        # _calls: a key is ours if its index is below _n)
+        self._seen: dict[Hashable, int] = {}
 
     @property
     def calls(self) -> Sequence[Call]:
@@ -58,10 +65,20 @@ class FallbackNode:
         return False
 
     def step(self, call: Call) -> None:
-        if len(self._calls) != self._n:  # a copy stepped past our prefix: ours is a copy
-            self._calls = self._calls[: self._n]
-        self._calls.append(call.at(self._n))
-        self._n += 1
+        n = self._n
+        new: list[Hashable] = []
+        if self._keys is not None:
+            seen = self._seen
+            new = [k for k in self._keys(call) if seen.get(k, n) >= n]
+            if n and not new:
+                return  # it adds nothing to the unions the formula reads: same truth
+        if len(self._calls) != n:  # a copy stepped past our prefix: ours is a copy
+            self._calls = self._calls[:n]
+            self._seen = {k: i for k, i in self._seen.items() if i < n}
+        self._calls.append(call.at(n))
+        for k in new:
+            self._seen[k] = n
+        self._n = n + 1
 
     def verdict(self) -> Verdict:
         return Verdict.PENDING
@@ -112,6 +129,12 @@ class FallbackNode:
         calls = expect_list(doc.get("calls"), "kept calls")
         self._calls = [call_from_doc(d, i) for i, d in enumerate(calls)]
         self._n = len(self._calls)
+        keys = self._keys
+        self._seen = {}
+        if keys is not None:
+            for i, c in enumerate(self._calls):
+                for k in keys(c):
+                    self._seen.setdefault(k, i)
         self.error = expect_str(doc.get("error"), "error", optional=True)
 
     def clone(self) -> FallbackNode:
@@ -123,6 +146,8 @@ class FallbackNode:
         new.match = self.match
         new._calls = list(self.calls)
         new._n = self._n
+        new._keys = self._keys
+        new._seen = {k: i for k, i in self._seen.items() if i < self._n}
         new.error = self.error
         new._reads_metrics = self._reads_metrics
         return new

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -117,6 +118,46 @@ def _path_words(path: str) -> set[str]:
     return {w for w in TOKEN_RE.findall(path.rsplit(".", 1)[0]) if w}
 
 
+def call_outputs(call: Call) -> tuple[set[str], set[str], set[str]]:
+    """What one read-file call adds to ``out(τ)``: (paths, signatures, identifiers), as
+    written (:func:`seen_entities` lower-cases them). ``out(τ)`` is the union of these over
+    the trace's read calls, which is what lets a monitor forget a call that adds nothing."""
+    paths: set[str] = set()
+    sigs: set[str] = set()
+    idents: set[str] = set()
+    for path, content in _chunks(call):
+        found = (
+            _chunk_outputs(path, content)
+            if len(content) <= _CACHED_CHUNK
+            else _chunk_outputs.__wrapped__(path, content)
+        )
+        paths |= found[0]
+        sigs |= found[1]
+        idents |= found[2]
+    return paths, sigs, idents
+
+
+_CACHED_CHUNK = 1 << 16
+"""Chunks up to this size are remembered: a run that reads the same file again (an agent
+in a loop, a monitor asking each call what it adds) parses it once; larger ones are not
+kept alive by the cache."""
+
+
+@functools.lru_cache(maxsize=128)
+def _chunk_outputs(
+    path: str, content: str
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    paths: set[str] = set()
+    idents: set[str] = set()
+    if path:
+        norm = normal_path(path)
+        paths.add(norm)
+        idents.update(_path_words(norm))
+    found = _python_symbols(content) if not path or path.endswith((".py", ".pyi")) else None
+    s, i = found if found is not None else _regex_symbols(content)
+    return frozenset(paths), frozenset(s), frozenset(idents | i)
+
+
 def seen_entities(trace: Iterable[Call], *, read_tools: Sequence[str] = ("read_file",)) -> SeenSet:
     """Build ``out(τ)`` from every read-file call of the trace."""
     paths: set[str] = set()
@@ -127,15 +168,10 @@ def seen_entities(trace: Iterable[Call], *, read_tools: Sequence[str] = ("read_f
         if call.name not in read_tools:
             continue
         reads += 1
-        for path, content in _chunks(call):
-            if path:
-                norm = normal_path(path)
-                paths.add(norm)
-                idents.update(_path_words(norm))
-            found = _python_symbols(content) if not path or path.endswith((".py", ".pyi")) else None
-            s, i = found if found is not None else _regex_symbols(content)
-            sigs.update(s)
-            idents.update(i)
+        p, s, i = call_outputs(call)
+        paths |= p
+        sigs |= s
+        idents |= i
     return SeenSet(
         frozenset(paths),
         frozenset(s.lower() for s in sigs),
@@ -252,15 +288,24 @@ def _field(call: Call, path: Sequence[str | int]) -> Any:
 def entities_extractor(trace: Trace, tool: str, path: Any = ("answer",), *extra: Any) -> list[str]:
     """Domain extractor ``entities(final_answer.answer)``: answer entities as strings."""
     del extra
-    parts: Sequence[str | int] = path.split(".") if isinstance(path, str) else tuple(path or ())
+    parts = entity_path(path)
     out: dict[str, None] = {}
     for call in trace:
         if call.name == tool:
-            value = _field(call, parts)
-            if value is not None:
-                for e in extract_entities(str(value)):
-                    out[e.text] = None
+            out.update(dict.fromkeys(call_entities(call, parts)))
     return list(out)
+
+
+def entity_path(path: Any) -> tuple[str | int, ...]:
+    """An extractor's ``path`` argument as a tuple (a dotted string is split)."""
+    return tuple(path.split(".")) if isinstance(path, str) else tuple(path or ())
+
+
+def call_entities(call: Call, parts: Sequence[str | int]) -> list[str]:
+    """The entity texts one call's field at ``parts`` cites (``entities(...)`` is their
+    union over the tool's calls, in first-seen order)."""
+    value = _field(call, parts)
+    return [] if value is None else [e.text for e in extract_entities(str(value))]
 
 
 def ungrounded_extractor(
