@@ -65,7 +65,6 @@ KNOWN_INIT_CYCLES: frozenset[str] = frozenset(
                 "agentguard.monitor.judge",
                 "agentguard.monitor.monitor",
                 "agentguard.monitor.peek",
-                "agentguard.monitor.prototype",
                 "agentguard.monitor.report",
                 "agentguard.scoring",
                 "agentguard.scoring.batch",

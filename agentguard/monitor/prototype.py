@@ -39,7 +39,7 @@ from agentguard.language import ast as A
 from agentguard.monitor.atoms import FrozenAtom
 from agentguard.monitor.compiled import CompiledSpec
 from agentguard.monitor.counting import count_node
-from agentguard.monitor.judge import raisable
+from agentguard.monitor.judge_probes import raisable
 from agentguard.monitor.machine import Machine
 from agentguard.monitor.nodes import Node, build_node
 from agentguard.monitor.plans import AutomatonPlan, BoolPlan, FallbackPlan, Plan, QuantPlan
