@@ -140,6 +140,9 @@ class Invocations:
         )
         self.last = new_session()
         self._nobody: GuardSession | None = None
+        # each begun session by its graph invocation's RunControl (held, so its id is not
+        # reused): what the state's key says cannot move a call off its own invocation
+        self._controls: OrderedDict[int, tuple[object, GuardSession]] = OrderedDict()
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
         """The latest invocation's session on ``thread_id`` (running or finished)."""
@@ -167,9 +170,15 @@ class Invocations:
         else:
             self._start_run(session, saved, stale)
         thread = thread_of(runtime)
+        control = run_control()
         with self._lock:
             self._runs[token] = session
             self._tokens[session] = token
+            if control is not None:
+                self._controls[id(control)] = (control, session)
+                self._controls.move_to_end(id(control))
+                while len(self._controls) > max(self.keep_threads, 64):
+                    self._controls.popitem(last=False)
             if thread is not None:
                 self._threads[thread] = session
                 self._threads.move_to_end(thread)
@@ -195,6 +204,12 @@ class Invocations:
         with self._lock:
             if token is not None and token in self._runs:
                 return self._runs[token]
+            own = self._own_invocation()
+            if own is not None:
+                # the state's key was changed under the running invocation (a tool's
+                # Command, a node's Send, an edit in place): its own session goes on,
+                # ended or not, never one begun afresh
+                return own
             ended = None if token is None else self._ended.get(token)
             if ended is not None and ended[1] is run_control():
                 return ended[0]  # a call of the invocation that ended (a sibling raised)
@@ -215,6 +230,14 @@ class Invocations:
             session = self.begin(state, runtime, token)
             self._midrun[session] = saved_dialogue(value) if self.resume else None
             return session
+
+    def _own_invocation(self) -> GuardSession | None:
+        """The session begun by the graph invocation the caller runs in, if any."""
+        control = run_control()
+        if control is None:
+            return None
+        found = self._controls.get(id(control))
+        return found[1] if found is not None and found[0] is control else None
 
     def _refusing(self) -> GuardSession:
         """A session with no run that refuses every call (a run token nobody knows)."""

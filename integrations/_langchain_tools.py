@@ -29,13 +29,46 @@ from agentguard.scoring.inputs import SpecLike
 
 from ._langchain_arguments import called_arguments
 from ._langchain_calls import NOT_RUN, CheckedTool, Origin, bubble_of, refusal, result_of
-from ._langchain_sessions import state_value
+from ._langchain_sessions import STATE_KEY, state_value
 
 try:
     from langchain_core.messages import AIMessage, ToolMessage
+    from langgraph.errors import ParentCommand
     from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
+    from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langgraph") from exc
+
+
+def without_guard_state(outcome: Any) -> Any:
+    """A tool's ``Command`` with the guard's private state key dropped from its update.
+
+    The key names the running invocation and holds the firewall state the next one
+    continues from: a tool writing it (or a page a tool fetched that told it to) could
+    hand the thread's next invocation a fresh firewall. The rest of the update applies
+    as the tool asked."""
+    if not isinstance(outcome, Command) or outcome.update is None:
+        return outcome
+    update = outcome.update
+    pairs = outcome._update_as_tuples()  # LangGraph's own reading of every update shape
+    if not any(key == STATE_KEY for key, _ in pairs):
+        return outcome
+    kept: Any  # the update's own shape where ToolNode reads it (a dict, a list of pairs)
+    if isinstance(update, dict):
+        kept = {key: value for key, value in update.items() if key != STATE_KEY}
+    elif isinstance(update, (list, tuple)):
+        kept = type(update)(pair for pair in update if pair[0] != STATE_KEY)
+    else:  # a state object: its fields, as the mapping LangGraph would have read
+        kept = {key: value for key, value in pairs if key != STATE_KEY}
+    return dataclasses.replace(outcome, update=kept)
+
+
+def handoff_without_guard_state(exc: BaseException) -> BaseException:
+    """``exc``, and for a ``ParentCommand`` (a handoff to the parent graph) its command
+    without the guard's private key (:func:`without_guard_state`)."""
+    if isinstance(exc, ParentCommand) and exc.args:
+        exc.args = (without_guard_state(exc.args[0]), *exc.args[1:])
+    return exc
 
 
 SessionOf = Callable[[Any], GuardSession]
@@ -67,10 +100,11 @@ class ToolGate:
         origin = Origin(request.tool_call, request.tool)
         _withdraw_answered(session, request)
         try:
-            return handler(self.checked(session, request, origin))
+            return without_guard_state(handler(self.checked(session, request, origin)))
         except BaseException as exc:
             if bubble_of(exc) is None:  # a pause or a handoff does not end the run
                 self._stopped(session)  # the graph will not reach after_agent
+            handoff_without_guard_state(exc)
             raise
         finally:
             if not origin.reached:
@@ -85,10 +119,11 @@ class ToolGate:
         origin = Origin(request.tool_call, request.tool)
         _withdraw_answered(session, request)
         try:
-            return await handler(self.checked(session, request, origin))
+            return without_guard_state(await handler(self.checked(session, request, origin)))
         except BaseException as exc:
             if bubble_of(exc) is None:
                 await asyncio.to_thread(self._stopped, session)
+            handoff_without_guard_state(exc)
             raise
         finally:
             if not origin.reached:
