@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Final
 
 from agentguard.errors import MissingExtraError, UncheckableArgumentsError
@@ -47,11 +49,15 @@ def plain_value(value: Any) -> Any:
             return sorted(members)
         except TypeError:  # members of mixed types: pydantic's order
             return members
+    if isinstance(value, (Decimal, Fraction)):
+        # checked as the JSON number that is its value, or refused by the snapshot when
+        # none is: never turned into text, which a numeric test would judge apart
+        return value
     try:
         snapshot_arguments({"value": value})
     except UncheckableArgumentsError:
         return to_jsonable_python(value)
-    return value  # a date, a Decimal, a UUID: checked as its JSON form, handed as is
+    return value  # a date, a UUID: checked as its JSON form, handed as is
 
 
 def answer_value(answer: Any) -> Any:

@@ -20,7 +20,8 @@ are: the check and the trace see their JSON form, which their value fixes. Subcl
 own ``__str__``) become their base value, read from the object's storage, not through
 its methods; the tool receives that base value, so what was checked is what runs.
 
-A leaf: it imports nothing from agentguard but the error it raises.
+It imports nothing from agentguard but the error it raises and the JSON reading of
+numbers (agentguard/trace/json_values.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from agentguard.errors import CallArgumentsError, UncheckableArgumentsError
+from agentguard.trace.json_values import exact_number
 
 MAX_ARGUMENT_DEPTH: Final = 100
 """How deep arguments may nest (lists and objects inside one another). JSON tool calls
@@ -46,6 +48,9 @@ whose JSON form is fixed by their value (``2024-01-01``, ``150.00`` as a number)
 they are for the tool, and checked and recorded as that JSON form (what the trace and
 the log hold of them, agentguard/trace/json_values.py)."""
 _IMMUTABLE: Final = frozenset((str, int, float, bool, type(None))) | _VALUES
+_SHARED: Final = _IMMUTABLE - {Decimal, Fraction}
+"""What a snapshot shares without a look: a decimal or a fraction is first checked to be
+the number it is judged as (:func:`_exact`)."""
 
 
 def freeze_call_arguments(
@@ -79,7 +84,7 @@ def snapshot_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in _items(args, "arguments"):
         # the usual argument is immutable (text, a number): shared, not walked
-        out[key] = value if type(value) in _IMMUTABLE else _copy(value, (key,), 1, set())
+        out[key] = value if type(value) in _SHARED else _copy(value, (key,), 1, set())
     return out
 
 
@@ -145,6 +150,8 @@ def _copy(value: Any, path: tuple[str | int, ...], depth: int, seen: set[int]) -
     kind = type(value)
     if kind is str or kind is bool or value is None or kind is int:
         return value
+    if kind is Decimal or kind is Fraction:
+        return _exact(value, path)
     if kind is float or kind in _VALUES:
         return value  # NaN and the infinities are JSON data here (json writes them back)
     if issubclass(kind, bool):  # pragma: no cover - bool cannot be subclassed
@@ -176,6 +183,19 @@ def _copy(value: Any, path: tuple[str | int, ...], depth: int, seen: set[int]) -
         finally:
             seen.discard(marker)
     raise UncheckableArgumentsError(_where(path), _why(value))
+
+
+def _exact(value: Decimal | Fraction, path: tuple[str | int, ...]) -> Decimal | Fraction:
+    """``value``, if the JSON number it is checked and recorded as is its value
+    (:func:`~agentguard.trace.json_values.exact_number`); else refused: a cap of 500
+    judged on ``500.0`` must not pass ``Decimal("500.00000000000000001")`` to the tool."""
+    if exact_number(value) is None:
+        raise UncheckableArgumentsError(
+            _where(path),
+            f"is {type(value).__name__}({str(value)!r}), which no JSON number the check "
+            "could judge equals; pass it as text, or with fewer digits",
+        )
+    return value
 
 
 def _why(value: Any) -> str:

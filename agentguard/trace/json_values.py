@@ -70,7 +70,8 @@ def json_value(value: Any) -> Any:
     """``value`` as JSON data (itself when it already is; ``json.dumps`` takes the result).
 
     * numbers stay numbers: ``int`` and ``float`` subclasses (``IntEnum``) their value,
-      ``Decimal`` and ``Fraction`` a ``float``; a ``bool`` stays a ``bool``;
+      ``Decimal`` and ``Fraction`` a ``float`` (a whole number no float holds exactly, an
+      ``int``); a ``bool`` stays a ``bool``;
     * text stays text: ``str`` subclasses their text, ``bytes`` their UTF-8 text (a byte
       that is none shown as ``\\xNN``), dates and times ``isoformat()``, a ``timedelta``
       its seconds, other enums their value, anything else ``str(value)`` (a ``UUID``, a
@@ -110,7 +111,7 @@ def _convert(value: Any, path: set[int]) -> Any:
     if isinstance(value, float):
         return float(value)
     if isinstance(value, (Decimal, Fraction)):
-        return float(value)
+        return _number(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode("utf-8", "backslashreplace")
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
@@ -130,6 +131,40 @@ def _convert(value: Any, path: set[int]) -> Any:
     if dump is not _NO_DUMP:
         return _convert(dump, path)
     return str(value)
+
+
+def _number(value: Decimal | Fraction) -> Any:
+    """A decimal or a fraction as JSON: :func:`exact_number`, else the nearest float (a
+    result's ``Decimal("0.1000000000000000000001")``), else its text (a signalling NaN)."""
+    exact = exact_number(value)
+    if exact is not None:
+        return exact
+    try:
+        return float(value)
+    except (OverflowError, ValueError):
+        return str(value)
+
+
+def exact_number(value: Decimal | Fraction) -> float | int | None:
+    """The JSON number that *is* ``value``, or None: its float when that is its value or
+    when the float's shortest text reads back as it (``Decimal("19.99")``; NaN and the
+    infinities as well), else the integer for a whole number of at most 4,000 digits
+    (``Decimal("9007199254740993")``, which no float holds; Python writes no integer
+    past 4,300 digits). A check judging arguments on that number judges their value."""
+    try:
+        number: float | None = float(value)
+    except (OverflowError, ValueError):  # past a float's range; a signalling NaN
+        number = None
+    if number is not None and (
+        number == value or number != number or type(value)(repr(number)) == value
+    ):
+        return number
+    if isinstance(value, Decimal):
+        whole = value.is_finite() and value.adjusted() < 4000
+        whole = whole and value == value.to_integral_value()
+    else:
+        whole = value.denominator == 1 and value.numerator.bit_length() < 13_000
+    return int(value) if whole else None
 
 
 def _container(value: Any, path: set[int]) -> Any:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard import Firewall, load_traces, parse_spec, verify_trace
-from agentguard.trace.json_values import CIRCULAR, TOO_DEEP, json_value, plain
+from agentguard.trace.json_values import CIRCULAR, TOO_DEEP, exact_number, json_value, plain
 from agentguard.trace.model import Call
 
 
@@ -196,3 +196,37 @@ def test_a_value_nested_too_deep_to_walk_is_marked_not_raised() -> None:
     assert not plain(deep)
     assert json_value(deep) == TOO_DEEP
     assert Call("t").ran(deep, 0).result == TOO_DEEP
+
+
+NUMBERS = st.one_of(
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.fractions(),
+    st.integers(-(10**60), 10**60).map(Decimal),
+    st.integers(-(10**60), 10**60).map(Fraction),
+    st.floats(allow_nan=False).map(Decimal),
+)
+
+
+@settings(max_examples=500)
+@given(NUMBERS)
+def test_an_exact_number_is_the_value_itself(value: Decimal | Fraction) -> None:
+    """What a check judges a decimal or fraction as (and the trace records) equals it,
+    or there is none and the argument is refused (a float rounding 17+ digits is not it)."""
+    number = exact_number(value)
+    if number is None:
+        return
+    if number != number:  # NaN: the value's own NaN
+        assert isinstance(value, Decimal) and value.is_nan()
+    else:
+        assert type(value)(number) == value or type(value)(repr(number)) == value
+    assert json_value(value) == number or number != number
+
+
+def test_digits_a_float_drops_leave_no_exact_number() -> None:
+    assert exact_number(Decimal("500.00000000000000001")) is None
+    assert exact_number(Fraction(1, 3)) is None
+    assert exact_number(Decimal("sNaN")) is None
+    assert exact_number(Decimal("19.99")) == 19.99
+    assert exact_number(Decimal("9007199254740993")) == 9007199254740993
+    assert exact_number(Decimal("1e400")) == 10**400
+    assert exact_number(Decimal("1e5000")) is None  # no JSON text holds it as an integer

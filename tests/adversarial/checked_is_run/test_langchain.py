@@ -176,6 +176,32 @@ def test_a_decimal_is_judged_as_its_value(tmp_path: Path) -> None:
     assert report is not None and report.decisions[0].action is Action.STOP
 
 
+@pytest.mark.parametrize("amount", ["500.00000000000000001", "9007199254740993.5"])
+def test_a_decimal_no_json_number_equals_is_refused_not_rounded(
+    tmp_path: Path, amount: str
+) -> None:
+    """Judged as ``float(Decimal(...))`` (500.0) it passed a cap of 500 while the tool
+    received the exact decimal, and the trace recorded 500.0 (outside attack round 6): a
+    value no JSON number equals cannot be checked faithfully, so it is refused."""
+    guard, _ = run(tmp_path, [call("precise_refund", order_id="A", amount=amount), "done"])
+    assert RAN == []
+    report = assert_invariants(report_of(guard), spec_file(tmp_path, SPEC), RAN, tmp_path)
+    assert report.decisions[0].action is Action.BLOCK
+    assert "no JSON number" in report.decisions[0].message
+
+
+def test_a_whole_decimal_past_a_float_is_judged_as_its_integer(tmp_path: Path) -> None:
+    """``Decimal("9007199254740993")`` is judged and recorded as that integer, not as the
+    float 9007199254740992.0 next to it."""
+    guard, _ = run(
+        tmp_path, [call("precise_refund", order_id="A", amount="9007199254740993"), "done"]
+    )
+    assert RAN == []
+    report = assert_invariants(report_of(guard), spec_file(tmp_path, SPEC), RAN, tmp_path)
+    assert report.decisions[0].action is Action.STOP
+    assert report.decisions[0].args["amount"] == 9007199254740993
+
+
 def test_a_declared_default_is_judged_when_the_model_leaves_it_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -138,6 +138,39 @@ def test_a_decimal_amount_is_judged_as_a_number(tmp_path: Path) -> None:
     assert_invariants(None, support.agentguard.report, spec, log, tmp_path)
 
 
+def test_digits_a_float_would_drop_are_refused_not_rounded(tmp_path: Path) -> None:
+    """account == 9007199254740993 is blocked: the same account as a decimal ran, judged
+    as the float 9007199254740992.0, and 500.00000000000000001 passed a cap of 500 judged
+    as 500.0 (outside attack round 6). A whole decimal is judged as its integer; one no
+    JSON number equals is refused."""
+    sent: list[tuple[Decimal, Decimal]] = []
+
+    @function_tool
+    def transfer(account: Decimal, amount: Decimal) -> str:
+        """Transfer money."""
+        sent.append((account, amount))
+        return "sent"
+
+    spec = agentguard.parse_spec(
+        "constraint blocked severity SOFT_BLOCK(9) := G !transfer(account = 9007199254740993)\n"
+        "constraint cap severity SOFT_BLOCK(9) := G !transfer(amount > 500)"
+    )
+    log = tmp_path / "d.jsonl"
+    script = [
+        call("transfer", account="9007199254740993", amount="5"),
+        call("transfer", account="7", amount="500.00000000000000001"),
+        call("transfer", account="7", amount="19.99"),
+        "ok",
+    ]
+    agent = guarded(Agent(name="s", tools=[transfer], model=ScriptedAgentsModel(script)), spec, log)
+    Runner.run_sync(agent, "pay")
+    assert sent == [(Decimal("7"), Decimal("19.99"))]
+    decisions = agent.agentguard.report.decisions
+    assert [d.action for d in decisions][:3] == [Action.BLOCK, Action.BLOCK, Action.ALLOW]
+    assert "no JSON number" in decisions[1].message
+    assert_invariants(None, agent.agentguard.report, spec, log, tmp_path)
+
+
 class Address(BaseModel):
     city: str
     zip: int
