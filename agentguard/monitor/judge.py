@@ -62,8 +62,8 @@ from agentguard.monitor.judge_probes import Prober, node_raised, raises_at_start
 from agentguard.monitor.persistence import expect_list, expect_mapping, expect_str
 from agentguard.monitor.state_sets import call_doc, call_from_doc
 from agentguard.monitor.verdict import Verdict
-from agentguard.scoring.explain import explain
 from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.explain import explain
 from agentguard.semantics.registry import Matcher, Registry
 from agentguard.trace.model import Call, Trace
 

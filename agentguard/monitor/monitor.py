@@ -11,39 +11,33 @@ router, monitor/routing.py), so it does not grow with their number either.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
 from agentguard._recursion import allow_deep
-from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.monitor.compiled import CompiledSpec, compile_spec
 from agentguard.monitor.hints import hint
 from agentguard.monitor.judge import ErrorJudge
 from agentguard.monitor.machine import BUDGET_HITS
 from agentguard.monitor.nodes import Node
-from agentguard.monitor.peek import COPYABLE, Peek, Snapshot
-from agentguard.monitor.persistence import expect_int, expect_mapping
+from agentguard.monitor.peek import Peek, Snapshot
+from agentguard.monitor.persisting import STATE_FORMAT, MonitorStateError, Persisting
 from agentguard.monitor.prototype import MonitorPrototype, MonitorStart, prototype
 from agentguard.monitor.routing import Plan, Router
-from agentguard.monitor.signing import Key, sign, verify
+from agentguard.monitor.signing import Key
 from agentguard.monitor.verdict import Classification, Verdict
 from agentguard.semantics.provenance_index import ProvenanceState, views
 from agentguard.semantics.registry import Matcher, Registry, default_registry
 from agentguard.trace.model import DIALOGUE_NAMES, Call
 
-STATE_FORMAT: Final = "agentguard.monitor/1"
 _NONE: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
-class MonitorStateError(AgentGuardError, ValueError):
-    """A saved monitor state does not fit this spec or is malformed."""
-
-
-class Monitor:
-    """Monitors every constraint of a spec (or a list of constraints)."""
+class Monitor(Persisting):
+    """Monitors every constraint of a spec (or a list of constraints); its state files
+    and forks are :class:`~agentguard.monitor.persisting.Persisting`'s."""
 
     @allow_deep
     def __init__(
@@ -343,121 +337,12 @@ class Monitor:
             out.update(judge.errors)
         return out
 
-    # ------------------------------------------------------------------ forks
-    def snapshot(self, name: str) -> Snapshot:
-        """The state of constraint ``name`` now, to start a monitor of it from later
-        (:meth:`fork`) without keeping the calls that led here. Cheap for an automaton or a
-        counter (their state is immutable values); other nodes are saved as a document."""
-        node = self._nodes[name]
-        judge = self._judge
-        kept = judge.part(name) if judge is not None and name in judge.constraints else None
-        prov = None if self._prov is None else self._prov.save()
-        if type(node) in COPYABLE:
-            return Snapshot(name, self.position, copy.copy(node), None, kept, prov)
-        return Snapshot(name, self.position, None, node.save(), kept, prov)
-
-    def fork(self, snap: Snapshot) -> Monitor:
-        """A monitor of the one constraint of ``snap``, continuing from that state."""
-        constraint = next(c for c in self.constraints if c.name == snap.name)
-        m = Monitor(
-            [constraint], registry=self.registry, match=self.match, uncounted=self.uncounted
-        )
-        if snap.node is not None:
-            m._nodes[snap.name] = copy.copy(snap.node)  # the snapshot may fork again
-        else:
-            m._nodes[snap.name].restore(snap.doc or {})
-        m.position = snap.position
-        if self._prov is not None:  # lowered constraints: the fork reads the same facts
-            m._prov = ProvenanceState(self._prov.plan)
-            m._prov.restore(snap.provenance)
-        node = m._nodes[snap.name]
-        m._verdicts[snap.name] = node.verdict()
-        if m._judge is not None and snap.judge is not None:
-            m._judge.go_on(snap.name, snap.judge, m._verdicts)
-        m._still = None
-        m._unstable = {snap.name} if node.names is not None and not node.stable() else set()
-        m._router = m._build_router()
-        return m
-
     # ------------------------------------------------------------------ hints
     def hint(self, name: str, proposed: Call | None = None, *, ending: bool = False) -> str:
         """What would satisfy ``name``: calls to make before ``proposed`` (or before ending)."""
         if proposed is not None and self._prov is not None:
             proposed = self._prov.view(proposed)  # the call as the lowered spec reads it
         return hint(self._nodes[name], proposed, self.position, self.uncounted, ending)
-
-    # ------------------------------------------------------------------ state files
-    def save(self, *, key: Key | None = None) -> dict[str, Any]:
-        """A JSON-able document of the monitor state (continue it with :meth:`restore`);
-        with ``key``, authenticated (an HMAC that ``restore(..., key=...)`` checks)."""
-        return sign(
-            {
-                "format": STATE_FORMAT,
-                "spec": self._fingerprint,
-                "position": self.position,
-                "constraints": {n: node.save() for n, node in self._nodes.items()},
-                **({"judge": self._judge.save()} if self._judge is not None else {}),
-                **({"provenance": self._prov.save()} if self._prov is not None else {}),
-            },
-            key,
-        )
-
-    def _restore(self, doc: Mapping[str, Any], key: Key | None = None) -> None:
-        """Put a state saved by :meth:`save` into this fresh monitor of the same spec."""
-        if not isinstance(doc, Mapping) or doc.get("format") != STATE_FORMAT:
-            raise MonitorStateError(
-                f"not a monitor state document (expected format {STATE_FORMAT})"
-            )
-        if doc.get("spec") != self._fingerprint:
-            raise MonitorStateError("the saved state belongs to a different spec")
-        refused = verify(doc, key)
-        if refused:
-            raise MonitorStateError(refused)
-        try:
-            self.position = expect_int(doc.get("position"), "position")
-            saved = expect_mapping(doc.get("constraints"), "constraints")
-            if set(saved) != set(self._nodes):
-                raise ValueError("the saved constraints are not this spec's")
-            for name, node in self._nodes.items():
-                node.restore(saved[name])
-            if self._prov is not None:
-                self._prov = ProvenanceState(self._prov.plan)
-                self._prov.restore(doc.get("provenance"))
-        except (KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
-            raise MonitorStateError(f"malformed monitor state: {exc}") from None
-        for name, node in self._nodes.items():
-            self._verdicts[name] = node.verdict()
-        if self._judge is not None:
-            self._judge = ErrorJudge(self.constraints, self._judge.names, self.registry, self.match)
-            try:
-                if "judge" in doc:
-                    self._judge.restore(expect_mapping(doc["judge"], "judge"), self._verdicts)
-                else:  # saved before the judge existed (a LangGraph checkpoint, say)
-                    self._judge.restore_old(self.position, self._nodes, self._verdicts)
-            except (KeyError, TypeError, ValueError) as exc:
-                raise MonitorStateError(f"malformed monitor state: {exc}") from None
-        self._still = None
-        self._unstable = {
-            n for n, node in self._nodes.items() if node.names is not None and not node.stable()
-        }
-        self._router = self._build_router()
-
-    @classmethod
-    def restore(
-        cls,
-        spec: A.Spec | Sequence[A.Constraint] | CompiledSpec,
-        doc: Mapping[str, Any],
-        *,
-        registry: Registry | None = None,
-        match: Matcher | None = None,
-        uncounted: Iterable[str] = (),
-        key: Key | None = None,
-    ) -> Monitor:
-        """A monitor continuing the run ``doc`` was saved from (:meth:`save`); with
-        ``key``, only a document saved with that key and not edited since."""
-        m = cls(spec, registry=registry, match=match, uncounted=uncounted)
-        m._restore(doc, key)
-        return m
 
 
 class FormulaMonitor:

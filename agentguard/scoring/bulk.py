@@ -232,7 +232,7 @@ class Bulk:
     def _explain(self, f: A.Formula, group: Rows, passed: BoolVec) -> Texts:
         """``explain(f, ev, passed)`` for the traces ``group`` (row numbers), in order.
 
-        The same branches as :func:`agentguard.scoring.explain.explain`, restricted to
+        The same branches as :func:`agentguard.semantics.explain.explain`, restricted to
         the fragment and taken for a whole group of traces at once.
         """
         lengths = self.seg.lengths[group]

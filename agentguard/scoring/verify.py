@@ -10,11 +10,11 @@ from agentguard._recursion import allow_deep
 from agentguard.errors import AgentGuardError
 from agentguard.language import ast as A
 from agentguard.language.dialogue import judged, spec_mentions_dialogue
-from agentguard.scoring.explain import explain
 from agentguard.scoring.inputs import coerce_spec, coerce_trace
 from agentguard.scoring.report import ComplianceReport, ConstraintResult, label_of, score_of
 from agentguard.scoring.tool_use import check_tool_use
 from agentguard.semantics.evaluator import Evaluator
+from agentguard.semantics.explain import explain
 from agentguard.semantics.provenance import lower_spec
 from agentguard.semantics.provenance_index import annotate_trace
 from agentguard.semantics.registry import Matcher, Registry
