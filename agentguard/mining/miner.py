@@ -18,7 +18,16 @@ from typing import Any
 
 from agentguard.language import parse_spec
 from agentguard.language.ast import Spec
-from agentguard.mining import consumption, dataflow, declare, schema, sequence, temporal
+from agentguard.mining import (
+    consumption,
+    dataflow,
+    declare,
+    origin,
+    refined,
+    schema,
+    sequence,
+    temporal,
+)
 from agentguard.mining.errors import MiningError
 from agentguard.mining.model import Candidate, MinedSpec
 from agentguard.mining.prune import prune
@@ -47,11 +56,15 @@ def _candidates(
     found = temporal.candidates(counts, total)
     per_trace = [Counter(c.name for c in t if c.is_tool) for t in traces]
     found += temporal.at_most(per_trace, activities, min_support)
+    if values:
+        found += refined.candidates(traces)
     tools = schema.tool_schemas(traces)
     if values:
         found += schema.value_candidates(tools, len(traces), schema.argument_traces(tools, traces))
     if flows:
         found += dataflow.candidates(traces, dialogue)
+        if dialogue:
+            found += origin.candidates(traces)
         found += sequence.candidates(traces)
         found += consumption.candidates(traces)
     kept = [

@@ -18,9 +18,15 @@ what the whole set meant: nothing is lost, and no two constraints drop each othe
 * ``existence(a)`` <- ``init(a)``; ``existence(b)`` with ``precedence(a, b)`` or
   ``response(b, a)``;
 * anything ``a`` triggers (``b`` in a precedence) <- ``absence(a)``;
+* a response, precedence or chain over value activities (:mod:`.refined`) <- the same
+  template with a wider trigger and a narrower target: ``chainresponse(tool_a,
+  tool_b(j = 1))`` gives ``chainresponse(tool_a(i = 2), tool_b(j = 1))`` and
+  ``chainresponse(tool_a, tool_b)``;
 * a data flow ``T.k <- src`` <- ``T.k <- S.m`` and ``S.m <- src`` (the value was in
   ``src`` before ``S`` passed it, and ``S`` passed it before ``T``); the user's messages
-  are a source like any other.
+  are a source like any other; or the same flow from the *latest* ``src`` call (what
+  held at the last call held at some call); the latest-call flow itself <- the flow and
+  ``at_most(S, 1)`` (the only call is the latest).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from agentguard.mining.model import Candidate
+from agentguard.mining.refined import refines
 
 _STRENGTH: Final = {
     "responded_existence": 0,
@@ -36,6 +43,7 @@ _STRENGTH: Final = {
     "response": 2,
     "precedence": 2,
     "dataflow": 2,
+    "latest": 1,
     "provenance": 2,
     "at_most": 2,
     "enum": 2,
@@ -104,6 +112,7 @@ def _path(kept: _Kept, templates: tuple[str, ...], a: str, b: str) -> bool:
 
 
 _RESPONSES: Final = ("response", "altresponse", "chainresponse")
+_REFINABLE: Final = frozenset({"response", "precedence", "chainresponse", "chainprecedence"})
 _PRECEDENCES: Final = ("precedence", "altprecedence", "chainprecedence")
 
 
@@ -125,8 +134,31 @@ def _once(kept: _Kept, a: str) -> bool:
     return kept.has("at_most", a, "1")
 
 
+def _within(label: str, other: str) -> bool:
+    """Every call ``label`` names is one ``other`` names: the same, or a value of it."""
+    return label == other or refines(label, other)
+
+
+def _generalized(kept: _Kept, t: str, key: tuple[Any, ...]) -> bool:
+    """``t`` over the same or wider trigger and the same or narrower target is kept: it
+    says this of more calls, with less choice of what answers them."""
+    trigger = _TRIGGER[t]
+    for template, other in kept.keys:
+        if (
+            template == t
+            and other != key
+            and len(other) == 2
+            and _within(key[trigger], other[trigger])
+            and _within(other[1 - trigger], key[1 - trigger])
+        ):
+            return True
+    return False
+
+
 def _temporal(kept: _Kept, t: str, key: tuple[Any, ...]) -> bool:
     if t in _TRIGGER and kept.has("absence", key[_TRIGGER[t]]):
+        return True
+    if t in _REFINABLE and _generalized(kept, t, key):
         return True
     if t == "existence":
         (a,) = key
@@ -164,11 +196,13 @@ def _temporal(kept: _Kept, t: str, key: tuple[Any, ...]) -> bool:
 
 
 def _flow(kept: _Kept, key: Any) -> bool:
+    if kept.has("latest", *key):
+        return True
     target, source = key
     for mid_target, mid_source in kept.flows():
         if mid_target != target or mid_source[1][0] != "args" or mid_source[2] != "eq":
             continue
-        via = (mid_source[0], mid_source[1][1])  # the earlier call's argument
+        via = (mid_source[0], mid_source[1][1], "")  # the earlier call's whole argument
         if len(mid_source[1]) == 2 and via != target and (via, source) in kept.flows():
             return True
     return False
@@ -177,7 +211,9 @@ def _flow(kept: _Kept, key: Any) -> bool:
 def implied(kept: _Kept, c: Candidate) -> bool:
     if c.template in ("dataflow", "provenance"):
         return _flow(kept, c.key)
-    if c.template in ("enum", "range", "distinct", "consumed"):
+    if c.template == "latest":  # with one S per run, its latest call is its only one
+        return kept.has("dataflow", *c.key) and _once(kept, c.key[1][0])
+    if c.template in ("enum", "range", "distinct", "consumed", "same", "from_user"):
         return False
     return _temporal(kept, c.template, c.key)
 

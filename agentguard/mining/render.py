@@ -23,7 +23,9 @@ def constraint_name(c: Candidate, taken: set[str]) -> str:
     parts: list[str] = [c.template]
     for k in c.key:
         if isinstance(k, tuple):
-            parts.extend(str(x) for x in k if isinstance(x, str) and x not in ("eq", "in", "args"))
+            parts.extend(
+                str(x) for x in k if isinstance(x, str) and x not in ("", "*", "eq", "in", "args")
+            )
         else:
             parts.append(str(k))
     base = _SAFE.sub("_", "_".join(parts)).strip("_")[:80] or "mined"

@@ -7,6 +7,10 @@ before) would need ``<`` against a quantified variable, which the monitor can on
 check at the end of a run (``lint`` says ``late``), so it is not proposed. The comparisons are the evaluator's own (:func:`~agentguard.semantics.values.compare`),
 over every value the formula's domain holds, so what is counted is what ``verify_trace``
 decides.
+
+The converse, ``same`` (no later value differs: the argument is fixed for the run, as an
+account or a setting the task states once), catches the one call that passes another
+value, which neither a range nor an enumeration over all runs can: each run has its own.
 """
 
 from __future__ import annotations
@@ -26,8 +30,11 @@ SEQUENCE_LAYER: Final = "L4_data"
 SEQUENCE_SEVERITY: Final = Severity(SeverityKind.BLOCK_AND_WARN)
 
 # template -> the operator no later value may stand in to an earlier one
-_FORBIDDEN: Final = {"distinct": "="}
-_NOTES: Final = {"distinct": "no two calls of {0} pass the same {1}"}
+_FORBIDDEN: Final = {"distinct": "=", "same": "!="}
+_NOTES: Final = {
+    "distinct": "no two calls of {0} pass the same {1}",
+    "same": "every call of {0} in a run passes the same {1}",
+}
 
 
 def formula(template: str, tool: str, key: str) -> str:

@@ -19,6 +19,9 @@ from agentguard.mining.declare import Counts, Key
 from agentguard.mining.model import Candidate, Evidence
 from agentguard.severity import DEFAULT_SEVERITY, Severity, SeverityKind
 
+MIN_AT_BOUND: Final = 0.1
+"""The share of the traces calling a tool that must reach an ``at_most`` bound."""
+
 SOFT: Final = DEFAULT_SEVERITY
 WARN: Final = Severity(SeverityKind.BLOCK_AND_WARN)
 
@@ -103,7 +106,10 @@ def at_most(
 ) -> list[Candidate]:
     """``CalledN(a, n, <=)`` with the least ``n`` that holds on ``min_support`` of the traces.
 
-    Activated where ``a`` is called (a trace without it satisfies any bound).
+    Activated where ``a`` is called (a trace without it satisfies any bound). A bound is
+    proposed only when at least :data:`MIN_AT_BOUND` of those traces reach it: a count
+    that one run in many reached is that run's extreme, not a limit of the procedure,
+    and the next run exceeds it as often as not.
     """
     total = len(per_trace)
     out: list[Candidate] = []
@@ -115,6 +121,8 @@ def at_most(
             continue  # an absence, which the absence template states
         activated = sum(1 for n in seen if n > 0)
         satisfied = sum(1 for n in seen if 0 < n <= bound)
+        if sum(1 for n in seen if n == bound) < MIN_AT_BOUND * activated:
+            continue
         out.append(
             Candidate(
                 "at_most",
