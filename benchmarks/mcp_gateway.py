@@ -1,6 +1,7 @@
 """The MCP gateway's cost, measured side by side in one run: per-call latency (p50, p90)
 and the time to answer ``initialize`` (process start included), directly and through
-``agentguard mcp-proxy`` (stdio both ways), with the official SDK client.
+``agentguard mcp-proxy`` (stdio both ways), with the official SDK client. The starts
+alternate direct and proxied, so a busy machine slows both alike.
 
 Servers: the tests' shop server (Python, ``lookup_order``), ``mcp-server-time`` from PyPI
 (``convert_time``) and, when Node and the npm package are there,
@@ -97,23 +98,28 @@ def main() -> None:
         spec = Path(tmp) / "bench.ltl"
         spec.write_text(SPEC)
         print(f"{'server':<26} {'':>8} {'p50 ms':>8} {'p90 ms':>8} {'init s':>8}")
+        ratios = []
         for name, server, tool, args in servers:
+            commands = {"direct": server, "proxy": _proxied(spec, server)}
+            calls = {
+                how: anyio.run(_latencies, c, tool, args, opts.calls) for how, c in commands.items()
+            }
+            starts: dict[str, list[float]] = {how: [] for how in commands}
+            for _ in range(opts.starts):  # alternated: both see the machine as it is then
+                for how, command in commands.items():
+                    starts[how].append(anyio.run(_initialize, command))
             rows = {}
-            for how, command in (("direct", server), ("proxy", _proxied(spec, server))):
-                calls = anyio.run(_latencies, command, tool, args, opts.calls)
-                starts = [anyio.run(_initialize, command) for _ in range(opts.starts)]
-                rows[how] = (
-                    statistics.median(calls),
-                    _quantile(calls, 0.9),
-                    statistics.median(starts),
-                )
-                p50, p90, init = rows[how]
-                print(f"{name:<26} {how:>8} {p50 * 1e3:8.2f} {p90 * 1e3:8.2f} {init:8.3f}")
+            for how in commands:
+                p50, p90 = statistics.median(calls[how]), _quantile(calls[how], 0.9)
+                rows[how] = (p50, p90, statistics.median(starts[how]))
+                print(f"{name:<26} {how:>8} {p50 * 1e3:8.2f} {p90 * 1e3:8.2f} {rows[how][2]:8.3f}")
             (d50, _, dinit), (p50, _, pinit) = rows["direct"], rows["proxy"]
+            ratios.append(f"{name}: {pinit / dinit:.2f}x")
             print(
                 f"{name:<26} {'overhead':>8} {(p50 - d50) * 1e3:+8.2f} ms/call p50 "
                 f"({p50 / d50:.2f}x), initialize {pinit / dinit:.2f}x"
             )
+        print("initialize, proxy / direct:", ", ".join(ratios))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 
 Each is proposed to the session's run before it is sent, with the arguments the server
 will act on (a tool's ``inputSchema`` defaults filled in; text the server would convert
-refused: :mod:`agentguard.trace.mcp_arguments`), and sent as the client wrote it. A
+refused: :mod:`agentguard.trace.mcp_arguments`; a string that breaks its schema's
+``pattern`` refused: :mod:`._mcp_patterns`), and sent as the client wrote it. A
 refused call never reaches the server: a tool call is answered with an MCP tool error
 (``isError``) whose text names the constraint and its repair hint, a read with a JSON-RPC
 error of that text. Then, by what became of it:
@@ -40,6 +41,8 @@ from agentguard.trace.mcp_content import (
     unwrap_read_resource_result,
 )
 from agentguard.trace.refusal import refusal_text
+
+from ._mcp_patterns import pattern_problem
 
 try:
     import anyio
@@ -117,9 +120,12 @@ class Judged:
                 await relay.answer_error(request.id, types.INVALID_PARAMS, bad)
                 return
             tool = await relay.tool(name)
-            acted = server_arguments(None if tool is None else tool.input_schema, args)
+            schema = None if tool is None else tool.input_schema
+            acted = server_arguments(schema, args)
             event, judged = name, acted.args
             problem: str | None = acted.problem
+            if problem is None and relay.gateway.schema_checks:
+                problem = pattern_problem(schema, judged)  # (bounds are the firewall's)
         else:
             uri = params.get("uri")
             if not isinstance(uri, str):

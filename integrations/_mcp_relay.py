@@ -29,6 +29,7 @@ from agentguard.errors import MissingExtraError
 
 from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged, until
 from ._mcp_offer import Offered
+from ._mcp_process import Started
 from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, connect
 
 try:
@@ -312,9 +313,8 @@ class Relay:
         self._tasks.start_soon(send)
 
     async def answer(self, request_id: Any, result: Mapping[str, Any]) -> None:
-        await self.to_client(
-            types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=dict(result))
-        )
+        answer = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=dict(result))
+        await self.to_client(answer)
         self.requests.pop(request_id, None)
 
     async def answer_error(self, request_id: Any, code: int, text: str) -> None:
@@ -415,11 +415,11 @@ class Relay:
 
 
 @asynccontextmanager
-async def upstream(target: UpstreamTarget) -> AsyncIterator[tuple[Any, Any]]:
-    """A session of its own with the server (see :func:`._mcp_upstream.connect`); a
-    server that cannot be started is a :class:`GatewayError` naming it."""
+async def upstream(target: UpstreamTarget, started: Started | None = None) -> AsyncIterator[Any]:
+    """A session of its own with the server (see :func:`._mcp_upstream.connect`: its
+    streams); a server that cannot be started is a :class:`GatewayError` naming it."""
     try:
-        async with connect(target) as streams:
+        async with connect(target, started) as streams:
             yield streams
     except OSError as exc:
         raise GatewayError(f"cannot start the MCP server {target.describe()!r}: {exc}") from exc

@@ -34,6 +34,7 @@ from agentguard.errors import MissingExtraError
 from agentguard.trace.refusal import refusal_text
 
 from ._mcp_http import relay_app
+from ._mcp_process import Started
 from ._mcp_relay import Relay, upstream
 
 try:
@@ -99,12 +100,13 @@ async def _no_discover(ctx: Any, params: types.RequestParams) -> types.DiscoverR
     )
 
 
-async def serve_stdio(gateway: McpGateway) -> None:
-    """Relay the one client on stdin/stdout until it disconnects or the proxy is stopped."""
+async def serve_stdio(gateway: McpGateway, started: Started | None = None) -> None:
+    """Relay the one client on stdin/stdout until it disconnects or the proxy is stopped.
+    ``started``: the server's process, started already (:mod:`._mcp_process`)."""
     from mcp.server.stdio import stdio_server
 
     async def relay() -> None:  # the server first: one that cannot start is said at once
-        async with upstream(gateway.target) as server, stdio_server() as streams:
+        async with upstream(gateway.target, started) as server, stdio_server() as streams:
             try:
                 await Relay(gateway, STDIO_SESSION, streams, gateway.target).relay(server)
             finally:  # the SDK's stdout writer ends only when its stream is closed: the

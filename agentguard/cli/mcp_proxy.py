@@ -110,7 +110,7 @@ def _add_options(parser: argparse.ArgumentParser, *, defaults: bool = True) -> N
         dest="schema_checks",
         action="store_false",
         default=d(True),
-        help="do not turn the server's tool input schemas into tool declarations",
+        help="do not turn the server's tool input schemas into tool declarations (nor check their patterns)",
     )
     parser.add_argument(
         "--soft-block-limit",
@@ -176,6 +176,32 @@ def run(args: argparse.Namespace) -> int:
     if not command and args.url is None:
         _say("no MCP server command given: agentguard mcp-proxy SPEC -- COMMAND [ARGS...]")
         return EXIT_USAGE
+    started = _start_early(command) if command and args.http is None else None
+    try:
+        return _checked(args, command, started)
+    finally:  # (once relayed, it was stopped with the relay: this finds it gone)
+        if started is not None:
+            _process_module().stop(started)
+
+
+def _process_module() -> Any:
+    """The gateway's process helpers (standard library only: cheap to import first)."""
+    return importlib.import_module("agentguard.integrations._mcp_process")
+
+
+def _start_early(command: list[str]) -> Any:
+    """The stdio server, started before the proxy imports and checks anything, so it
+    gets ready while the proxy does (docs/mcp.md); None if it cannot be started (then
+    the gateway starts it as any other session and says why it cannot, after the spec is
+    checked, as before). Stopped again if the proxy stops before it serves."""
+    try:
+        return _process_module().start(command)
+    except (OSError, ValueError):  # ValueError: a NUL byte in an argument
+        return None
+
+
+def _checked(args: argparse.Namespace, command: list[str], started: Any) -> int:
+    """The spec and options checked, then served (``started``: the server, if running)."""
     try:  # the adapter lives at the edge; imported by name, as guard() does
         gateway_module: Any = importlib.import_module("agentguard.integrations.mcp")
     except MissingExtraError as exc:
@@ -223,14 +249,19 @@ def run(args: argparse.Namespace) -> int:
     if provider is not None:
         kwargs["tracer_provider"] = provider
     try:
-        return _serve(gateway_module, spec, command, args, kwargs)
+        return _serve(gateway_module, spec, command, args, kwargs, started)
     finally:
         if provider is not None:
             provider.shutdown()  # flushes the spans still batched
 
 
 def _serve(
-    gateway_module: Any, spec: Any, command: list[str], args: argparse.Namespace, kwargs: Any
+    gateway_module: Any,
+    spec: Any,
+    command: list[str],
+    args: argparse.Namespace,
+    kwargs: Any,
+    started: Any,
 ) -> int:
     gateway = gateway_module.McpGateway(
         spec,
@@ -247,7 +278,7 @@ def _serve(
 
     try:
         if args.http is None:
-            anyio.run(gateway_module.serve_stdio, gateway)
+            anyio.run(gateway_module.serve_stdio, gateway, started)
         else:
             anyio.run(_serve_http, gateway_module, gateway, args.host, args.http)
     except (gateway_module.GatewayError, ToolMismatchError) as exc:

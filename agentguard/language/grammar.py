@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+from importlib import resources
 from typing import Any
 
 from lark import Lark, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from agentguard.errors import SourceLocation, SpecSyntaxError, draw_caret
+from agentguard.language.parser_cache import cached_parser
 
 _TOKEN_TEXT = {
     "LPAR": "(",
@@ -32,17 +34,24 @@ _TOKEN_TEXT = {
 }
 
 
+_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "propagate_positions": True,
+    "maybe_placeholders": True,
+    "start": ["start", "formula_only"],
+}
+
+
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
-    """The LALR parser, built once from the packaged grammar."""
-    return Lark.open_from_package(
-        "agentguard.language",
-        "agentltl.lark",
-        parser="lalr",
-        propagate_positions=True,
-        maybe_placeholders=True,
-        start=["start", "formula_only"],
-    )
+    """The LALR parser, built once from the packaged grammar (and kept between processes:
+    :mod:`agentguard.language.parser_cache`)."""
+    text = resources.files("agentguard.language").joinpath("agentltl.lark").read_text("utf-8")
+    return cached_parser(text, _OPTIONS, _build)
+
+
+def _build() -> Lark:
+    return Lark.open_from_package("agentguard.language", "agentltl.lark", **_OPTIONS)
 
 
 def _describe(name: str) -> str:

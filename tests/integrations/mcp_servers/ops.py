@@ -15,7 +15,11 @@ converted the types), so a test can compare what ran with what was checked:
   ``disable_admin`` removes it again;
 * ``login(token)`` and ``redeem(token)``: echo a secret in their result, tool error or
   JSON-RPC error;
-* ``exit_soon``: answers, then the process exits (the server dies between calls).
+* ``exit_soon``: answers, then the process exits (the server dies between calls);
+* ``tag(label)``, ``match_runs(runs)``: string arguments with a JSON Schema ``pattern``
+  (``^[a-z][a-z0-9-]*$``, and the backtracking trap ``^(a+)+$``), checked by the server
+  too; ``rename(name)``: a pattern in its schema only (look-ahead, which RE2 cannot
+  take), never checked by the server.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ import json
 import os
 import threading
 from decimal import Decimal
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 app = MCPServer("ops", instructions="A test operations server.")
 
@@ -144,6 +149,27 @@ def status() -> str:
     """A harmless status check."""
     _ran("status")
     return "ok"
+
+
+@app.tool()
+def tag(label: Annotated[str, Field(pattern="^[a-z][a-z0-9-]*$")]) -> str:
+    """Tag with a lower-case label."""
+    _ran("tag", label=label)
+    return f"tagged {label}"
+
+
+@app.tool()
+def match_runs(runs: Annotated[str, Field(pattern="^(a+)+$")]) -> str:
+    """Match a run of a's (a pattern a backtracking engine takes exponential time on)."""
+    _ran("match_runs", runs=runs)
+    return f"matched {len(runs)}"
+
+
+@app.tool()
+def rename(name: Annotated[str, Field(json_schema_extra={"pattern": "^(?!admin).*$"})]) -> str:
+    """Rename; its schema's pattern (look-ahead) is the schema's alone."""
+    _ran("rename", name=name)
+    return f"renamed to {name}"
 
 
 if __name__ == "__main__":
