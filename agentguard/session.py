@@ -371,12 +371,13 @@ class GuardSession:
         result: Any,
         *,
         error: str | BaseException | None = None,
+        tool_call_id: str | None = None,
     ) -> None:
-        """Record an executed call (with its ``error``, if it failed); raises RunStopped
-        if its result makes the run stop."""
+        """Record an executed call (with its ``error``, if it failed; ``tool_call_id``: see
+        ``Firewall.ran_elsewhere``); raises RunStopped if its result makes the run stop."""
         with self._lock:
             firewall = self.firewall
-            found = list(firewall.record(name, args, result, error=error))
+            found = list(firewall.record(name, args, result, error=error, call_id=tool_call_id))
             self._after(firewall, name, args, found)
 
     def observe(self, kind: CallKind, text: str, *, key: str | None = None, **fields: Any) -> None:

@@ -41,11 +41,16 @@ def record_calls_run_elsewhere(
     a position it can trust (an older checkpoint, a rewritten history), only the last
     batch is looked at, and only if this session decided some of its calls (it took that
     batch over). A call this session decided, or whose answer is a refusal (its marker
-    line), is not recorded. They enter the trace now, after the calls this process ran,
+    line), is not recorded, nor, when the run keeps a log, a call its lines do not show
+    ran (``Firewall.ran_elsewhere``: a tool's ``Command`` can write a call and its
+    answer into the conversation; those it shows are not logged again). They enter the trace now, after the calls this process ran,
     each with its answer as its result (an error answer as its error), as the tool gate
     records an answer; each with its arguments as the tool received them, when
     ``tools`` (the agent's, by name) has it."""
     known = {d.tool_call_id for d in session.attempts}
+    # with a log, only what its lines show ran under the guard: a tool's Command may have
+    # written a call and its answer into the conversation that never ran
+    logged = session.firewall.ran_elsewhere if session.active else None
     read = _trusted_read(history, position)
     if read is not None:
         batches = _answered_batches(history, read)
@@ -60,12 +65,14 @@ def record_calls_run_elsewhere(
             answer = answers.get(call_id) if call_id is not None else None
             if answer is None or call_id in known:
                 continue
+            if logged is not None and call_id not in logged:
+                continue  # no line of the run's log says it ran
             result = result_of(answer)
             if is_refusal(result):
                 continue
             error = str(result) if answer.status == "error" else None
             args = called_arguments(tools, tool_call)
-            session.record(str(tool_call["name"]), args, result, error=error)
+            session.record(str(tool_call["name"]), args, result, error=error, tool_call_id=call_id)
 
 
 def _trusted_read(history: Sequence[Any], position: Mapping[str, Any] | None) -> int | None:

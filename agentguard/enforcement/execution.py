@@ -32,6 +32,23 @@ NO_NAMES: Final[AbstractSet[str]] = frozenset()
 class Execution(Judging):
     """start / complete / withdraw (and record / observe) of the calls a proposal allowed."""
 
+    # the tool-call ids the log shows ran under this run after the state it was restored
+    # from (Firewall.restore with a log; None: no log was read): recorded again by the
+    # adapter that took the run over, each enters the trace once more and the log not
+    # again (its lines are there already)
+    _ran_elsewhere: frozenset[str] | None = None
+
+    @property
+    def ran_elsewhere(self) -> frozenset[str] | None:
+        """The tool-call ids the run's log shows ran after the state this firewall was
+        restored from, not recorded again yet; None when the log holds no line of the
+        run after that state (a fresh firewall, a restore without ``log_path``, a log
+        file that never saw the run's later part). An adapter taking a run over records
+        again only these: a call the conversation shows but the log does not never ran
+        under the guard (a tool may write the conversation; writing it, that tool left
+        its own lines in the log)."""
+        return self._ran_elsewhere
+
     def start(self, decision: Decision, *, timeout: float | None = None) -> Decision:
         """The call is about to run: the same decision if it may, else a refusal.
 
@@ -225,8 +242,12 @@ class Execution(Judging):
             # a step of the run though nothing decided it: the step count stays at least
             # the number of calls (a restored state is checked for it) and ids stay unique
             self._step += 1
+            elsewhere = self._ran_elsewhere
+            logged = not (elsewhere and call_id in elsewhere)
+            if not logged:  # its lines are in the log, from the process that ran it
+                self._ran_elsewhere = elsewhere - {call_id}  # type: ignore[operator]
             late: list[Violation] = self._guarded(
-                self._commit, Call(name, args), result, error is not None, None, False
+                self._commit, Call(name, args), result, error is not None, None, False, logged
             )
             return late
 
@@ -255,13 +276,20 @@ class Execution(Judging):
             return late
 
     def _commit(
-        self, proposed: Call, result: Any, error: bool, decision: Decision | None, fresh: bool
+        self,
+        proposed: Call,
+        result: Any,
+        error: bool,
+        decision: Decision | None,
+        fresh: bool,
+        logged: bool = True,
     ) -> list[Violation]:
         """Enter an executed call: the monitor, the tool checker, the shadows, the log.
 
         ``fresh``: ``decision`` was judged on exactly the executed calls (no call in flight
         then, none completed since), so its verdicts are this step's wherever the result
-        cannot matter.
+        cannot matter. ``logged=False``: the log has the call's lines already (it ran
+        under this run in another process: :attr:`ran_elsewhere`).
         """
         name, args = proposed.name, proposed.args  # the firewall's own copy of the arguments
         known: AbstractSet[str] = (
@@ -298,13 +326,13 @@ class Execution(Judging):
             hard = any(v.severity.kind is SeverityKind.HARD_STOP for v in late)
             if hard and self.mode == "enforce":
                 self._stopped = True
-        if not (self._log.active or hooks.SINKS):
+        if not (logged and (self._log.active or hooks.SINKS)):
             pass
         elif is_tool:
             self._log.result(call, decision)
         else:
             self._log.message(call, judged=True)
-        if late:
+        if late and logged:
             self._log.late(
                 call.position,
                 name,

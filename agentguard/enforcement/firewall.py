@@ -349,6 +349,8 @@ class Firewall(Proposing):
                     "latest state"
                 )
             fw._log.attach(log_path, after=after)
+            if later.decided is not None:  # this log holds the run past the state
+                fw._ran_elsewhere = frozenset(c for c in later.ran if c is not None)
         return fw
 
 
