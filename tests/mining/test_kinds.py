@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agentguard.analysis import lint_spec
+from agentguard.bench.generate import generate_instance
+from agentguard.bench.templates import TEMPLATE_NAMES
 from agentguard.mining import mine
 from agentguard.mining.model import MinedSpec
 from agentguard.scoring import verify_trace, verify_traces
@@ -122,3 +126,26 @@ def test_a_bound_one_run_reached_is_not_proposed() -> None:
     runs.append(_trace(*[Call("poll", {}, None)] * 9))
     assert not any(c.template == "at_most" for c in mine(runs).constraints)
     assert any(c.key == ("poll", "2") for c in mine(runs[:-1]).constraints)
+
+
+@pytest.mark.parametrize("template", TEMPLATE_NAMES)
+def test_a_spec_mined_from_benchmark_runs_lints_clean_and_holds(template: str) -> None:
+    """Every template's gold runs (the prompt as a user message, as benchmarks/mining.py
+    mines them): value steps, same-value, from-user and latest constraints included, the
+    proposed spec lints clean and holds on every run it was mined from."""
+    runs = []
+    for difficulty in (1, 2, 3):
+        for seed in range(4):
+            try:
+                inst = generate_instance(template, difficulty, seed)
+            except Exception:  # noqa: BLE001 - an instance over the call budget is skipped
+                continue
+            calls = [Call.message("user", inst.prompt)]
+            calls += [
+                Call(r["tool_name"], dict(r["arguments"]), r.get("tool_result"))
+                for r in inst.gold_records()
+            ]
+            runs.append(Trace(tuple(c.at(i) for i, c in enumerate(calls))))
+    assert len(runs) >= 4
+    mined = mine(runs)
+    _holds_on_its_runs(mined, runs)
