@@ -141,8 +141,11 @@ class Invocations:
         self.last = new_session()
         self._nobody: GuardSession | None = None
         # each begun session by its graph invocation's RunControl (held, so its id is not
-        # reused): what the state's key says cannot move a call off its own invocation
-        self._controls: OrderedDict[int, tuple[object, GuardSession]] = OrderedDict()
+        # reused): what the state's key says cannot move a call off its own invocation.
+        # None: several sessions began under one RunControl (a caller passing one to
+        # several invocations, a graph invoked inside a tool): which is a call's own is
+        # not known, and a call that lost its token is refused
+        self._controls: OrderedDict[int, tuple[object, GuardSession | None]] = OrderedDict()
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
         """The latest invocation's session on ``thread_id`` (running or finished)."""
@@ -175,7 +178,9 @@ class Invocations:
             self._runs[token] = session
             self._tokens[session] = token
             if control is not None:
-                self._controls[id(control)] = (control, session)
+                known = self._controls.get(id(control))
+                shared = known is not None and known[0] is control and known[1] is not session
+                self._controls[id(control)] = (control, None if shared else session)
                 self._controls.move_to_end(id(control))
                 while len(self._controls) > max(self.keep_threads, 64):
                     self._controls.popitem(last=False)
@@ -232,12 +237,15 @@ class Invocations:
             return session
 
     def _own_invocation(self) -> GuardSession | None:
-        """The session begun by the graph invocation the caller runs in, if any."""
+        """The session begun by the graph invocation the caller runs in, if any (the
+        refusing session when several began under its RunControl)."""
         control = run_control()
         if control is None:
             return None
         found = self._controls.get(id(control))
-        return found[1] if found is not None and found[0] is control else None
+        if found is None or found[0] is not control:
+            return None
+        return found[1] if found[1] is not None else self._refusing()
 
     def _refusing(self) -> GuardSession:
         """A session with no run that refuses every call (a run token nobody knows)."""
