@@ -134,6 +134,24 @@ def claimed_write(
         fcntl.flock(file.fileno(), fcntl.LOCK_UN)
 
 
+def end_torn_line(file: BinaryIO, path: Path) -> None:
+    """End the file's last line if a writer left it without its newline (a process killed
+    mid-write, a full disk), before a run appends its first line: else that torn line
+    swallows it, and the run's chain starts inside a line no reader parses (the run then
+    reads as one whose first lines are missing, and the next ones as complete). The torn
+    line stays as it is, for ``audit verify`` to report; under the file's lock, so two
+    firewalls opening it at once do not both end it."""
+    fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+    try:
+        with path.open("rb") as reader:
+            if reader.seek(0, 2) and (reader.seek(-1, 2) or True) and reader.read(1) != b"\n":
+                view = memoryview(b"\n")
+                while view:
+                    view = view[file.write(view) or 0 :]
+    finally:
+        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+
 def _run_lines_backwards(path: Path, run_id: str) -> Iterator[tuple[int, dict[str, Any], str]]:
     """``(seq, record, line)`` of run ``run_id``'s lines in the file, last first."""
     # a quick test first: both renderings write an ASCII run id as json.dumps does

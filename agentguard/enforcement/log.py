@@ -27,9 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from agentguard.enforcement import hooks
+from agentguard.enforcement import continuing, hooks
 from agentguard.enforcement.audit import Chain
-from agentguard.enforcement.continuing import claimed_write, continuation, run_head
 from agentguard.enforcement.decision import Action, Decision, Violation
 from agentguard.enforcement.log_anchor import Anchor, ChainHead
 from agentguard.enforcement.log_lines import LineTemplates, timestamp
@@ -142,8 +141,10 @@ class DecisionLog:
         genesis). Where the file holds later lines of the run, the chain goes on after
         them (:func:`~agentguard.enforcement.continuing.continuation`)."""
         self.path, self._anchor_log = Path(path), None
-        self._claim = run_head(self.path, self.run_id)  # the first line checks it still is
-        self._open(continuation(self.path, self.run_id, after))
+        self._claim = continuing.run_head(
+            self.path, self.run_id
+        )  # the first line checks it still is
+        self._open(continuing.continuation(self.path, self.run_id, after))
 
     @property
     def chain_position(self) -> tuple[int, str] | None:
@@ -159,6 +160,7 @@ class DecisionLog:
         # when emit returns, with no buffer to flush
         self._file = io.FileIO(self.path, "a")
         weakref.finalize(self, self._file.close)  # a run abandoned without finish() leaks nothing
+        continuing.end_torn_line(self._file, self.path)
         self._chain = Chain(self.run_id, self._key, after=after)
         self.active = True
         if self._key is None and self._user is None:  # the byte templates' case
@@ -392,7 +394,7 @@ class DecisionLog:
             return
         if self._claim is not _CLAIMED:  # a restored run's first line: no fork of its chain
             assert self.path is not None
-            claimed_write(file, data, self.path, self.run_id, self._claim)  # type: ignore[arg-type]
+            continuing.claimed_write(file, data, self.path, self.run_id, self._claim)  # type: ignore[arg-type]
             self._claim = _CLAIMED
             return
         _write_all(file, data)
