@@ -4,8 +4,10 @@ The SDK serializes a run paused for a human's approval (``RunState.to_json``) so
 another process resumes it; the run's firewall goes with it as a document
 (:func:`saved_run`): the firewall's own state (counts, stops, executed calls, the log
 chain's last line), the ids of the run's calls (how the resumed run is found) and the
-tool declarations its spec carried (so the restored spec, and its hash, are the same), and those declared to it later.
-:func:`restored_run` reads it back; the log chain continues in the run's log file.
+tool declarations its spec carried (so the restored spec, and its hash, are the same),
+and those declared to it later. :func:`restored_run` reads it back; the log chain
+continues in the run's log file. :func:`continued_run` does both at once, in memory: the
+next turn of an SDK ``Session`` continues the run its last turn ended.
 """
 
 from __future__ import annotations
@@ -80,4 +82,18 @@ def restored_run(guard: OpenAIAgentsGuard, document: Mapping[str, Any]) -> Agent
     return run
 
 
-__all__ = ["RUN_FORMAT", "restored_run", "saved_run"]
+def continued_run(guard: OpenAIAgentsGuard, previous: AgentRun) -> AgentRun:
+    """The run that goes on from ``previous`` (ended): its firewall restored from its
+    state (same run id, counts, stops and trace; the log chain continues after its
+    finish line), judged on the same declarations, those learned declared again.
+    Raises :class:`FirewallStateError` when it cannot be (its log went on elsewhere)."""
+    spec = guard.run_spec(list(previous.declared))
+    options: FirewallOptions = {"keep_trace": True, **guard.firewall_kwargs}
+    run = AgentRun(Firewall.restore(spec, previous.firewall.save(), **options), previous.declared)
+    learned = [declaration(name, guard.declaration_of(name)) for name in previous.learned]
+    run.firewall.declare_tools(learned)
+    run.learned.extend(previous.learned)
+    return run
+
+
+__all__ = ["RUN_FORMAT", "continued_run", "restored_run", "saved_run"]

@@ -14,6 +14,11 @@ calls are refused, never judged by a fresh firewall that forgot the run's histor
 A run nested in one of this run's tool calls (an ``Agent.as_tool`` agent, or a guarded
 agent a tool's function runs) is part of that run: the wrapped invoker marks the calls
 it runs (:func:`enclosing`), so the nested run's calls join the enclosing run's trace.
+
+A new ``Runner.run`` given an SDK ``Session`` is the next turn of that session's run
+(:mod:`._openai_agents_sessions`): it continues the run its last turn belonged to (the
+same one while it goes on; once it ended, a firewall restored from it), never a fresh
+one. Without a session a ``Runner.run`` is a run of its own, whatever its input holds.
 """
 
 from __future__ import annotations
@@ -21,14 +26,16 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
 from agentguard.enforcement.report import FirewallReport
+from agentguard.errors import AgentGuardError
 
 from ._openai_agents_run import AgentRun
+from ._openai_agents_sessions import Sessions, current_session_key
 
 KEEP_ENDED: Final = 256
 """Ended runs remembered (by their usage objects and call ids) for their late events."""
@@ -73,9 +80,17 @@ def context_call_ids(context: Any) -> set[str]:
 class Runs:
     """The runs of one guard: found by usage object, by call id, or by nesting."""
 
-    def __init__(self, owner: object, new_run: Callable[[], AgentRun]) -> None:
+    def __init__(
+        self,
+        owner: object,
+        new_run: Callable[[], AgentRun],
+        continue_run: Callable[[AgentRun], AgentRun],
+        sessions: Sessions,
+    ) -> None:
         self._owner = owner
         self._new_run = new_run
+        self._continue_run = continue_run
+        self.sessions = sessions
         self._lock = threading.Lock()
         self._usages: dict[int, tuple[Any, AgentRun]] = {}  # the object kept: ids stay unique
         self._by_call: dict[str, list[AgentRun]] = {}  # several: a provider may reuse ids
@@ -95,11 +110,44 @@ class Runs:
                 return found[1]
             run = enclosing(self._owner) or self._continued(context, turn)
             if run is None:
-                run = self._new_run()
-                self._live[id(run)] = run
-                self._born[id(run)] = next(self._births)
+                run = self._session_turn(current_session_key())
             self._usages[id(usage)] = (usage, run)
             return run
+
+    def _session_turn(self, key: Hashable | None) -> AgentRun:
+        """The run a new ``Runner.run`` belongs to: its session's (the one going on, else
+        a continuation of the one that ended), or a new one (no session, or its first
+        turn, or the first after :meth:`next_session_run`)."""
+        previous = None if key is None else self.sessions.get(key)
+        if previous is not None and id(previous) in self._live:
+            return previous  # paused, or ended by an exception: its next turn goes on
+        if previous is None:
+            run = self._new_run()
+        else:
+            try:
+                run = self._continue_run(previous)
+            except AgentGuardError as exc:  # (its log went on elsewhere, say): fail closed
+                return self._refusing(
+                    f"agentguard refused this call: this session's run "
+                    f"{previous.firewall.run_id} cannot be continued ({exc}); start a new "
+                    "run with agent.agentguard.next_run(session)."
+                )
+        self._live[id(run)] = run
+        self._born[id(run)] = next(self._births)
+        if key is not None:
+            self.sessions.put(key, run, lambda r: id(r) in self._live)
+        return run
+
+    def next_session_run(self, key: Hashable) -> AgentRun | None:
+        """Forget the session ``key``'s run (its next turn starts a new one); the run,
+        for the caller to finish."""
+        with self._lock:
+            return self.sessions.pop(key)
+
+    def of_session(self, key: Hashable) -> AgentRun | None:
+        """The run of the session ``key`` (going on or ended), if kept."""
+        with self._lock:
+            return self.sessions.get(key)
 
     def _continued(self, context: Any, turn: Collection[str]) -> AgentRun | None:
         """The run ``context`` continues: the run holding one of the calls it names; a
@@ -111,13 +159,18 @@ class Runs:
             return found
         if not ids or not (turn or getattr(context, "_approvals", None)):
             return None
-        run = self._new_run()
-        run.refusal = (
+        return self._refusing(
             "agentguard refused this call: this run continues a run agentguard does not hold "
             "(a RunState resumed without its firewall: restore it with "
             "agent.agentguard.restore_run(document) first)."
         )
-        run.finish()  # its firewall refuses every call, and logs it
+
+    def _refusing(self, why: str) -> AgentRun:
+        """A run whose firewall ended before it began: it refuses every call (``why``
+        is the model's answer), and logs it."""
+        run = self._new_run()
+        run.refusal = why
+        run.finish()
         self._retire(run)
         return run
 

@@ -24,10 +24,13 @@ used as tools; a ``Handoff`` that builds its agent at run time is guarded when i
 One firewall per run, with one identity across the run's pauses (:mod:`._openai_agents_runs`):
 a run paused for approval and resumed with ``Runner.run(agent, state)`` continues the same
 firewall and log chain; a call of a run that ended is refused by that run's firewall and
-logged. ``agent.agentguard`` is the :class:`OpenAIAgentsGuard`: ``.report`` / ``.trace`` /
-``.attempts`` of the last finished run, ``.running`` for runs that paused or ended by an
-exception (``finish_running()`` finishes them), ``save_run`` / ``restore_run`` to resume a
-paused run in another process.
+logged. The turns of an SDK ``Session`` (``Runner.run(agent, input, session=s)``) are one
+run (:mod:`._openai_agents_sessions`): each continues the firewall of the session's last
+turn, a stopped one stays stopped, until ``next_run(session)``. ``agent.agentguard`` is
+the :class:`OpenAIAgentsGuard`: ``.report`` / ``.trace`` / ``.attempts`` of the last
+finished run, ``.running`` for runs that paused or ended by an exception
+(``finish_running()`` finishes them), ``save_run`` / ``restore_run`` to resume a paused
+run in another process.
 """
 
 from __future__ import annotations
@@ -64,10 +67,11 @@ from ._openai_agents_args import (
     validated_text,
 )
 from ._openai_agents_install import ATTRIBUTE, agent_tool_schemas, install
-from ._openai_agents_persist import restored_run, saved_run
+from ._openai_agents_persist import continued_run, restored_run, saved_run
 from ._openai_agents_receipt import received_as_checked
 from ._openai_agents_run import AgentRun, jsonable, text_of
 from ._openai_agents_runs import Runs, enclosing, enclosing_call
+from ._openai_agents_sessions import KEEP_SESSIONS, Sessions, session_key, watch_sessions
 
 try:
     from agents import (
@@ -101,6 +105,7 @@ class OpenAIAgentsGuard:
         *,
         schema_checks: bool = True,
         offer: Offer | None = None,
+        keep_sessions: int = KEEP_SESSIONS,
         **firewall_kwargs: Unpack[FirewallOptions],
     ) -> None:
         self.spec: A.Spec = coerce_spec(spec, firewall_kwargs.get("registry"))
@@ -112,7 +117,8 @@ class OpenAIAgentsGuard:
         self._declared: dict[str, A.ToolDecl] = {}
         self._schemas: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self.runs = Runs(self, self._new_run)
+        self.sessions = Sessions(keep_sessions)  # .keep may be changed later
+        self.runs = Runs(self, self._new_run, lambda run: continued_run(self, run), self.sessions)
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
             self._check_call, name="agentguard"
         )
@@ -164,6 +170,27 @@ class OpenAIAgentsGuard:
         with self._lock:
             self.reports.extend(done)
         return done
+
+    def next_run(self, session: Any) -> FirewallReport | None:
+        """End the run of ``session`` (an SDK ``Session``, or its ``session_id``): its next
+        turn starts a new run (a fresh firewall, a new run id), as a new session would. The
+        only way a stopped session takes calls again. The report of the run it ended if
+        that run was still going on, else None."""
+        run = self.runs.next_session_run(session_key(session))
+        if run is None:
+            return None
+        report, first = self.runs.end(run)
+        if not first:
+            return None
+        with self._lock:
+            self.reports.append(report)
+        return report
+
+    def session_for(self, session: Any) -> Firewall | None:
+        """The firewall of the run ``session`` (an SDK ``Session``, or its ``session_id``)
+        is in, going on or ended (``.run_id``, ``.stopped``); None if none is kept."""
+        run = self.runs.of_session(session_key(session))
+        return None if run is None else run.firewall
 
     def save_run(self, result_or_state: Any) -> dict[str, Any]:
         """The document of the run a paused ``RunResult`` (or its ``RunState``) belongs
@@ -382,9 +409,11 @@ def guard_openai_agent(
     spec: SpecLike,
     *,
     offer: Offer | None = None,
+    keep_sessions: int = KEEP_SESSIONS,
     **firewall_kwargs: Unpack[FirewallOptions],
 ) -> Any:
-    """Guard ``agent`` (and every agent it reaches) in place; returns it."""
+    """Guard ``agent`` (and every agent it reaches) in place; returns it. ``keep_sessions``:
+    how many SDK sessions' runs the guard keeps, to continue their next turns."""
     if not isinstance(agent, Agent):
         raise UnsupportedAgentError(f"expected an agents.Agent, got {type(agent).__qualname__}")
     if isinstance(getattr(agent, ATTRIBUTE, None), OpenAIAgentsGuard):
@@ -393,9 +422,10 @@ def guard_openai_agent(
     if schemas is not None:
         firewall_kwargs.setdefault("agent_tools", schemas)
     spec = check_agent_tools(spec, firewall_kwargs)  # reported here, at the guard() line
-    guard = OpenAIAgentsGuard(spec, offer=offer, **firewall_kwargs)
+    guard = OpenAIAgentsGuard(spec, offer=offer, keep_sessions=keep_sessions, **firewall_kwargs)
     guard.roots.append(agent)
     install(agent, guard)
+    watch_sessions()  # a run's events learn its session through the runner's entry points
     return agent
 
 
