@@ -8,15 +8,20 @@ Write a procedure once as an AgentLTL spec, then enforce it online (``Firewall``
 # No `from __future__ import annotations` here: it would bind `annotations` as a public
 # name; private aliases keep helper imports out of the public namespace too (a test
 # compares `__all__` with the module's namespace).
+#
+# Only the standard library is imported here: every public name but the errors and the
+# version is bound on first use (PEP 562), so `import agentguard` costs a few
+# milliseconds, and a command that needs little (`agentguard mcp-proxy` starts its server
+# before anything else) does not wait for numpy, the parser and the monitor first.
 import importlib as _importlib
+import sys as _sys
+import types as _types
 from pathlib import Path as _Path
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from agentguard import _checkout_finder
 from agentguard._version import __version__
-from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
-from agentguard.enforcement.options import FirewallOptions
 from agentguard.errors import (
     AgentGuardError,
     CallArgumentsError,
@@ -31,31 +36,30 @@ from agentguard.errors import (
     TraceRecordError,
 )
 
-# eager, because `agentguard.guard` is also a module: importing the module later would
-# otherwise rebind the package attribute from the function to the module
-from agentguard.guard import GuardOptions, guard
-from agentguard.language import load_spec, parse_formula, parse_spec
-from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
-from agentguard.language.printer import format_formula, format_spec
-from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace, verify_traces
-from agentguard.scoring.inputs import SpecLike, TraceLike
-from agentguard.semantics.evaluator import holds
-from agentguard.semantics.registry import (
-    Registry,
-    default_registry,
-    predicate,
-    register_context_predicate,
-    register_extractor,
-    register_predicate,
-)
-from agentguard.severity import Severity, SeverityKind
-from agentguard.trace import UNKNOWN, Call, Trace, load_traces
-
 if _TYPE_CHECKING:
+    from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.enforcement.log_anchor import HeadFile
+    from agentguard.enforcement.options import FirewallOptions
+    from agentguard.guard import GuardOptions, guard
+    from agentguard.language import load_spec, parse_formula, parse_spec
+    from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
+    from agentguard.language.printer import format_formula, format_spec
     from agentguard.mining import MinedSpec, mine
     from agentguard.monitor import Monitor, Verdict, classify
+    from agentguard.scoring import ComplianceReport, ConstraintResult, verify_trace, verify_traces
+    from agentguard.scoring.inputs import SpecLike, TraceLike
+    from agentguard.semantics.evaluator import holds
+    from agentguard.semantics.registry import (
+        Registry,
+        default_registry,
+        predicate,
+        register_context_predicate,
+        register_extractor,
+        register_predicate,
+    )
+    from agentguard.severity import Severity, SeverityKind
+    from agentguard.trace import UNKNOWN, Call, Trace, load_traces
 
 # Imported from a source checkout (e.g. `python -m agentguard demo` run at the repo root,
 # which puts ./agentguard first on sys.path), the adapters sit in ../integrations rather
@@ -65,16 +69,37 @@ if _TYPE_CHECKING:
 _checkout_finder.install(_Path(__file__).resolve().parent)
 
 
-# Heavier parts load on first use, so `import agentguard` stays cheap for offline scoring.
+# The module of each name bound on first use (the TYPE_CHECKING imports above, for the
+# type checker); a test resolves every one.
 _LAZY = {
-    "Firewall": "agentguard.enforcement.firewall",
-    "FirewallReport": "agentguard.enforcement.firewall",
-    "HeadFile": "agentguard.enforcement.log_anchor",
-    "Monitor": "agentguard.monitor",
-    "Verdict": "agentguard.monitor",
-    "classify": "agentguard.monitor",
-    "mine": "agentguard.mining",
-    "MinedSpec": "agentguard.mining",
+    **dict.fromkeys(("Action", "Decision", "RunStopped", "Violation"), "enforcement.decision"),
+    **dict.fromkeys(("Firewall", "FirewallReport"), "enforcement.firewall"),
+    "HeadFile": "enforcement.log_anchor",
+    "FirewallOptions": "enforcement.options",
+    **dict.fromkeys(("GuardOptions", "guard"), "guard"),
+    **dict.fromkeys(("load_spec", "parse_formula", "parse_spec"), "language"),
+    **dict.fromkeys(("Constraint", "Formula", "Spec", "ToolDecl"), "language.ast"),
+    **dict.fromkeys(("format_formula", "format_spec"), "language.printer"),
+    **dict.fromkeys(("MinedSpec", "mine"), "mining"),
+    **dict.fromkeys(("Monitor", "Verdict", "classify"), "monitor"),
+    **dict.fromkeys(
+        ("ComplianceReport", "ConstraintResult", "verify_trace", "verify_traces"), "scoring"
+    ),
+    **dict.fromkeys(("SpecLike", "TraceLike"), "scoring.inputs"),
+    "holds": "semantics.evaluator",
+    **dict.fromkeys(
+        (
+            "Registry",
+            "default_registry",
+            "predicate",
+            "register_context_predicate",
+            "register_extractor",
+            "register_predicate",
+        ),
+        "semantics.registry",
+    ),
+    **dict.fromkeys(("Severity", "SeverityKind"), "severity"),
+    **dict.fromkeys(("UNKNOWN", "Call", "Trace", "load_traces"), "trace"),
 }
 
 
@@ -82,9 +107,24 @@ def __getattr__(name: str) -> _Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'agentguard' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(f"agentguard.{module}"), name)
     globals()[name] = value
     return value
+
+
+class _Package(_types.ModuleType):
+    """The package's module type: `agentguard.guard` names the function, also once its
+    module is imported (the import system binds a submodule on its package under the
+    same name; here the function it defines is bound instead, as the eager
+    `from agentguard.guard import guard` of earlier versions left it)."""
+
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if name == "guard" and isinstance(value, _types.ModuleType):
+            value = value.guard
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -1,5 +1,7 @@
-"""The MCP gateway's cost, measured side by side in one run: per-call latency (p50, p90)
-and the time to answer ``initialize`` (process start included), directly and through
+"""The MCP gateway's cost, measured side by side in one run: per-call latency (p50, p90),
+the time to answer ``initialize`` (process start included) and the time until a first
+``tools/list`` is answered too (the first request the proxy must be loaded for: it
+relays the handshake before, see integrations/_mcp_early.py), directly and through
 ``agentguard mcp-proxy`` (stdio both ways), with the official SDK client. The starts
 alternate direct and proxied, so a busy machine slows both alike.
 
@@ -50,13 +52,16 @@ async def _latencies(
             return out
 
 
-async def _initialize(command: Sequence[str]) -> float:
+async def _initialize(command: Sequence[str]) -> tuple[float, float]:
+    """Seconds to the answer of ``initialize``, and of a first ``tools/list``."""
     params = StdioServerParameters(command=command[0], args=list(command[1:]))
     with open("/dev/null", "w") as quiet:
         begin = time.perf_counter()
         async with stdio_client(params, quiet) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
-            return time.perf_counter() - begin
+            initialized = time.perf_counter() - begin
+            await s.list_tools()
+            return initialized, time.perf_counter() - begin
 
 
 def _proxied(spec: Path, server: Sequence[str]) -> list[str]:
@@ -97,29 +102,36 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "bench.ltl"
         spec.write_text(SPEC)
-        print(f"{'server':<26} {'':>8} {'p50 ms':>8} {'p90 ms':>8} {'init s':>8}")
-        ratios = []
+        print(f"{'server':<26} {'':>8} {'p50 ms':>8} {'p90 ms':>8} {'init s':>8} {'list s':>8}")
+        ratios, listed = [], []
         for name, server, tool, args in servers:
             commands = {"direct": server, "proxy": _proxied(spec, server)}
             calls = {
                 how: anyio.run(_latencies, c, tool, args, opts.calls) for how, c in commands.items()
             }
-            starts: dict[str, list[float]] = {how: [] for how in commands}
+            starts: dict[str, list[tuple[float, float]]] = {how: [] for how in commands}
             for _ in range(opts.starts):  # alternated: both see the machine as it is then
                 for how, command in commands.items():
                     starts[how].append(anyio.run(_initialize, command))
             rows = {}
             for how in commands:
                 p50, p90 = statistics.median(calls[how]), _quantile(calls[how], 0.9)
-                rows[how] = (p50, p90, statistics.median(starts[how]))
-                print(f"{name:<26} {how:>8} {p50 * 1e3:8.2f} {p90 * 1e3:8.2f} {rows[how][2]:8.3f}")
-            (d50, _, dinit), (p50, _, pinit) = rows["direct"], rows["proxy"]
+                init = statistics.median(s[0] for s in starts[how])
+                rows[how] = (p50, init, statistics.median(s[1] for s in starts[how]))
+                print(
+                    f"{name:<26} {how:>8} {p50 * 1e3:8.2f} {p90 * 1e3:8.2f} {init:8.3f} "
+                    f"{rows[how][2]:8.3f}"
+                )
+            (d50, dinit, dlist), (p50, pinit, plist) = rows["direct"], rows["proxy"]
             ratios.append(f"{name}: {pinit / dinit:.2f}x")
+            listed.append(f"{name}: {plist / dlist:.2f}x")
             print(
                 f"{name:<26} {'overhead':>8} {(p50 - d50) * 1e3:+8.2f} ms/call p50 "
-                f"({p50 / d50:.2f}x), initialize {pinit / dinit:.2f}x"
+                f"({p50 / d50:.2f}x), initialize {pinit / dinit:.2f}x, "
+                f"first tools/list {plist / dlist:.2f}x"
             )
         print("initialize, proxy / direct:", ", ".join(ratios))
+        print("first tools/list answered, proxy / direct:", ", ".join(listed))
 
 
 if __name__ == "__main__":

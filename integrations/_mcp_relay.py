@@ -21,16 +21,15 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Mapping
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
 
 from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged, until
 from ._mcp_offer import Offered
-from ._mcp_process import Started
-from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, connect
+from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, upstream
 
 try:
     import anyio
@@ -414,17 +413,6 @@ class Relay:
         return self.run
 
 
-@asynccontextmanager
-async def upstream(target: UpstreamTarget, started: Started | None = None) -> AsyncIterator[Any]:
-    """A session of its own with the server (see :func:`._mcp_upstream.connect`: its
-    streams); a server that cannot be started is a :class:`GatewayError` naming it."""
-    try:
-        async with connect(target, started) as streams:
-            yield streams
-    except OSError as exc:
-        raise GatewayError(f"cannot start the MCP server {target.describe()!r}: {exc}") from exc
-
-
 def _own_id(request_id: Any) -> bool:
     return isinstance(request_id, str) and request_id.startswith("agentguard-")
 
@@ -446,4 +434,4 @@ def _tools(listed: Any) -> list[types.Tool]:
     return found
 
 
-__all__ = ["Relay", "upstream"]
+__all__ = ["Relay", "upstream"]  # (upstream: for the serving side, as before)

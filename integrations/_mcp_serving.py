@@ -33,9 +33,11 @@ from typing import TYPE_CHECKING, Any, Final
 from agentguard.errors import MissingExtraError
 from agentguard.trace.refusal import refusal_text
 
+from ._mcp_early import EarlyRelay, Handshake, client_input
 from ._mcp_http import relay_app
 from ._mcp_process import Started
-from ._mcp_relay import Relay, upstream
+from ._mcp_relay import Relay
+from ._mcp_upstream import upstream
 
 try:
     import anyio
@@ -100,21 +102,44 @@ async def _no_discover(ctx: Any, params: types.RequestParams) -> types.DiscoverR
     )
 
 
-async def serve_stdio(gateway: McpGateway, started: Started | None = None) -> None:
+async def serve_stdio(
+    gateway: McpGateway, started: Started | None = None, early: EarlyRelay | None = None
+) -> None:
     """Relay the one client on stdin/stdout until it disconnects or the proxy is stopped.
-    ``started``: the server's process, started already (:mod:`._mcp_process`)."""
+    ``started``: the server's process, started already (:mod:`._mcp_process`); ``early``:
+    the handshake relayed meanwhile (:mod:`._mcp_early`), taken over first."""
     from mcp.server.stdio import stdio_server
 
     async def relay() -> None:  # the server first: one that cannot start is said at once
-        async with upstream(gateway.target, started) as server, stdio_server() as streams:
+        found = Handshake()
+        if early is not None:  # (the thread stops between two messages: not for long)
+            found = await anyio.to_thread.run_sync(early.handover, abandon_on_cancel=True)
+        stdin = None if early is None else anyio.wrap_file(client_input(found.client_rest))
+        async with (
+            upstream(gateway.target, started, found.server_rest) as server,
+            stdio_server(stdin=stdin) as streams,
+        ):
+            session = Relay(gateway, STDIO_SESSION, streams, gateway.target)
+            _took_over(session, found)
             try:
-                await Relay(gateway, STDIO_SESSION, streams, gateway.target).relay(server)
+                await session.relay(server)
             finally:  # the SDK's stdout writer ends only when its stream is closed: the
                 # client left (stdin ended), so nothing more goes to it, and the proxy exits
                 await streams[1].aclose()
 
     async with gateway.connected():
         await _until_stopped(relay)
+
+
+def _took_over(session: Relay, found: Handshake) -> None:
+    """The session goes on from the handshake relayed early: its ``initialize`` id is
+    used, and awaits the server's answer unless that was relayed already."""
+    if found.request_id is None:
+        return
+    session.used.add(found.request_id)
+    session.protocol = found.protocol
+    if not found.answered:
+        session.requests[found.request_id] = None
 
 
 async def serve_http(gateway: McpGateway, *, host: str = "127.0.0.1", port: int = 8765) -> None:

@@ -87,14 +87,28 @@ class UpstreamTarget:
 
 
 @asynccontextmanager
+async def upstream(
+    target: UpstreamTarget, started: Started | None = None, pending: bytes = b""
+) -> AsyncIterator[tuple[Any, Any]]:
+    """As :func:`connect`; a server that cannot be started is a :class:`GatewayError`
+    naming it."""
+    try:
+        async with connect(target, started, pending) as streams:
+            yield streams
+    except OSError as exc:
+        raise GatewayError(f"cannot start the MCP server {target.describe()!r}: {exc}") from exc
+
+
+@asynccontextmanager
 async def connect(
-    target: UpstreamTarget, started: Started | None = None
+    target: UpstreamTarget, started: Started | None = None, pending: bytes = b""
 ) -> AsyncIterator[tuple[Any, Any]]:
     """A session of its own with the server: the read and write streams of its messages
     (the server process ends, or the HTTP session is deleted, when the block ends).
-    ``started``: the server's process, started already (:mod:`._mcp_process`)."""
+    ``started``: the server's process, started already (:mod:`._mcp_process`), and
+    ``pending`` what was read from it already (:mod:`._mcp_early`)."""
     if started is not None:
-        async with adopted(started) as streams:
+        async with adopted(started, pending) as streams:
             yield streams
     elif target.transport == STDIO:
         params = StdioServerParameters(
@@ -119,9 +133,10 @@ _PIPE_ENDED: Final = (anyio.ClosedResourceError, anyio.BrokenResourceError, OSEr
 
 
 @asynccontextmanager
-async def adopted(process: Started) -> AsyncIterator[tuple[Any, Any]]:
-    """The streams of a server process started already, as the SDK's ``stdio_client``
-    gives those of one it starts: one JSON-RPC message a line each way (a line that is
+async def adopted(process: Started, pending: bytes = b"") -> AsyncIterator[tuple[Any, Any]]:
+    """The streams of a server process started already (``pending``: the start of its
+    output, read from it already), as the SDK's ``stdio_client`` gives those of one it
+    starts: one JSON-RPC message a line each way (a line that is
     not one comes as an exception), the read stream ending when the server's stdout
     does; when the block ends, what was accepted is flushed and the process stopped
     (:func:`._mcp_process.stop`). Read and written on the asyncio loop (``anyio.run``'s
@@ -130,6 +145,7 @@ async def adopted(process: Started) -> AsyncIterator[tuple[Any, Any]]:
         raise GatewayError("the MCP server's process has no pipes to relay")
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_CHUNK)
+    reader.feed_data(pending)
     read_pipe, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), process.stdout
     )
@@ -256,4 +272,5 @@ __all__ = [
     "UpstreamTarget",
     "adopted",
     "connect",
+    "upstream",
 ]

@@ -16,14 +16,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from agentguard._version import __version__
-from agentguard.cli import check
-from agentguard.cli.check import add_load_option, add_scale_options
 from agentguard.errors import (
     AgentGuardError,
     SourceLocation,
@@ -31,12 +26,11 @@ from agentguard.errors import (
     SpecSemanticError,
     SpecSyntaxError,
 )
-from agentguard.language import load_spec
-from agentguard.language.ast import Spec
-from agentguard.language.printer import format_spec
-from agentguard.report import batch
-from agentguard.terminal import json_text, printable
-from agentguard.trace.formats import format_names
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agentguard.language.ast import Spec
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
@@ -55,11 +49,15 @@ _PLUGINS = (
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=False, width=120)
 
 
 def _err(message: str) -> None:
     """An error or a note on stderr; what it quotes of a file is shown, never interpreted."""
+    from agentguard.terminal import printable
+
     print(f"agentguard: {printable(message, one_line=False)}", file=sys.stderr)
 
 
@@ -102,6 +100,8 @@ def _import_one(name: str) -> None:
 
 
 def _load(path: str, plugins: Sequence[str] = ()) -> Spec | None:
+    from agentguard.language import load_spec
+
     if not _import_plugins(plugins):
         return None
     try:
@@ -126,6 +126,12 @@ def _unregistered(spec: Spec) -> list[str]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from agentguard.cli import check
+    from agentguard.report import batch
+    from agentguard.terminal import json_text
+
     spec = _load(args.spec, args.load)
     if spec is None:
         return EXIT_USAGE
@@ -179,6 +185,8 @@ def _classify(spec: Spec) -> dict[str, str]:
 
 def _problems_json(path: str) -> dict[str, Any]:
     """The spec's problems as data, for `lint --json` on an invalid spec."""
+    from agentguard.language import load_spec
+
     try:
         load_spec(path)
     except SpecSyntaxError as exc:
@@ -209,7 +217,10 @@ def _tool_list(path: str) -> dict[str, Any] | None:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     from agentguard.analysis import find_witness, lint_spec
+    from agentguard.terminal import json_text
 
     spec = _load(args.spec, args.load)
     if spec is None:
@@ -297,6 +308,8 @@ def _print_witness(witness: Any) -> None:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
+    from agentguard.language.printer import format_spec
+
     spec = _load(args.spec, args.load)
     if spec is None:
         return EXIT_USAGE
@@ -313,6 +326,9 @@ def _non_negative(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from agentguard.cli.check import add_load_option, add_scale_options
+    from agentguard.trace.formats import format_names
+
     parser = argparse.ArgumentParser(
         prog="agentguard",
         description="Runtime firewall and trace verifier for tool-calling agents.",
@@ -407,8 +423,11 @@ def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.Ar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["mcp-proxy"]:  # first: other commands' imports would delay its server
+        return int(importlib.import_module("agentguard.cli.mcp_proxy").main(words[1:]))
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(words)
     if extra:  # said by the command's own parser, with its usage, not the top level's
         command = _subparser(parser, getattr(args, "command", None))
         (command or parser).error(f"unrecognized arguments: {' '.join(extra)}")

@@ -4,6 +4,11 @@ server in front of another one (see docs/mcp.md).
 Needs the ``mcp`` extra; the adapter is imported only when the command runs, so the
 rest of the CLI works without it. Everything the proxy says goes to stderr (stdout is
 the MCP channel in stdio mode).
+
+The command is dispatched before the CLI imports its other commands (:func:`main`), and
+this module imports only the standard library at first: a stdio server is started
+before the SDK, the firewall and the spec are loaded (:func:`run`), so it gets ready
+while the proxy does (docs/mcp.md).
 """
 
 from __future__ import annotations
@@ -13,29 +18,51 @@ import importlib
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from agentguard.enforcement.agent_tools import ToolMismatchError
-from agentguard.enforcement.log_anchor import HeadFile
-from agentguard.errors import MissingExtraError, SpecError
-from agentguard.terminal import printable
+from agentguard.errors import AgentGuardError, MissingExtraError, SpecError
 
 EXIT_OK, EXIT_USAGE = 0, 2
+PROG: Final = "agentguard mcp-proxy"
+DESCRIPTION: Final = (
+    "Start the MCP server COMMAND (stdio) and serve its tools to MCP clients, checking "
+    "every tools/call against SPEC before forwarding it. Refused calls are answered with "
+    "an MCP tool error naming the constraint and how to satisfy it."
+)
+USAGE: Final = f"{PROG} SPEC [options] (-- COMMAND [ARGS...] | --url URL)"
+
+
+def main(argv: Sequence[str]) -> int:
+    """``agentguard mcp-proxy ARGV``, as :func:`agentguard.cli.main.main` dispatches it
+    (before it imports the other commands): the same parser as the subcommand's, and the
+    same exit codes and messages."""
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, usage=USAGE)
+    _configure(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except AgentGuardError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    except OSError as exc:  # an output path that cannot be written, a missing input
+        _say(f"{exc.filename or ''}: {exc.strerror or exc}" if exc.filename else str(exc))
+        return EXIT_USAGE
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``agentguard mcp-proxy``."""
+    """Register ``agentguard mcp-proxy`` (listed in ``agentguard --help``)."""
     parser = subparsers.add_parser(
         "mcp-proxy",
         help="serve an MCP server's tools through the firewall (stdio or streamable HTTP)",
-        description=(
-            "Start the MCP server COMMAND (stdio) and serve its tools to MCP clients, "
-            "checking every tools/call against SPEC before forwarding it. Refused calls are "
-            "answered with an MCP tool error naming the constraint and how to satisfy it."
-        ),
-        usage="agentguard mcp-proxy SPEC [options] (-- COMMAND [ARGS...] | --url URL)",
+        description=DESCRIPTION,
+        usage=USAGE,
     )
+    _configure(parser)
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
     _add_options(parser)
     parser.add_argument("spec", help="the .ltl spec")
     parser.add_argument(
@@ -145,7 +172,7 @@ def _split(args: argparse.Namespace) -> list[str]:
         return rest[1:]
     if not rest or not rest[0].startswith("-"):
         return rest
-    late = argparse.ArgumentParser(prog="agentguard mcp-proxy", add_help=False)
+    late = argparse.ArgumentParser(prog=PROG, add_help=False)
     _add_options(late, defaults=False)
     cut = rest.index("--") if "--" in rest else _command_start(late, rest)
     vars(args).update(vars(late.parse_args(rest[:cut])))
@@ -177,9 +204,12 @@ def run(args: argparse.Namespace) -> int:
         _say("no MCP server command given: agentguard mcp-proxy SPEC -- COMMAND [ARGS...]")
         return EXIT_USAGE
     started = _start_early(command) if command and args.http is None else None
+    early = None if started is None else _early_module().begin(started)
     try:
-        return _checked(args, command, started)
-    finally:  # (once relayed, it was stopped with the relay: this finds it gone)
+        return _checked(args, command, (started, early))
+    finally:  # (once relayed, both were stopped with the relay: this finds them gone)
+        if early is not None:
+            early.handover()
         if started is not None:
             _process_module().stop(started)
 
@@ -187,6 +217,11 @@ def run(args: argparse.Namespace) -> int:
 def _process_module() -> Any:
     """The gateway's process helpers (standard library only: cheap to import first)."""
     return importlib.import_module("agentguard.integrations._mcp_process")
+
+
+def _early_module() -> Any:
+    """The handshake relayed while the proxy loads (standard library only, as above)."""
+    return importlib.import_module("agentguard.integrations._mcp_early")
 
 
 def _start_early(command: list[str]) -> Any:
@@ -200,15 +235,18 @@ def _start_early(command: list[str]) -> Any:
         return None
 
 
-def _checked(args: argparse.Namespace, command: list[str], started: Any) -> int:
-    """The spec and options checked, then served (``started``: the server, if running)."""
+def _checked(args: argparse.Namespace, command: list[str], started: tuple[Any, Any]) -> int:
+    """The spec and options checked, then served (``started``: the server, if running,
+    and its handshake relayed meanwhile, if it is)."""
     try:  # the adapter lives at the edge; imported by name, as guard() does
         gateway_module: Any = importlib.import_module("agentguard.integrations.mcp")
     except MissingExtraError as exc:
         _say(str(exc))
         return EXIT_USAGE
     from agentguard.cli.main import _import_plugins
+    from agentguard.enforcement.log_anchor import HeadFile
     from agentguard.language import load_spec
+    from agentguard.terminal import printable
 
     if not _import_plugins(args.load):
         return EXIT_USAGE
@@ -261,7 +299,7 @@ def _serve(
     command: list[str],
     args: argparse.Namespace,
     kwargs: Any,
-    started: Any,
+    started: tuple[Any, Any],
 ) -> int:
     gateway = gateway_module.McpGateway(
         spec,
@@ -276,9 +314,11 @@ def _serve(
     )
     import anyio
 
+    from agentguard.enforcement.agent_tools import ToolMismatchError
+
     try:
         if args.http is None:
-            anyio.run(gateway_module.serve_stdio, gateway, started)
+            anyio.run(gateway_module.serve_stdio, gateway, *started)
         else:
             anyio.run(_serve_http, gateway_module, gateway, args.host, args.http)
     except (gateway_module.GatewayError, ToolMismatchError) as exc:

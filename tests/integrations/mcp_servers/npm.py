@@ -13,11 +13,13 @@ ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = {
     "mcp-server-filesystem": "@modelcontextprotocol/server-filesystem@2026.8.31",
     "mcp-server-everything": "@modelcontextprotocol/server-everything@2026.8.31",
+    # a client, not a server: its CLI mode drives the proxy as users do (112 MB, ~10 s)
+    "mcp-inspector": "@modelcontextprotocol/inspector@2.12.0",
 }
 
 
 def npm_server(name: str) -> list[str]:
-    """The command that starts the npm MCP server ``name`` (a key of :data:`PACKAGES`)."""
+    """The command that starts the npm program ``name`` (a key of :data:`PACKAGES`)."""
     prefix = Path(os.environ.get("AGENTGUARD_NPM_SERVERS") or ROOT / ".ci-npm")
     program = prefix / "node_modules" / ".bin" / name
     if not program.exists():
