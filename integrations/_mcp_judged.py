@@ -58,6 +58,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentguard.mcp")
 
 TOOL_CALL: Final = "tools/call"
+TASK_REFUSED: Final = (
+    "agentguard: a task-augmented tools/call is not relayed: its result would reach the "
+    "client through tasks/result, never judged nor recorded as the call's; call the tool "
+    "without 'task'"
+)
+"""Why a ``tools/call`` with ``task`` (MCP tasks) is refused before it is judged."""
 REFUSED: Final = -32010
 """The JSON-RPC error code of a ``resources/read`` the gateway refused (in the range
 JSON-RPC leaves to implementations); its message is the refusal text."""
@@ -118,6 +124,9 @@ class Judged:
             if not isinstance(name, str) or not isinstance(args, dict):
                 bad = "agentguard: tools/call needs a tool name and its arguments as an object"
                 await relay.answer_error(request.id, types.INVALID_PARAMS, bad)
+                return
+            if params.get("task") is not None:
+                await relay.answer_error(request.id, types.INVALID_PARAMS, TASK_REFUSED)
                 return
             tool = await relay.tool(name)
             schema = None if tool is None else tool.input_schema

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
 
-from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged, until
+from ._mcp_judged import REFUSED, RESOURCE_READ, TOOL_CALL, Judged, until
 from ._mcp_offer import Offered
+from ._mcp_prompts import PROMPT_GET, answer_prompt, embedded_resources
 from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, upstream
 
 try:
@@ -96,6 +97,7 @@ class Relay:
         self.used: set[Any] = set()  # every id the client's requests used (each is used once)
         self.cancelled: set[Any] = set()  # the client's, cancelled: the server's answer drops
         self.listings: dict[Any, bool] = {}  # the client's tools/list in flight: whole?
+        self.prompts: set[Any] = set()  # the client's prompts/get in flight (_mcp_prompts)
         self.progress: dict[Any, Any] = {}  # progress token -> the request it belongs to
         self._own: dict[str, _Answer] = {}
         self._ids = itertools.count(1)
@@ -182,6 +184,8 @@ class Relay:
             return
         if message.method == "tools/list":
             self.listings[message.id] = not params.get("cursor")
+        elif message.method == PROMPT_GET:
+            self.prompts.add(message.id)
         if self.down is not None or not await self.to_server(message):
             why = f"agentguard: {self.unavailable()}"
             await self.answer_error(message.id, types.INTERNAL_ERROR, why)
@@ -244,6 +248,12 @@ class Relay:
             if self.offered.active:  # its run may be opened first: not on the reader
                 assert self._tasks is not None
                 self._tasks.start_soon(self._offered_listing, message)
+                return
+        if request_id in self.prompts:
+            self.prompts.discard(request_id)
+            if isinstance(message, types.JSONRPCResponse) and embedded_resources(message.result):
+                assert self._tasks is not None  # its reads may wait: not on the reader
+                self._tasks.start_soon(answer_prompt, self, message, REFUSED)
                 return
         judged = request_id in self.judged.sent
         await self.to_client(self.judged.answered(message))

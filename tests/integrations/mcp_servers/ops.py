@@ -19,7 +19,9 @@ converted the types), so a test can compare what ran with what was checked:
 * ``tag(label)``, ``match_runs(runs)``: string arguments with a JSON Schema ``pattern``
   (``^[a-z][a-z0-9-]*$``, and the backtracking trap ``^(a+)+$``), checked by the server
   too; ``rename(name)``: a pattern in its schema only (look-ahead, which RE2 cannot
-  take), never checked by the server.
+  take), never checked by the server;
+* the resource template ``file://docs/{name}`` and the prompt ``review(name)``, which
+  embeds that document whole (``readme`` is public, ``secret`` a key).
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ import threading
 from decimal import Decimal
 from typing import Annotated
 
+import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
@@ -170,6 +174,27 @@ def rename(name: Annotated[str, Field(json_schema_extra={"pattern": "^(?!admin).
     """Rename; its schema's pattern (look-ahead) is the schema's alone."""
     _ran("rename", name=name)
     return f"renamed to {name}"
+
+
+DOCS = {"readme": "public readme", "secret": "API_KEY=sk-live-SECRET-1234"}
+
+
+@app.resource("file://docs/{name}")
+def doc(name: str) -> str:
+    """A document by name."""
+    return DOCS[name]
+
+
+@app.prompt()
+def review(name: str) -> list[UserMessage]:
+    """Review a document: the prompt embeds it whole."""
+    embedded = types.EmbeddedResource(
+        type="resource",
+        resource=types.TextResourceContents(
+            uri=f"file://docs/{name}", text=DOCS[name], mime_type="text/plain"
+        ),
+    )
+    return [UserMessage("Please review this document:"), UserMessage(embedded)]
 
 
 if __name__ == "__main__":
