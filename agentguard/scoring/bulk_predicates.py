@@ -88,10 +88,6 @@ def _q(t: str) -> str:
     return f'"{t}"'
 
 
-def _at(i: int) -> str:
-    return f"call #{i + 1}" if i >= 0 else "never"
-
-
 def _first(tool: str, tools: ToolPositions, code_of: Callable[[str], int | None]) -> Index:
     """Per trace, the position in its trace of its first call of ``tool``, or -1."""
     first = tools.of(code_of(tool)).first
@@ -100,9 +96,11 @@ def _first(tool: str, tools: ToolPositions, code_of: Callable[[str], int | None]
 
 
 def _called(tool: str, first: Index) -> Outcome:
+    name = _q(tool)
+
     def text(k: int) -> str:
         at = int(first[k])
-        return f"{_q(tool)} was called ({_at(at)})." if at >= 0 else f"{_q(tool)} was never called."
+        return f"{name} was called (call #{at + 1})." if at >= 0 else f"{name} was never called."
 
     return first >= 0, first, text
 
@@ -115,17 +113,20 @@ def _called_n(tool: str, n: int, op: str, counts: Index) -> Outcome:
 
 
 def _before(a: str, b: str, ia: Index, ib: Index) -> Outcome:
-    def text(k: int) -> str:
+    qa, qb = _q(a), _q(b)
+    both_missing = f"Neither {qa} nor {qb} was called."
+    b_missing = f"{qb} was never called ({qa} has no successor to precede)."
+    a_missing = f"{qa} was never called (cannot precede {qb})."
+
+    def text(k: int) -> str:  # one per distinct pair of positions: kept lean
         i, j = int(ia[k]), int(ib[k])
-        if i < 0 and j < 0:
-            return f"Neither {_q(a)} nor {_q(b)} was called."
         if j < 0:
-            return f"{_q(b)} was never called ({_q(a)} has no successor to precede)."
+            return both_missing if i < 0 else b_missing
         if i < 0:
-            return f"{_q(a)} was never called (cannot precede {_q(b)})."
+            return a_missing
         if i < j:
-            return f"{_q(a)} ({_at(i)}) before {_q(b)} ({_at(j)})."
-        return f"{_q(b)} ({_at(j)}) called before {_q(a)} ({_at(i)})."
+            return f"{qa} (call #{i + 1}) before {qb} (call #{j + 1})."
+        return f"{qb} (call #{j + 1}) called before {qa} (call #{i + 1})."
 
     base = int(max(ia.max(initial=0), ib.max(initial=0))) + 2
     keys = (ia.astype(np.int64) + 1) * base + (ib + 1)
