@@ -110,16 +110,17 @@ def copy_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
     a tool changing its arguments in place cannot change the trace's record of them."""
     out: dict[str, Any] = {}
     for key, value in args.items():
-        out[key] = value if type(value) in _IMMUTABLE else _fresh(value)
+        out[key] = value if type(value) in _IMMUTABLE else fresh_copy(value)
     return out
 
 
-def _fresh(value: Any) -> Any:
+def fresh_copy(value: Any) -> Any:
+    """``value`` (plain JSON data) with every list and object new, scalars shared."""
     kind = type(value)
     if kind is dict:
-        return {k: v if type(v) in _IMMUTABLE else _fresh(v) for k, v in value.items()}
+        return {k: v if type(v) in _IMMUTABLE else fresh_copy(v) for k, v in value.items()}
     if kind is list:
-        return [v if type(v) in _IMMUTABLE else _fresh(v) for v in value]
+        return [v if type(v) in _IMMUTABLE else fresh_copy(v) for v in value]
     return value  # a scalar
 
 
@@ -231,6 +232,7 @@ def _type_name(value: Any) -> str:
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
     "copy_arguments",
+    "fresh_copy",
     "freeze_call_arguments",
     "shown_arguments",
     "snapshot_arguments",

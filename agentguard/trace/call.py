@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 
 from agentguard.errors import TraceRecordError
 from agentguard.trace._slots import slot_builder
+from agentguard.trace.arguments import fresh_copy
 from agentguard.trace.call_fields import (
     DIALOGUE_NAMES,
     JSON_START,
@@ -147,7 +148,11 @@ class Call:
         is decoded as the constructor decodes it; the firewall enters every executed
         call so, built through the slots' twin (agentguard/trace/_slots.py) at a third
         of the constructor's cost."""
-        if type(result) is not str and result is not UNKNOWN and not plain(result):
+        if type(result) is dict or type(result) is list:
+            # the call's own copy: a tool that keeps its result and changes it later (the
+            # next time it runs) changes neither the trace nor what is judged at the end
+            result = fresh_copy(result) if plain(result) else json_value(result)
+        elif type(result) is not str and result is not UNKNOWN and not plain(result):
             result = json_value(result)  # text it became (bytes) is decoded as text is
         if type(result) is str:
             result = decode_result(result)
