@@ -35,7 +35,7 @@ from agentguard.enforcement.report import FirewallReport
 from agentguard.errors import AgentGuardError
 
 from ._openai_agents_run import AgentRun
-from ._openai_agents_sessions import Sessions, current_session_key
+from ._openai_agents_sessions import Sessions, current_session_key, refuse_inside_run
 
 KEEP_ENDED: Final = 256
 """Ended runs remembered (by their usage objects and call ids) for their late events."""
@@ -140,7 +140,8 @@ class Runs:
 
     def next_session_run(self, key: Hashable) -> AgentRun | None:
         """Forget the session ``key``'s run (its next turn starts a new one); the run,
-        for the caller to finish."""
+        for the caller to finish. Not from inside a run (:func:`refuse_inside_run`)."""
+        refuse_inside_run("ending a session's run")
         with self._lock:
             return self.sessions.pop(key)
 

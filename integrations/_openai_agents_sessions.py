@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 from typing import Any, Final
 
-from agentguard.errors import MissingExtraError
+from agentguard.errors import AgentGuardError, MissingExtraError
 
 from ._openai_agents_run import AgentRun
 
@@ -41,7 +41,27 @@ KEEP_SESSIONS: Final = 1024
 _SESSION: ContextVar[Any] = ContextVar("agentguard_openai_agents_session", default=None)
 """The ``session=`` of the ``Runner.run`` call the current code runs in (None: none)."""
 
+_IN_RUN: ContextVar[bool] = ContextVar("agentguard_openai_agents_in_run", default=False)
+"""Is the current code inside a ``Runner.run`` (a tool, a hook, a sub-agent, a task)?"""
+
 _WRAPPED: Final = "__agentguard_notes_session__"
+
+
+class GuardControlError(AgentGuardError, RuntimeError):
+    """A guard's control (``next_run``...) was called from inside a run of its agent."""
+
+
+def refuse_inside_run(what: str) -> None:
+    """Refuse ``what`` (a control that ends or replaces runs) from inside a run: a tool
+    reaches its agent (``ToolContext.agent``), and through it ``agent.agentguard``; were
+    the control open to it, the agent could end its own run and have its next turn
+    judged by a fresh firewall."""
+    if _IN_RUN.get():
+        raise GuardControlError(
+            f"agentguard: {what} cannot be called from inside a run of a guarded agent "
+            "(a tool, a hook, a sub-agent): it would let the agent reset its own guard; "
+            "call it between runs"
+        )
 
 
 def current_session_key() -> Hashable | None:
@@ -84,9 +104,11 @@ def _noting_async(entry: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(entry)
     async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _SESSION.set(kwargs.get("session"))  # None too: no outer run's session leaks
+        inside = _IN_RUN.set(True)
         try:
             return await entry(self, *args, **kwargs)
         finally:
+            _IN_RUN.reset(inside)
             _SESSION.reset(token)
 
     setattr(run, _WRAPPED, True)
@@ -97,9 +119,11 @@ def _noting(entry: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(entry)
     def run_streamed(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _SESSION.set(kwargs.get("session"))  # the run's task copies it, as it starts
+        inside = _IN_RUN.set(True)
         try:
             return entry(self, *args, **kwargs)
         finally:
+            _IN_RUN.reset(inside)
             _SESSION.reset(token)
 
     setattr(run_streamed, _WRAPPED, True)

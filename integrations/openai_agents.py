@@ -71,7 +71,13 @@ from ._openai_agents_persist import continued_run, restored_run, saved_run
 from ._openai_agents_receipt import received_as_checked
 from ._openai_agents_run import AgentRun, jsonable, text_of
 from ._openai_agents_runs import Runs, enclosing, enclosing_call
-from ._openai_agents_sessions import KEEP_SESSIONS, Sessions, session_key, watch_sessions
+from ._openai_agents_sessions import (
+    KEEP_SESSIONS,
+    Sessions,
+    refuse_inside_run,
+    session_key,
+    watch_sessions,
+)
 
 try:
     from agents import (
@@ -161,7 +167,9 @@ class OpenAIAgentsGuard:
         return tuple(run.firewall for run in self.runs.live)
 
     def finish_running(self) -> list[FirewallReport]:
-        """Finish the runs that paused or ended by an exception before their final output."""
+        """Finish the runs that paused or ended by an exception before their final output
+        (not from inside a run of the agent: ``GuardControlError``)."""
+        refuse_inside_run("finish_running()")
         done = []
         for run in self.runs.live:
             report, first = self.runs.end(run)
@@ -200,6 +208,7 @@ class OpenAIAgentsGuard:
     def restore_run(self, document: dict[str, Any]) -> None:
         """Hold again a run saved by :meth:`save_run`: resuming its ``RunState`` here
         continues its firewall and its log chain."""
+        refuse_inside_run("restore_run()")
         self.runs.adopt(restored_run(self, document))
 
     @property
