@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
 
+from ._mcp_embedded import PROMPT_GET, answer_embedding, embeds
 from ._mcp_judged import REFUSED, RESOURCE_READ, TOOL_CALL, Judged, until
 from ._mcp_offer import Offered
-from ._mcp_prompts import PROMPT_GET, answer_prompt, embedded_resources
 from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, upstream
 
 try:
@@ -249,15 +249,15 @@ class Relay:
                 assert self._tasks is not None
                 self._tasks.start_soon(self._offered_listing, message)
                 return
-        if request_id in self.prompts:
-            self.prompts.discard(request_id)
-            if isinstance(message, types.JSONRPCResponse) and embedded_resources(message.result):
-                assert self._tasks is not None  # its reads may wait: not on the reader
-                self._tasks.start_soon(answer_prompt, self, message, REFUSED)
-                return
-        judged = request_id in self.judged.sent
-        await self.to_client(self.judged.answered(message))
-        self.requests.pop(request_id, None)  # once sent: a drain waits for the answer
+        prompt, judged = request_id in self.prompts, request_id in self.judged.sent
+        self.prompts.discard(request_id)
+        answer = self.judged.answered(message)  # a judged call ran: in the trace first
+        if (prompt or judged) and embeds(answer):  # its reads wait: judged off the reader
+            assert self._tasks is not None
+            self._tasks.start_soon(answer_embedding, self, answer, REFUSED if prompt else None)
+        else:
+            await self.to_client(answer)
+            self.requests.pop(request_id, None)  # once sent: a drain waits for the answer
         if judged:
             self.offered.after_call()
 

@@ -17,10 +17,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from agentguard.integrations._mcp_prompts import embedded_resources
+from agentguard.integrations._mcp_embedded import embedded_resources
 from mcp.shared.exceptions import MCPError
 
-from tests.integrations.mcp_servers.harness import HERE, OPS, Run, through_proxy
+from tests.integrations.mcp_servers.harness import HERE, OPS, Run, text, through_proxy
 
 SPEC = HERE / "ops.ltl"
 
@@ -51,6 +51,27 @@ def test_a_prompt_embedding_a_refused_read_is_withheld(tmp_path: Path) -> None:
     ]
     (report,) = run.reports()
     assert report["tool_sequence"] == ["resources/read"]
+
+
+def test_a_tool_result_embedding_a_refused_read_is_withheld(tmp_path: Path) -> None:
+    """``show("secret")`` runs (it is in the trace, with what it returned), but the client
+    gets a tool error instead of the secret it embeds; ``show("readme")`` passes."""
+    run = Run(tmp_path, SPEC, OPS)
+
+    async def scenario() -> list[Any]:
+        async with through_proxy(run) as client:
+            return [
+                await client.call_tool("show", {"name": "readme"}),
+                await client.call_tool("show", {"name": "secret"}),
+            ]
+
+    readme, secret = anyio.run(scenario)
+    assert readme.content[0].resource.text == "public readme"
+    assert secret.is_error
+    assert "no_secrets" in text(secret) and "sk-live" not in text(secret)
+    assert [r["args"] for r in run.reached_server()] == [{"name": "readme"}, {"name": "secret"}]
+    (report,) = run.reports()
+    assert report["tool_sequence"] == ["show", "resources/read", "show"]
 
 
 def test_a_task_augmented_tool_call_is_refused_before_it_runs(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ converted the types), so a test can compare what ran with what was checked:
   (``^[a-z][a-z0-9-]*$``, and the backtracking trap ``^(a+)+$``), checked by the server
   too; ``rename(name)``: a pattern in its schema only (look-ahead, which RE2 cannot
   take), never checked by the server;
-* the resource template ``file://docs/{name}`` and the prompt ``review(name)``, which
-  embeds that document whole (``readme`` is public, ``secret`` a key).
+* the resource template ``file://docs/{name}``, the prompt ``review(name)`` and the tool
+  ``show(name)``, which embed that document whole (``readme`` is public, ``secret`` a key).
 """
 
 from __future__ import annotations
@@ -183,6 +183,18 @@ DOCS = {"readme": "public readme", "secret": "API_KEY=sk-live-SECRET-1234"}
 def doc(name: str) -> str:
     """A document by name."""
     return DOCS[name]
+
+
+@app.tool()
+def show(name: str) -> types.EmbeddedResource:
+    """Show a document: the result embeds it whole."""
+    _ran("show", name=name)
+    return types.EmbeddedResource(
+        type="resource",
+        resource=types.TextResourceContents(
+            uri=f"file://docs/{name}", text=DOCS[name], mime_type="text/plain"
+        ),
+    )
 
 
 @app.prompt()
