@@ -115,11 +115,12 @@ def copy_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def fresh_copy(value: Any) -> Any:
-    """``value`` (plain JSON data) with every list and object new, scalars shared."""
+    """``value`` (plain JSON data) with every list and object new, scalars shared; a tuple
+    (plain too: JSON writes it as an array) becomes a new list, as the log reads it back."""
     kind = type(value)
     if kind is dict:
         return {k: v if type(v) in _IMMUTABLE else fresh_copy(v) for k, v in value.items()}
-    if kind is list:
+    if kind is list or kind is tuple:
         return [v if type(v) in _IMMUTABLE else fresh_copy(v) for v in value]
     return value  # a scalar
 

@@ -148,7 +148,7 @@ class Call:
         is decoded as the constructor decodes it; the firewall enters every executed
         call so, built through the slots' twin (agentguard/trace/_slots.py) at a third
         of the constructor's cost."""
-        if type(result) is dict or type(result) is list:
+        if type(result) is dict or type(result) is list or type(result) is tuple:
             # the call's own copy: a tool that keeps its result and changes it later (the
             # next time it runs) changes neither the trace nor what is judged at the end
             result = fresh_copy(result) if plain(result) else json_value(result)
