@@ -191,6 +191,12 @@ class Judged:
             await self.relay.answer_error(call.request.id, REFUSED, text)
 
     # what became of a call sent --------------------------------------------------------
+    def read_uri(self, request_id: Any) -> str | None:
+        """The uri a sent ``resources/read`` asked for (None: not a read in flight)."""
+        call = self.sent.get(request_id)
+        uri = None if call is None or call.tool else (call.request.params or {}).get("uri")
+        return uri if isinstance(uri, str) else None
+
     def answered(self, message: Any) -> Any:
         """The server's answer to a request: a judged call's enters its run. The answer
         goes to the client as it is."""

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentguard.errors import MissingExtraError
 
-from ._mcp_embedded import PROMPT_GET, answer_embedding, embeds
-from ._mcp_judged import REFUSED, RESOURCE_READ, TOOL_CALL, Judged, until
+from ._mcp_embedded import PROMPT_GET, answer_embedding, embeds, forward_judged
+from ._mcp_judged import RESOURCE_READ, TOOL_CALL, Judged, until
 from ._mcp_offer import Offered
 from ._mcp_upstream import LIST_PAGES, GatewayError, ToolCatalog, UpstreamTarget, upstream
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentguard.mcp")
 
 _ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
+LIST_CHANGED: Final = "notifications/tools/list_changed"
 _PROTOCOL_HEADER: Final = "mcp-protocol-version"
 _DUPLICATE_ID: Final = "agentguard: this request id was used already in this session"
 STREAM_WAIT: Final = 5.0  # seconds a message for the client's HTTP stream waits for it
@@ -224,17 +225,18 @@ class Relay:
                 answer.settle(getattr(message, "result", None), error)
                 return
             await self._server_answer(message)
-        elif (
-            isinstance(message, types.JSONRPCNotification)
-            and message.method == "notifications/tools/list_changed"
-        ):
+        elif isinstance(message, types.JSONRPCNotification) and message.method == LIST_CHANGED:
             assert self._tasks is not None  # set before the server is read
             self._tasks.start_soon(self._tools_changed, message)
         else:  # a notification, or a request of the server's (sampling, roots/list...)
             related = self._related(message)
             if related is None:
                 await self._session_stream()
-            await self.to_client(message, related)
+            if embeds(message):  # it hands the client a resource: a read, judged first
+                assert self._tasks is not None
+                self._tasks.start_soon(forward_judged, self, message, related)
+            else:
+                await self.to_client(message, related)
 
     async def _server_answer(self, message: Any) -> None:
         request_id = message.id
@@ -251,10 +253,11 @@ class Relay:
                 return
         prompt, judged = request_id in self.prompts, request_id in self.judged.sent
         self.prompts.discard(request_id)
+        uri = self.judged.read_uri(request_id)  # a read hands over more than its uri?
         answer = self.judged.answered(message)  # a judged call ran: in the trace first
-        if (prompt or judged) and embeds(answer):  # its reads wait: judged off the reader
+        if (prompt or judged) and embeds(answer, uri):  # its reads wait: off the reader
             assert self._tasks is not None
-            self._tasks.start_soon(answer_embedding, self, answer, REFUSED if prompt else None)
+            self._tasks.start_soon(answer_embedding, self, answer, not prompt and uri is None, uri)
         else:
             await self.to_client(answer)
             self.requests.pop(request_id, None)  # once sent: a drain waits for the answer

@@ -124,3 +124,52 @@ def test_only_resources_embedded_whole_are_reads() -> None:
     }
     assert [uri for uri, _ in embedded_resources(result)] == ["file://a"]
     assert embedded_resources({"messages": "nonsense"}) == []
+
+
+RAW_DOCS = [sys.executable, str(HERE / "raw_docs.py")]
+SECRETS = HERE / "secrets.ltl"
+
+
+def _raw_session(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[dict[Any, Any], str]:
+    """The proxy's answers by id (everything it sent the client, as text too) for
+    ``requests`` after the handshake, against the bare docs server."""
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *requests,
+    ]
+    log = tmp_path / "decisions.jsonl"
+    command = [sys.executable, "-m", "agentguard", "mcp-proxy", str(SECRETS), "--log", str(log)]
+    out = subprocess.run(
+        [*command, "--", *RAW_DOCS],
+        input="".join(json.dumps(m) + "\n" for m in lines).encode(),
+        capture_output=True,
+        env={**os.environ, "SHOP_RECORD": str(tmp_path / "server.jsonl")},
+        timeout=60,
+    ).stdout.decode()
+    return {a.get("id"): a for a in map(json.loads, out.splitlines())}, out
+
+
+def test_a_read_handing_over_other_resources_is_judged_for_each(tmp_path: Path) -> None:
+    """A read of the directory ``file://docs/`` answers with every file under it: the
+    secret's read is refused, so the client gets the refusal, not the directory."""
+    read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read"}
+    answers, out = _raw_session(tmp_path, [{**read, "params": {"uri": "file://docs/"}}])
+    assert answers[2]["error"]["code"] == -32010
+    assert "file://docs/secret" in answers[2]["error"]["message"]
+    assert "sk-live" not in out
+
+
+def test_a_sampling_request_embedding_a_refused_read_never_reaches_the_client(
+    tmp_path: Path,
+) -> None:
+    """The server's ``sampling/createMessage`` embeds the secret in a tool result: it is
+    answered to the server with the refusal and never reaches the client."""
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    answers, out = _raw_session(tmp_path, [{**call, "params": {"name": "ask_model"}}])
+    assert answers[2]["result"]["content"][0]["text"] == "asked"
+    assert "sk-live" not in out and "sampling/createMessage" not in out
+    told = [json.loads(line) for line in (tmp_path / "server.jsonl").read_text().splitlines()]
+    (refusal,) = [m for m in told if m.get("id") == "s1"]
+    assert refusal["error"]["code"] == -32010
