@@ -28,7 +28,7 @@ from typing import Any, Final
 import orjson
 
 from agentguard.enforcement.log_anchor import Anchored
-from agentguard.trace.formats.agentguard_logs import FINISH_EVENT
+from agentguard.trace.formats.agentguard_logs import DECISION_EVENT, FINISH_EVENT
 from agentguard.trace.json_values import json_value, plain
 
 CHAIN_VERSION: Final = "agentguard.log/1"
@@ -270,6 +270,8 @@ def verify_lines(
             state.seq, state.head, state.line = seq, this, n
         if record.get("event") == FINISH_EVENT:
             state.finished = True
+        elif state.finished and not _refused_after_end(record):
+            state.finished = False  # the run went on (a turn continued it): a later finish ends it
     unfinished = tuple(r for r, s in runs.items() if not s.finished)
     heads = {r: s.head for r, s in runs.items()}
     short = _short_of_anchor(runs, anchored)
@@ -289,6 +291,17 @@ def verify_lines(
             key is not None,
         )
     return AuditResult(count, heads, None, unfinished, key is not None)
+
+
+def _refused_after_end(record: Mapping[str, Any]) -> bool:
+    """A line a finished run may write after its finish line: a call refused because the
+    run had ended (a refusal with no violation of its own). Anything else after a finish
+    line means the run went on, and is finished again only by a later finish line."""
+    return (
+        record.get("event") == DECISION_EVENT
+        and record.get("action") in ("block", "stop")
+        and not record.get("violations")
+    )
 
 
 def _short_of_anchor(runs: Mapping[str, _Run], anchored: Anchored) -> str | None:

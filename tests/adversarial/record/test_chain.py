@@ -59,6 +59,21 @@ def test_removing_the_violating_tail_of_the_first_turn_fails(tmp_path: Path) -> 
     assert not verify_lines(tampered, require_finish=True).ok
 
 
+@pytest.mark.parametrize("keep", ["its first line", "up to its decision"])
+def test_a_continued_turn_cut_short_is_unfinished(tmp_path: Path, keep: str) -> None:
+    """The first turn's finish line no longer covers a second turn whose tail (its result
+    and finish line) was removed: ``--require-finish`` fails it (outside attack round 11)."""
+    lines = _two_turns(tmp_path / "d.jsonl")
+    first_finish = next(i for i, line in enumerate(lines) if '"agentguard.finish"' in line)
+    decision = next(
+        i for i, line in enumerate(lines) if i > first_finish and '"agentguard.decision"' in line
+    )
+    cut = first_finish + 2 if keep == "its first line" else decision + 1
+    result = verify_lines(lines[:cut], require_finish=True)
+    assert not result.ok and "without a finish line" in str(result.problem)
+    assert verify_lines(lines[:cut]).ok  # the chain itself is intact: only the end is missing
+
+
 def test_a_fresh_firewall_reusing_the_run_id_is_a_restart(tmp_path: Path) -> None:
     """A run restarted without its state (its counts and stops forgotten) shows."""
     log = tmp_path / "d.jsonl"
