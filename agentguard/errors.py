@@ -65,11 +65,15 @@ Hierarchy::
     │                                         validation gave other arguments than checked
     ├── GatewayError (RuntimeError)           integrations.mcp: the upstream MCP server
     │                                         could not be started or listed
+    ├── GuardControlError (RuntimeError)      integrations.openai_agents: a guard control
+    │                                         (next_run...) called from inside a run
     ├── ToolCallBlocked                       integrations.smolagents: a blocked call, raised
     │                                         inside a CodeAgent's code for the model to see
     ├── ToolArgumentsError (TypeError)        integrations.smolagents: positional arguments
     │                                         that do not fit the tool's inputs
     ├── FinalAnswerRefused                    integrations.smolagents: final answer refused
+    ├── StreamSupersededError (RuntimeError)  integrations.smolagents: a streamed run resumed
+    │                                         after another run of the agent began
     └── ExposedToolsError (ValueError)        integrations.smolagents: authorised imports let
                                               model code reach the unguarded tools
 

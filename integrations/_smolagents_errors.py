@@ -30,8 +30,19 @@ class FinalAnswerRefused(AgentGuardError):
     """The firewall refused the final answer; smolagents shows this to the model."""
 
 
+class StreamSupersededError(AgentGuardError, RuntimeError):
+    """A streamed run's generator was resumed after another run of the same agent began:
+    its run ended then, and its steps are not run by the newer run's firewall."""
+
+
 class ExposedToolsError(AgentGuardError, ValueError):
     """A CodeAgent's authorised imports let model code reach the unguarded tool objects."""
 
 
-__all__ = ["ExposedToolsError", "FinalAnswerRefused", "ToolArgumentsError", "ToolCallBlocked"]
+__all__ = [
+    "ExposedToolsError",
+    "FinalAnswerRefused",
+    "StreamSupersededError",
+    "ToolArgumentsError",
+    "ToolCallBlocked",
+]

@@ -71,6 +71,7 @@ from agentguard.scoring.inputs import SpecLike
 from ._smolagents_errors import (
     ExposedToolsError,
     FinalAnswerRefused,
+    StreamSupersededError,
     ToolArgumentsError,
     ToolCallBlocked,
 )
@@ -215,10 +216,32 @@ def _run_options(
 
 
 def _finish_after(steps: Iterator[Any], session: GuardSession) -> Generator[Any, None, None]:
+    """A streamed run's steps, each run only while its run is the session's current one.
+
+    A stream is paused between steps; another ``run`` of the agent may begin meanwhile
+    (which ends this one). Resumed then, its next step would run its tools under the
+    newer run's firewall (judged on that run's calls, recorded in its trace): it raises
+    :class:`StreamSupersededError` instead. Closed or exhausted, it finishes its own run
+    only, never the newer one."""
+    mine = session.firewall  # the run just started for this stream
     try:
-        yield from steps
+        while True:
+            if not (session.active and session.firewall is mine):
+                raise StreamSupersededError(
+                    "agentguard: this streamed run ended when another run of the agent "
+                    "began; its remaining steps were not run (start it again)"
+                )
+            try:
+                step = next(steps)
+            except StopIteration:
+                return
+            yield step
     finally:
-        session.finish_run()
+        if session.active and session.firewall is mine:
+            session.finish_run()
+        close = getattr(steps, "close", None)
+        if callable(close):
+            close()
 
 
 __all__ = [
@@ -226,6 +249,7 @@ __all__ = [
     "REACHING_MODULES",
     "ExposedToolsError",
     "FinalAnswerRefused",
+    "StreamSupersededError",
     "ToolArgumentsError",
     "ToolCallBlocked",
     "bind_arguments",
