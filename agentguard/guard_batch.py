@@ -8,7 +8,7 @@ A leaf of :mod:`agentguard.session`, kept apart because matching is its own ques
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from agentguard.enforcement.decision import Decision
 
@@ -100,6 +100,27 @@ def collect(
     return chosen[0]
 
 
+EDITED: Final = (
+    "its arguments were changed before it ran (a reviewer's edit, a middleware's): the call "
+    "is judged again as it runs"
+)
+"""Why a batch decision whose call came with other arguments is withdrawn."""
+
+
+def superseded(
+    pending: dict[str, list[Pending]], by_id: dict[str, Pending], tool_call_id: str | None
+) -> Decision | None:
+    """The batch decision of ``tool_call_id`` when its call came with another tool or other
+    arguments (:func:`collect` found none for it), taken out of both indexes: it will
+    never run as decided, and left in flight it would hold back the calls judged after
+    it (each waits for it up to the firewall's ``start_timeout``)."""
+    found = None if tool_call_id is None else by_id.get(tool_call_id)
+    if found is None:
+        return None
+    take(pending, by_id, found)
+    return found[0]
+
+
 def take(pending: dict[str, list[Pending]], by_id: dict[str, Pending], entry: Pending) -> None:
     """Remove a collected batch decision from both indexes (by identity: two identical
     calls' decisions differ only in their ids)."""
@@ -115,4 +136,4 @@ def take(pending: dict[str, list[Pending]], by_id: dict[str, Pending], entry: Pe
         del by_id[tool_call_id]
 
 
-__all__ = ["MISSING", "Pending", "collect", "matches", "take"]
+__all__ = ["EDITED", "MISSING", "Pending", "collect", "matches", "superseded", "take"]

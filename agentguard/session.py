@@ -24,7 +24,7 @@ from agentguard.enforcement.flight import FirewallProtocolError
 from agentguard.enforcement.offering import Offer, check_offer, explained
 from agentguard.enforcement.options import FirewallOptions, Stale
 from agentguard.errors import AgentGuardError
-from agentguard.guard_batch import MISSING, Pending, collect
+from agentguard.guard_batch import EDITED, MISSING, Pending, collect, superseded
 from agentguard.guard_shared import (
     EXECUTING,
     DecisionListener,
@@ -156,9 +156,8 @@ class GuardSession:
     @property
     def firewall(self) -> Firewall:
         """The firewall calls go to now: the current run's; else, once a run ended, that
-        finished run's (which refuses every call and logs it: fail closed); else a new
-        run's, started on first use (the session's first call, or the first after
-        ``finish_run(next_run=True)``)."""
+        finished run's (it refuses every call and logs it: fail closed); else a new run's,
+        started on first use (the first call, or the first after ``finish_run(next_run=True)``)."""
         with self._lock:
             if self._firewall is not None:
                 return self._firewall
@@ -194,6 +193,9 @@ class GuardSession:
                 decision = collect(self._predecided, self._predecided_ids, name, args, tool_call_id)
                 if decision is not None:
                     return decision
+                stale = superseded(self._predecided, self._predecided_ids, tool_call_id)
+                if stale is not None:  # the call came edited: what was decided never runs
+                    self.withdraw(stale, EDITED)
             if self.closed and (self._firewall is not None or self._finished is None):
                 # closing, or closed before any run: no firewall to refuse it in its log
                 message = f"agentguard did not run {name}: the run already ended."
@@ -425,8 +427,6 @@ class GuardSession:
                 return self._firewall.trace
             if self.report is not None:
                 return self.report.trace
-            from agentguard.trace.model import Trace
-
             return Trace()
 
     @property

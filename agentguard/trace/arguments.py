@@ -233,8 +233,8 @@ def _type_name(value: Any) -> str:
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
     "copy_arguments",
-    "fresh_copy",
     "freeze_call_arguments",
+    "fresh_copy",
     "shown_arguments",
     "snapshot_arguments",
 ]

@@ -66,15 +66,18 @@ def test_a_call_naming_its_id_collects_the_decision_with_that_id() -> None:
 
 
 def test_an_id_with_other_arguments_is_checked_afresh() -> None:
-    """A call whose arguments changed since the batch does not take the batch decision
-    of its id: it is proposed again, and the batch decision stays unclaimed."""
+    """A call whose arguments changed since the batch (a reviewer's edit) does not take
+    the batch decision of its id: it is proposed again, and the batch decision, which
+    will never run as decided, is withdrawn at once (left in flight, it held back the
+    calls judged after it for the firewall's start timeout)."""
     s, made = session()
     (batched,) = s.propose_batch([(*LOOKUP, "c1")])
     fresh = s.propose("lookup_order", {"order_id": "B2"}, tool_call_id="c1")
     assert fresh is not batched
     assert fresh.args == {"order_id": "B2"}
     assert len(made[0].decisions) == 2
-    assert s.propose(*LOOKUP, tool_call_id="c1") is batched
+    assert not made[0].is_in_flight(batched)
+    assert s.propose(*LOOKUP, tool_call_id="c1") is not batched
 
 
 def test_a_call_without_its_id_still_collects_an_identical_one() -> None:

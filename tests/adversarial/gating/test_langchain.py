@@ -347,3 +347,33 @@ def test_a_call_the_reviewer_rejects_holds_no_sibling(tmp_path: Path, guard_firs
     session = guard.session_for("t")
     assert session is not None
     assert_invariants(session.report, spec_file(tmp_path, spec_text), RAN, tmp_path)
+
+
+@pytest.mark.parametrize("guard_first", [True, False], ids=["guard-first", "human-first"])
+def test_a_call_the_reviewer_edits_holds_no_sibling(tmp_path: Path, guard_first: bool) -> None:
+    """[lookup(A), read_note] in one turn, the note relying on the lookup of A; the
+    reviewer edits the lookup to B. The batch decision of lookup(A) never runs: it is
+    withdrawn as the edited call arrives, and the note is judged at once without it (with
+    the reviewer outside the guard it waited out the 30 s start timeout: round 12)."""
+    spec_text = (
+        SPEC
+        + 'constraint looked_up severity SOFT_BLOCK(3) := G(read_note -> O lookup(order_id = "A"))\n'
+    )
+    guard = AgentGuardMiddleware(spec_file(tmp_path, spec_text)[0], log_path=tmp_path / "d.jsonl")
+    human = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
+    agent = create_agent(
+        ScriptedChatModel([[call("lookup", order_id="A"), call("read_note", title="ok")], "x"]),
+        TOOLS,
+        middleware=[guard, human] if guard_first else [human, guard],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("go")]}, config)
+    began = time.monotonic()
+    edit = {"type": "edit", "edited_action": {"name": "lookup", "args": {"order_id": "B"}}}
+    agent.invoke(Command(resume={"decisions": [edit]}), config)
+    assert time.monotonic() - began < 10
+    assert RAN == [("lookup", {"order_id": "B"})]  # the note was refused: A never looked up
+    session = guard.session_for("t")
+    assert session is not None
+    assert_invariants(session.report, spec_file(tmp_path, spec_text), RAN, tmp_path)
