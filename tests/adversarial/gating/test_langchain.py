@@ -323,13 +323,14 @@ def test_a_tool_calling_another_tool_through_its_runtime_is_checked(tmp_path: Pa
     ]
 
 
-@pytest.mark.parametrize("guard_first", [True, False], ids=["guard-first", "human-first"])
-def test_a_call_the_reviewer_rejects_holds_no_sibling(tmp_path: Path, guard_first: bool) -> None:
-    """[lookup, read_note] in one turn, the note's answer relying on the lookup; the
-    reviewer rejects the lookup, which never runs: its decision is withdrawn at once, and
-    the sibling is judged without it, without waiting (it used to wait out the firewall's
-    30 s start timeout for a call that would never run)."""
-    spec_text = SPEC + "constraint looked_up severity SOFT_BLOCK(3) := G(read_note -> O lookup)\n"
+def _reviewed_batch(
+    tmp_path: Path, guard_first: bool, looked_up: str, decision: dict[str, Any]
+) -> tuple[AgentGuardMiddleware, str, float]:
+    """[lookup(A), read_note] in one turn under ``G(read_note -> O looked_up)``, the
+    reviewer's ``decision`` on the lookup; the guard, the spec and the resume's seconds."""
+    spec_text = (
+        SPEC + f"constraint looked_up severity SOFT_BLOCK(3) := G(read_note -> O {looked_up})\n"
+    )
     guard = AgentGuardMiddleware(spec_file(tmp_path, spec_text)[0], log_path=tmp_path / "d.jsonl")
     human = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
     agent = create_agent(
@@ -341,8 +342,19 @@ def test_a_call_the_reviewer_rejects_holds_no_sibling(tmp_path: Path, guard_firs
     config: Any = {"configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [HumanMessage("go")]}, config)
     began = time.monotonic()
-    agent.invoke(Command(resume={"decisions": [{"type": "reject", "message": "no"}]}), config)
-    assert time.monotonic() - began < 10
+    agent.invoke(Command(resume={"decisions": [decision]}), config)
+    return guard, spec_text, time.monotonic() - began
+
+
+@pytest.mark.parametrize("guard_first", [True, False], ids=["guard-first", "human-first"])
+def test_a_call_the_reviewer_rejects_holds_no_sibling(tmp_path: Path, guard_first: bool) -> None:
+    """[lookup, read_note] in one turn, the note's answer relying on the lookup; the
+    reviewer rejects the lookup, which never runs: its decision is withdrawn at once, and
+    the sibling is judged without it, without waiting (it used to wait out the firewall's
+    30 s start timeout for a call that would never run)."""
+    reject = {"type": "reject", "message": "no"}
+    guard, spec_text, seconds = _reviewed_batch(tmp_path, guard_first, "lookup", reject)
+    assert seconds < 10
     assert RAN == []
     session = guard.session_for("t")
     assert session is not None
@@ -355,24 +367,11 @@ def test_a_call_the_reviewer_edits_holds_no_sibling(tmp_path: Path, guard_first:
     reviewer edits the lookup to B. The batch decision of lookup(A) never runs: it is
     withdrawn as the edited call arrives, and the note is judged at once without it (with
     the reviewer outside the guard it waited out the 30 s start timeout: round 12)."""
-    spec_text = (
-        SPEC
-        + 'constraint looked_up severity SOFT_BLOCK(3) := G(read_note -> O lookup(order_id = "A"))\n'
-    )
-    guard = AgentGuardMiddleware(spec_file(tmp_path, spec_text)[0], log_path=tmp_path / "d.jsonl")
-    human = HumanInTheLoopMiddleware(interrupt_on={"lookup": True})
-    agent = create_agent(
-        ScriptedChatModel([[call("lookup", order_id="A"), call("read_note", title="ok")], "x"]),
-        TOOLS,
-        middleware=[guard, human] if guard_first else [human, guard],
-        checkpointer=InMemorySaver(),
-    )
-    config: Any = {"configurable": {"thread_id": "t"}}
-    agent.invoke({"messages": [HumanMessage("go")]}, config)
-    began = time.monotonic()
     edit = {"type": "edit", "edited_action": {"name": "lookup", "args": {"order_id": "B"}}}
-    agent.invoke(Command(resume={"decisions": [edit]}), config)
-    assert time.monotonic() - began < 10
+    guard, spec_text, seconds = _reviewed_batch(
+        tmp_path, guard_first, 'lookup(order_id = "A")', edit
+    )
+    assert seconds < 10
     assert RAN == [("lookup", {"order_id": "B"})]  # the note was refused: A never looked up
     session = guard.session_for("t")
     assert session is not None
