@@ -9,8 +9,8 @@ Write a procedure once as an AgentLTL spec, then enforce it online (``Firewall``
 # name; private aliases keep helper imports out of the public namespace too (a test
 # compares `__all__` with the module's namespace).
 #
-# Only the standard library is imported here: every public name but the errors and the
-# version is bound on first use (PEP 562), so `import agentguard` costs a few
+# Only the standard library is imported here: every public name but the version is bound
+# on first use (PEP 562), so `import agentguard` costs a few
 # milliseconds, and a command that needs little (`agentguard mcp-proxy` starts its server
 # before anything else) does not wait for numpy, the parser and the monitor first.
 import importlib as _importlib
@@ -22,25 +22,25 @@ from typing import Any as _Any
 
 from agentguard import _checkout_finder
 from agentguard._version import __version__
-from agentguard.errors import (
-    AgentGuardError,
-    CallArgumentsError,
-    EvaluationError,
-    MissingExtraError,
-    PredicateError,
-    SpecError,
-    SpecImportError,
-    SpecSemanticError,
-    SpecSyntaxError,
-    TraceError,
-    TraceRecordError,
-)
 
 if _TYPE_CHECKING:
     from agentguard.enforcement.decision import Action, Decision, RunStopped, Violation
     from agentguard.enforcement.firewall import Firewall, FirewallReport
     from agentguard.enforcement.log_anchor import HeadFile
     from agentguard.enforcement.options import FirewallOptions
+    from agentguard.errors import (
+        AgentGuardError,
+        CallArgumentsError,
+        EvaluationError,
+        MissingExtraError,
+        PredicateError,
+        SpecError,
+        SpecImportError,
+        SpecSemanticError,
+        SpecSyntaxError,
+        TraceError,
+        TraceRecordError,
+    )
     from agentguard.guard import GuardOptions, guard
     from agentguard.language import load_spec, parse_formula, parse_spec
     from agentguard.language.ast import Constraint, Formula, Spec, ToolDecl
@@ -72,6 +72,22 @@ _checkout_finder.install(_Path(__file__).resolve().parent)
 # The module of each name bound on first use (the TYPE_CHECKING imports above, for the
 # type checker); a test resolves every one.
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "AgentGuardError",
+            "CallArgumentsError",
+            "EvaluationError",
+            "MissingExtraError",
+            "PredicateError",
+            "SpecError",
+            "SpecImportError",
+            "SpecSemanticError",
+            "SpecSyntaxError",
+            "TraceError",
+            "TraceRecordError",
+        ),
+        "errors",
+    ),
     **dict.fromkeys(("Action", "Decision", "RunStopped", "Violation"), "enforcement.decision"),
     **dict.fromkeys(("Firewall", "FirewallReport"), "enforcement.firewall"),
     "HeadFile": "enforcement.log_anchor",

@@ -1,3 +1,3 @@
-from agentguard.cli.main import main
+from agentguard.cli.launch import main
 
 raise SystemExit(main())

@@ -11,7 +11,6 @@ the one package name only. It is a leaf: it imports nothing from agentguard.
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -23,8 +22,10 @@ from typing import Final
 PACKAGE: Final = "agentguard.integrations"
 
 
-class IntegrationsFinder(importlib.abc.MetaPathFinder):
-    """Finds ``agentguard.integrations`` in ``<checkout>/integrations``."""
+class IntegrationsFinder:
+    """Finds ``agentguard.integrations`` in ``<checkout>/integrations``. (A meta path
+    finder is any object with ``find_spec``; ``importlib.abc.MetaPathFinder`` would
+    import ``importlib.resources``, tempfile and the compressors on every start.)"""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder

@@ -35,6 +35,7 @@ from agentguard.trace.refusal import refusal_text
 
 from ._mcp_early import EarlyRelay, Handshake, client_input
 from ._mcp_http import relay_app
+from ._mcp_pipes import client_pipes, servable
 from ._mcp_process import Started
 from ._mcp_relay import Relay
 from ._mcp_upstream import upstream
@@ -108,16 +109,14 @@ async def serve_stdio(
     """Relay the one client on stdin/stdout until it disconnects or the proxy is stopped.
     ``started``: the server's process, started already (:mod:`._mcp_process`); ``early``:
     the handshake relayed meanwhile (:mod:`._mcp_early`), taken over first."""
-    from mcp.server.stdio import stdio_server
 
     async def relay() -> None:  # the server first: one that cannot start is said at once
         found = Handshake()
         if early is not None:  # (the thread stops between two messages: not for long)
             found = await anyio.to_thread.run_sync(early.handover, abandon_on_cancel=True)
-        stdin = None if early is None else anyio.wrap_file(client_input(found.client_rest))
         async with (
             upstream(gateway.target, started, found.server_rest) as server,
-            stdio_server(stdin=stdin) as streams,
+            _client_streams(early, found) as streams,
         ):
             session = Relay(gateway, STDIO_SESSION, streams, gateway.target)
             _took_over(session, found)
@@ -129,6 +128,17 @@ async def serve_stdio(
 
     async with gateway.connected():
         await _until_stopped(relay)
+
+
+def _client_streams(early: EarlyRelay | None, found: Handshake) -> Any:
+    """The client's messages on stdin and stdout: on the event loop where they are pipes
+    or sockets (:mod:`._mcp_pipes`), else through the SDK's stdio server."""
+    from mcp.server.stdio import stdio_server
+
+    if servable():
+        return client_pipes(found.client_rest)
+    stdin = None if early is None else anyio.wrap_file(client_input(found.client_rest))
+    return stdio_server(stdin=stdin)
 
 
 def _took_over(session: Relay, found: Handshake) -> None:

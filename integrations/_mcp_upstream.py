@@ -20,10 +20,9 @@ the server no longer lists.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +30,7 @@ from typing import Any, Final
 from agentguard.errors import AgentGuardError, MissingExtraError
 
 from . import _mcp_process
+from ._mcp_pipes import line_pipes
 from ._mcp_process import Started
 
 try:
@@ -40,7 +40,6 @@ try:
     from mcp import StdioServerParameters, stdio_client
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared.message import SessionMessage
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("mcp", "mcp") from exc
 
@@ -127,85 +126,24 @@ async def connect(
             yield streams
 
 
-_CHUNK: Final = 65536
-_FLUSH_SECONDS: Final = 0.5  # for the messages accepted to be written before stdin closes
-_PIPE_ENDED: Final = (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
-
-
 @asynccontextmanager
 async def adopted(process: Started, pending: bytes = b"") -> AsyncIterator[tuple[Any, Any]]:
     """The streams of a server process started already (``pending``: the start of its
     output, read from it already), as the SDK's ``stdio_client`` gives those of one it
-    starts: one JSON-RPC message a line each way (a line that is
-    not one comes as an exception), the read stream ending when the server's stdout
-    does; when the block ends, what was accepted is flushed and the process stopped
-    (:func:`._mcp_process.stop`). Read and written on the asyncio loop (``anyio.run``'s
-    default backend), as the SDK's own pipes are."""
+    starts: one JSON-RPC message a line each way (a line that is not one comes as an
+    exception), the read stream ending when the server's stdout does; when the block
+    ends, what was accepted is flushed, the server's stdin closed and the process
+    stopped (:func:`._mcp_process.stop`). Read and written on the event loop
+    (:mod:`._mcp_pipes`)."""
     if process.stdin is None or process.stdout is None:
         raise GatewayError("the MCP server's process has no pipes to relay")
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_CHUNK)
-    reader.feed_data(pending)
-    read_pipe, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), process.stdout
-    )
-    write_pipe, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, process.stdin
-    )
-    writer = asyncio.StreamWriter(write_pipe, protocol, None, loop)
-    incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
-    written = anyio.Event()
 
-    async def from_server() -> None:
-        async with incoming:
-            buffer = b""
-            while chunk := await reader.read(_CHUNK):
-                *lines, buffer = (buffer + chunk).split(b"\n")
-                for line in lines:
-                    try:
-                        await incoming.send(_message(line))
-                    except _PIPE_ENDED:  # the session is gone: what the server still
-                        # writes is read and dropped, so it never blocks on a full pipe
-                        while await reader.read(_CHUNK):
-                            pass
-                        return
+    async def stop() -> None:
+        await anyio.to_thread.run_sync(lambda: _mcp_process.stop(process, pipes=False))
 
-    async def to_server() -> None:
-        try:
-            async with outgoing:
-                async for item in outgoing:
-                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    writer.write(text.encode("utf-8") + b"\n")
-                    await writer.drain()
-        except _PIPE_ENDED:  # the server may still run: the session must see the end
-            await incoming.aclose()
-        finally:
-            written.set()
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(from_server)
-        tasks.start_soon(to_server)
-        try:
-            yield read_stream, write_stream
-        finally:
-            with anyio.CancelScope(shield=True):
-                read_stream.close()
-                write_stream.close()
-                with anyio.move_on_after(_FLUSH_SECONDS):
-                    await written.wait()
-                with suppress(OSError):
-                    writer.close()  # the server's stdin ends: it may exit on its own
-                await anyio.to_thread.run_sync(lambda: _mcp_process.stop(process, pipes=False))
-                read_pipe.close()
-            tasks.cancel_scope.cancel()
-
-
-def _message(line: bytes) -> SessionMessage | Exception:
-    try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
-        return exc
+    pipes = line_pipes(process.stdout, process.stdin, pending, ending=stop, keep_lines=True)
+    async with pipes as streams:
+        yield streams
 
 
 class ToolCatalog:

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
-
-from agentguard.errors import AgentGuardError, MissingExtraError, SpecError
 
 EXIT_OK, EXIT_USAGE = 0, 2
 PROG: Final = "agentguard mcp-proxy"
@@ -43,12 +40,16 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     try:
         return run(args)
-    except AgentGuardError as exc:
-        _say(str(exc))
-        return EXIT_USAGE
-    except OSError as exc:  # an output path that cannot be written, a missing input
-        _say(f"{exc.filename or ''}: {exc.strerror or exc}" if exc.filename else str(exc))
-        return EXIT_USAGE
+    except Exception as exc:
+        from agentguard.errors import AgentGuardError  # (imported once the server started)
+
+        if isinstance(exc, AgentGuardError):
+            _say(str(exc))
+            return EXIT_USAGE
+        if isinstance(exc, OSError):  # an output path that cannot be written, a missing input
+            _say(f"{exc.filename or ''}: {exc.strerror or exc}" if exc.filename else str(exc))
+            return EXIT_USAGE
+        raise
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -238,6 +239,10 @@ def _start_early(command: list[str]) -> Any:
 def _checked(args: argparse.Namespace, command: list[str], started: tuple[Any, Any]) -> int:
     """The spec and options checked, then served (``started``: the server, if running,
     and its handshake relayed meanwhile, if it is)."""
+    import logging
+
+    from agentguard.errors import MissingExtraError, SpecError
+
     try:  # the adapter lives at the edge; imported by name, as guard() does
         gateway_module: Any = importlib.import_module("agentguard.integrations.mcp")
     except MissingExtraError as exc:

@@ -67,3 +67,32 @@ def test_a_bad_spec_stops_the_server_started_early(tmp_path: Path, server: str) 
     if pid_file.exists():  # (else it was stopped before it even got that far)
         pid = int(pid_file.read_text())
         assert _gone_within(pid, 10), "the server outlived the proxy"
+
+
+@pytest.mark.parametrize("entry", ["module", "script"])
+def test_the_server_starts_before_anything_heavy_is_imported(tmp_path: Path, entry: str) -> None:
+    """Whatever is imported before the server starts delays the client's ``initialize``:
+    by then neither the errors (dataclasses, inspect) nor logging, the SDK or the
+    firewall is loaded, through ``python -m agentguard`` and the console script alike."""
+    spec = tmp_path / "s.ltl"
+    spec.write_text("spec s\nconstraint c := G !x\n")
+    probe = (
+        "import sys\n"
+        "from agentguard.integrations import _mcp_process\n"
+        "def start(command, env=None, cwd=None):\n"
+        "    heavy = {'dataclasses', 'logging', 'inspect', 'mcp', 'pydantic', 'numpy',\n"
+        "             'agentguard.errors', 'agentguard.enforcement', 'agentguard.cli.main'}\n"
+        "    print(sorted(heavy & set(sys.modules)), file=sys.stderr)\n"
+        "    raise SystemExit(0)\n"
+        "_mcp_process.start = start\n"
+        f"sys.argv = ['agentguard', 'mcp-proxy', {str(spec)!r}, '--', 'server']\n"
+    )
+    if entry == "module":
+        probe += "import runpy\nrunpy.run_module('agentguard', run_name='__main__')\n"
+    else:
+        probe += "from agentguard.cli.launch import main\nmain()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=EXIT_WITHIN
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"

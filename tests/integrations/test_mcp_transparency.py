@@ -312,3 +312,71 @@ def test_the_inspector_form_without_the_double_dash_works(tmp_path: Path) -> Non
 
     assert not anyio.run(scenario).is_error
     assert [c["tool"] for c in run.reached_server()] == ["lookup_order"]
+
+
+def _raw_exchange(command: Sequence[str], env: dict[str, str], lines: list[bytes]) -> list[bytes]:
+    """The lines a stdio server (or the proxy) writes for ``lines`` (one answer awaited
+    for each request), as bytes."""
+    proc = subprocess.Popen(
+        list(command),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    out: list[bytes] = []
+    try:
+        for line in lines:
+            proc.stdin.write(line + b"\n")
+            proc.stdin.flush()
+            if b'"id"' in line:
+                while True:  # the answer (notifications the server sends meanwhile too)
+                    got = proc.stdout.readline()
+                    assert got, "the process ended before it answered"
+                    out.append(got)
+                    if json.loads(got).get("id") == json.loads(line)["id"]:
+                        break
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+        proc.stdout.close()
+    return out
+
+
+def test_the_servers_answers_reach_the_client_byte_for_byte(tmp_path: Path) -> None:
+    """Over stdio, the lines server-everything writes (initialize's answer, a tool's
+    result, a listing) reach the client through the proxy as the same bytes."""
+    spec = tmp_path / "open.ltl"
+    spec.write_text(PERMISSIVE)
+    server = npm_server("mcp-server-everything")
+    run = Run(tmp_path / "proxy", spec)
+    run.root.mkdir()
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "get-sum", "arguments": {"a": 2, "b": 3.5}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"message": "h\u00e9"}},
+        },
+    ]
+    lines = [json.dumps(r).encode() for r in requests]
+    direct = _raw_exchange(server, run.env(), lines)
+    through = _raw_exchange(proxied(run, server), run.env(), lines)
+    answered = [line for line in through if b'"id"' in line]
+    assert answered == [line for line in direct if b'"id"' in line]
+    assert len(answered) == 4
