@@ -24,7 +24,11 @@ from typing import TYPE_CHECKING, Any, Final
 from agentguard.enforcement.decision import Decision
 from agentguard.errors import MissingExtraError
 from agentguard.guard import blocked_text
-from agentguard.trace.mcp_content import RESOURCE_READ, unwrap_read_resource_result
+from agentguard.trace.mcp_content import (
+    RESOURCE_READ,
+    read_arguments,
+    unwrap_read_resource_result,
+)
 
 from ._mcp_judged import REFUSED
 
@@ -87,7 +91,7 @@ async def refused_read(
     run = await relay.session_run()
     allowed: list[Decision] = []
     for k, (uri, _) in enumerate(found):
-        decision = run.propose(RESOURCE_READ, {"uri": uri}, f"{key}#{k}")
+        decision = run.propose(RESOURCE_READ, read_arguments(uri), f"{key}#{k}")
         if decision.executes:
             decision = await run.start(decision)
         if not decision.executes:

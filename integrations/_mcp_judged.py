@@ -36,6 +36,7 @@ from agentguard.trace.mcp_content import (
     CANCELLED_TEXT,
     RESOURCE_READ,
     jsonrpc_error_text,
+    read_arguments,
     rejected_request,
     unwrap_call_tool_result,
     unwrap_read_resource_result,
@@ -141,7 +142,7 @@ class Judged:
                 bad = "agentguard: resources/read needs the resource's uri as a string"
                 await relay.answer_error(request.id, types.INVALID_PARAMS, bad)
                 return
-            event, judged, problem = RESOURCE_READ, {"uri": uri}, None
+            event, judged, problem = RESOURCE_READ, read_arguments(uri), None
         run = call.run = await relay.session_run()
         decision = call.decision = run.propose(event, judged, str(request.id))
         if not decision.executes:

@@ -14,6 +14,8 @@ way (:mod:`agentguard.tools.checker`). The rules:
 * ``type`` maps to an AgentLTL type (JSON Schema's names, AgentLTL's and BFCL's
   ``tuple``); a union (``anyOf``/``oneOf``, or a ``type`` list of several types or with
   ``null``) or no ``type`` is ``any``, so no valid value is ever refused;
+* text whose ``contentMediaType`` is ``application/json`` (pydantic's ``Json``) is
+  ``any``: the tool reads it decoded, and that is the value judged;
 * ``enum`` becomes the parameter's ``enum``; an array's ``items`` type its ``items``;
 * a numeric property's bounds (``minimum``, ``exclusiveMinimum``, ``maximum``,
   ``exclusiveMaximum``) are all kept: the first found is the parameter's ``bound`` (as
@@ -38,6 +40,10 @@ _BOUNDS: Final = (
     ("maximum", "<="),
     ("exclusiveMaximum", "<"),
 )
+
+JSON_MEDIA_TYPE: Final = "application/json"
+"""The ``contentMediaType`` of text that holds JSON (pydantic's ``Json`` fields): the tool
+reads it decoded, and the adapters judge it decoded, so it is declared ``any``."""
 
 LENGTH_LIMITS: Final = ("minLength", "maxLength", "minItems", "maxItems")
 """The JSON Schema keywords bounding a string's length or an array's size."""
@@ -70,6 +76,8 @@ def _param(name: str, prop: Any, optional: bool) -> Param:
     if not isinstance(prop, Mapping):
         return Param(name, "any", optional)
     kind = json_type(prop.get("type"))
+    if prop.get("contentMediaType") == JSON_MEDIA_TYPE:
+        kind = "any"  # JSON text a tool reads decoded (pydantic's Json): judged decoded
     bounds = [(op, prop[key]) for key, op in _BOUNDS if _number(prop.get(key))]
     if kind not in ("int", "number"):
         bounds = []
@@ -77,6 +85,8 @@ def _param(name: str, prop: Any, optional: bool) -> Param:
     limits = [*bounds[1:], *((key, prop[key]) for key in LENGTH_LIMITS if _count(prop.get(key)))]
     items = prop.get("items")
     item_type = json_type(items.get("type")) if isinstance(items, Mapping) else "any"
+    if isinstance(items, Mapping) and items.get("contentMediaType") == JSON_MEDIA_TYPE:
+        item_type = "any"  # items read decoded (list[Json[...]]), and judged so
     enum = prop.get("enum")
     return Param(
         name,

@@ -13,6 +13,10 @@ to ``true`` would pass ``G !delete(force = true)``. So, by one rule for the MCP 
   array's items), following local ``$ref``s and ``allOf``; of ``anyOf`` / ``oneOf`` the
   branches the value fits (when they fill in different values, which one the server
   takes is not known: a problem);
+* **a key the schema does not declare** is refused where the object declares its
+  properties and says nothing of others (pydantic's default, ``extra="ignore"``): the
+  server may drop it, or read it as a field under the field's own name beside its
+  alias (``skip_checks`` for ``skipChecks``), so what it acts on is not known;
 * **a number JSON cannot carry** (``1e999``, read as infinity, which the SDK sends as
   ``null``) is refused: the server would get another value;
 * **text is never converted, it is refused**: a value that does not fit the type its
@@ -21,6 +25,17 @@ to ``true`` would pass ``G !delete(force = true)``. So, by one rule for the MCP 
   ``Decimal`` is ``anyOf`` number or string in pydantic's schema, and becomes a number):
   how a server converts text is its own (pydantic reads ``"yes"`` as ``true``), so a check
   of any one reading would be a guess. A client can always send the value typed.
+* **JSON text a field reads** (``contentMediaType: application/json``: pydantic's
+  ``Json``) is judged decoded, as the server acts on it (the client cannot send it any
+  other way);
+* **JSON in text** is refused where the server may decode it: ``MCPServer`` (and FastMCP)
+  runs ``json.loads`` on a top-level text argument whose parameter is not annotated
+  ``str``, and acts on the list, object or null it reads. So text that reads as one of
+  those is a problem in a top-level argument whose schema takes that type too
+  (``str | list[str]``: ``anyOf`` string or array), takes anything (``Any``: no type),
+  or is the SDK's schema of an *unannotated* parameter (``{"title": <its own name>,
+  "type": "string"}``, a ``default`` beside them if it has one; the SDK reads it as ``Any``): ``'["/prod"]'`` would be judged as
+  text and acted on as a list.
 
 The gateway judges the filled-in arguments and refuses a call with a problem, naming the
 argument and the type to send (docs/mcp.md). A schema is read within a budget: one too
@@ -73,6 +88,7 @@ def server_arguments(schema: Any, args: Mapping[str, Any]) -> ServerArguments:
         return ServerArguments(given)
     reader = _Reader(schema)
     try:
+        _refuse_decodable(reader, schema, given)
         filled = reader.fill(schema, given, "", 0)
     except _Unknown as exc:
         return ServerArguments(given, str(exc))
@@ -121,6 +137,12 @@ class _Reader:
                 f"the tool's input schema is too deep or too large to read at {_name(path)}"
             )
         s = self.resolve(schema)
+        if isinstance(value, str) and s.get("contentMediaType") == "application/json":
+            decoded = _decoded(value)  # JSON text a field reads decoded: judged by its contents
+            if decoded is not _NOT_JSON:
+                content = s.get("contentSchema")
+                inner = content if isinstance(content, Mapping) else {}
+                return self.fill(inner, decoded, path, depth + 1)
         for part in _schemas(s.get("allOf")):
             value = self.fill(part, value, path, depth + 1)
         branches = [*_schemas(s.get("anyOf")), *_schemas(s.get("oneOf"))]
@@ -163,6 +185,15 @@ class _Reader:
     def object(self, s: Mapping[str, Any], value: dict[str, Any], path: str, depth: int) -> Any:
         props = s.get("properties")
         declared: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
+        if declared and not _OPEN.intersection(s):  # (pydantic's "ignore": no keyword)
+            unknown = next((k for k in value if k not in declared), None)
+            if unknown is not None:
+                raise _Unknown(
+                    f"argument {_name(_join(path, str(unknown)))} is not in the tool's input "
+                    "schema: the server may drop it or read it as one of its fields (pydantic "
+                    "reads a field by its own name beside its alias), so agentguard cannot "
+                    "judge it: leave it out, or send it under the schema's name"
+                )
         out = dict(value)
         for key, prop in declared.items():
             where = _join(path, str(key))
@@ -275,6 +306,65 @@ def _refuse_ambiguous_text(kinds: list[str], value: Any, path: str) -> None:
             f"schema also takes as {' or '.join(reads)}; the server may act on either, so "
             f"agentguard cannot judge it: send it as {reads[0]}"
         )
+
+
+def _refuse_decodable(reader: _Reader, schema: Mapping[str, Any], args: dict[str, Any]) -> None:
+    """JSON text in a top-level argument the server may decode (see the module)."""
+    props = reader.resolve(schema).get("properties")
+    if not isinstance(props, Mapping):
+        return
+    for key, value in args.items():
+        if not isinstance(value, str) or not value.strip().startswith(("[", "{", "n")):
+            continue
+        prop = props.get(key)
+        if not isinstance(prop, Mapping):
+            continue
+        decoded = _decoded(value)
+        if decoded is _NOT_JSON:
+            continue
+        wanted = _json_kind(decoded)
+        if not wanted:
+            continue
+        if prop.get("title") == key and prop.get("type") == "string" and set(prop) <= _MARKER:
+            takes = True  # MCPServer's schema of an unannotated parameter: read as Any
+        else:
+            resolved = reader.resolve(prop)
+            branches = [*_schemas(resolved.get("anyOf")), *_schemas(resolved.get("oneOf"))]
+            kinds = _types(resolved.get("type"))
+            kinds += [k for b in branches for k in _types(reader.resolve(b).get("type"))]
+            takes = wanted in kinds or not (kinds or branches or _restricts(resolved))
+        if takes:
+            raise _Unknown(
+                f"argument {key!r} is the text {_short(value)}, which is JSON for "
+                f"{_TYPE_WORDS[wanted]}; the server may decode it (MCPServer does, for a "
+                "parameter not annotated str) and act on either, so agentguard cannot "
+                f"judge it: send it as {_TYPE_WORDS[wanted]}, or annotate the parameter str"
+            )
+
+
+_OPEN: Final = frozenset({"additionalProperties", "patternProperties", "unevaluatedProperties"})
+"""The keywords by which an object schema says what its undeclared keys are."""
+_NOT_JSON: Final = object()
+_MARKER: Final = frozenset({"title", "type", "default"})
+"""The keys of ``MCPServer``'s schema of an unannotated parameter (with a default, too)."""
+_RESTRICTING: Final = frozenset({"allOf", "enum", "const", "$ref", "not", "if"})
+
+
+def _decoded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return "object" if isinstance(value, dict) else "array" if isinstance(value, list) else ""
+
+
+def _restricts(schema: Mapping[str, Any]) -> bool:
+    return any(k in schema for k in _RESTRICTING)
 
 
 def _reads_as_number(text: str) -> bool:

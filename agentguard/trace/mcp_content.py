@@ -32,8 +32,10 @@ so both see the same value. Depends only on the JSON decoding of
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import unquote
 
 from agentguard.trace.call_fields import decode_result
 
@@ -134,6 +136,86 @@ RESOURCE_READ: Final = "resources/read"
 ``file:///etc/passwd`` exfiltrates as a tool call does), so it enters the trace as a call
 of this name with the argument ``uri``, judged by the spec like any call."""
 
+_DECODINGS: Final = 16  # a uri percent-encoded deeper than this names nothing real
+
+
+def read_arguments(uri: str) -> dict[str, Any]:
+    """The arguments of a ``resources/read`` of ``uri`` as a spec judges them: the name
+    a server reads. A server may take the uri apart with ``urllib.parse`` (which drops
+    tabs and line breaks anywhere and controls and spaces at the ends) and unquote the
+    path, or match it against resource templates, which decode escapes (RFC 6570, as
+    the SDK's ``MCPServer`` does); a file server resolves ``..`` and repeated slashes,
+    and ignores a ``file:`` uri's host (``localhost``, user, port alike). So: those
+    characters are dropped, the scheme lower-cased, the query and fragment split off
+    where the text itself has ``?`` or ``#`` (an escaped one is the path's), the rest
+    percent-decoded until nothing changes and its path normalised (:func:`_normalised`);
+    a ``file:`` uri names its path only (``file:///etc/passwd``). A spec must see the
+    name read, not text its patterns do not recognise. (A reading the server does not
+    share names another resource, which a pattern then matches only more, or an
+    allow-list only less.)"""
+    text = uri.translate(_DROPPED).strip(_ENDS)
+    scheme = _SCHEME.match(text)
+    head = scheme.group(0).lower() if scheme else ""
+    rest = text[len(head) :]
+    ends = [i for i in (rest.find("?"), rest.find("#")) if i >= 0]
+    cut = min(ends) if ends else len(rest)
+    path, tail = _unquoted(rest[:cut]), _unquoted(rest[cut:])
+    return {"uri": head + _normalised(path, local=head == "file:") + tail}
+
+
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_DROPPED: Final = str.maketrans("", "", "\t\r\n")
+_ENDS: Final = "".join(map(chr, range(0x21)))  # C0 controls and the space
+
+
+def _unquoted(text: str) -> str:
+    for _ in range(_DECODINGS):
+        plain = unquote(text, errors="replace")
+        if plain == text:
+            break
+        text = plain
+    return text
+
+
+def _normalised(path: str, *, local: bool) -> str:
+    """The part of a uri between its scheme and its query, normalised: ``.`` and ``..``
+    segments resolved and repeated slashes made one; a backslash separates too (a
+    server on Windows reads one so). The name after ``//`` is a segment like the
+    others: a resource template (``notes://{+path}``) reads ``notes://public/../private``
+    as the path ``public/../private``, so a ``..`` may climb over it; a ``..`` with
+    nothing left to climb is kept where the path is not rooted (``notes://../x``: the
+    server resolves it, the spec must see it). ``local`` (``file:``): the host is
+    dropped, and the path is rooted."""
+    path = path.replace("\\", "/")
+    if local:
+        if path.startswith("//") and not path.startswith("///"):  # file://host/path
+            slash = path.find("/", 2)
+            path = "/" if slash < 0 else path[slash:]
+        if path.startswith("/"):
+            return "///" + _path(path.lstrip("/"), rooted=True)
+        return _path(path, rooted=False)
+    lead = "///" if path.startswith("///") else "//" if path.startswith("//") else ""
+    if not lead and path.startswith("/"):
+        lead = "/"
+    return lead + _path(path.lstrip("/"), rooted=lead in ("/", "///"))
+
+
+def _path(path: str, *, rooted: bool) -> str:
+    segments = path.split("/")
+    kept: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if kept and kept[-1] != "..":
+                kept.pop()
+            elif not rooted:
+                kept.append(segment)
+        elif segment not in ("", "."):
+            kept.append(segment)
+    out = "/".join(kept)
+    if kept and (path.endswith("/") or segments[-1] in (".", "..")):
+        out += "/"
+    return out
+
 
 def unwrap_read_resource_result(value: Any) -> Any:
     """The result a spec sees of a ``ReadResourceResult``: its ``contents``, one item
@@ -182,6 +264,7 @@ __all__ = [
     "is_call_tool_result",
     "jsonrpc_error_text",
     "mcp_result",
+    "read_arguments",
     "rejected_request",
     "unwrap_call_tool_result",
     "unwrap_read_resource_result",

@@ -26,7 +26,7 @@ SPEC = HERE / "ops.ltl"
 
 
 def test_a_prompt_embedding_a_refused_read_is_withheld(tmp_path: Path) -> None:
-    """``review("secret")`` embeds file://docs/secret, which ``resources/read`` may not
+    """``review("secret")`` embeds docs://secret, which ``resources/read`` may not
     read: the client gets the refusal, not the secret; ``review("readme")`` passes as the
     server wrote it, and its read is in the trace."""
     run = Run(tmp_path, SPEC, OPS)
@@ -40,14 +40,14 @@ def test_a_prompt_embedding_a_refused_read_is_withheld(tmp_path: Path) -> None:
 
     readme, refused = anyio.run(scenario)
     assert readme.messages[1].content.resource.text == "public readme"
-    assert "no_secrets" in refused and "file://docs/secret" in refused
+    assert "no_secrets" in refused and "docs://secret" in refused
     assert "sk-live" not in refused
     events = run.events()
     reads = [e for e in events if e.get("tool") == "resources/read"]
     assert [(e["event"], e["args"]["uri"], e["action"]) for e in reads] == [
-        ("agentguard.decision", "file://docs/readme", "allow"),
-        ("agentguard.result", "file://docs/readme", "executed"),
-        ("agentguard.decision", "file://docs/secret", "block"),
+        ("agentguard.decision", "docs://readme", "allow"),
+        ("agentguard.result", "docs://readme", "executed"),
+        ("agentguard.decision", "docs://secret", "block"),
     ]
     (report,) = run.reports()
     assert report["tool_sequence"] == ["resources/read"]
@@ -114,7 +114,7 @@ def test_only_resources_embedded_whole_are_reads() -> None:
     judged when it comes; text and images are no reads."""
     result = {
         "messages": [
-            {"role": "user", "content": {"type": "text", "text": "file://docs/secret"}},
+            {"role": "user", "content": {"type": "text", "text": "docs://secret"}},
             {"role": "user", "content": {"type": "resource_link", "uri": "file://x", "name": "x"}},
             {
                 "role": "user",
@@ -152,12 +152,12 @@ def _raw_session(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[dict[A
 
 
 def test_a_read_handing_over_other_resources_is_judged_for_each(tmp_path: Path) -> None:
-    """A read of the directory ``file://docs/`` answers with every file under it: the
+    """A read of the directory ``docs://`` answers with every file under it: the
     secret's read is refused, so the client gets the refusal, not the directory."""
     read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read"}
-    answers, out = _raw_session(tmp_path, [{**read, "params": {"uri": "file://docs/"}}])
+    answers, out = _raw_session(tmp_path, [{**read, "params": {"uri": "docs://"}}])
     assert answers[2]["error"]["code"] == -32010
-    assert "file://docs/secret" in answers[2]["error"]["message"]
+    assert "docs://secret" in answers[2]["error"]["message"]
     assert "sk-live" not in out
 
 

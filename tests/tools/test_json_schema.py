@@ -106,3 +106,29 @@ def test_lengths_and_sizes_are_enforced(prop: dict[str, object], good: object, b
     assert checker.check("f", {"x": good}, []) == []
     (problem,) = checker.check("f", {"x": bad}, [])
     assert any(k in str(problem) for k in ("minLength", "maxLength", "minItems", "maxItems"))
+
+
+def test_json_text_a_tool_reads_decoded_is_declared_any() -> None:
+    """pydantic's ``Json`` field: text on the wire, the decoded value to the function (and
+    to the check), so its declaration takes any value."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "settings": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": {"type": "object"},
+                "maxLength": 3,
+            }
+        },
+    }
+    (param,) = declaration_from_json_schema("configure", schema).params
+    assert param.type == "any"
+
+
+def test_items_read_as_json_text_are_declared_any() -> None:
+    """``list[Json[...]]``: each item is text on the wire and a value to the function."""
+    items = {"type": "string", "contentMediaType": "application/json"}
+    schema = {"type": "object", "properties": {"cfgs": {"type": "array", "items": items}}}
+    (param,) = declaration_from_json_schema("aim", schema).params
+    assert param.type == "list" and param.items is None

@@ -166,3 +166,137 @@ def test_a_number_json_cannot_carry_is_a_problem() -> None:
     """1e999 is read as infinity, which the SDK sends as null: never judged as either."""
     problem = server_arguments(None, {"amounts": [1.0, float("-inf")]}).problem
     assert problem is not None and "'amounts[1]'" in problem and "finite number" in problem
+
+
+DECODED = {  # MCPServer's schemas: str | list[str], Any, unannotated, str | None, str
+    "type": "object",
+    "properties": {
+        "target": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "query": {"title": "Query"},
+        "paths": {"title": "paths", "type": "string"},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        "path": {"title": "Path", "type": "string"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "kind"),
+    [
+        ({"target": '["/prod"]'}, "a list"),
+        ({"query": '{"env": "prod"}'}, "an object"),
+        ({"query": " null "}, "null"),
+        ({"paths": '["/prod"]'}, "a list"),
+        ({"paths": '{"a": 1}'}, "an object"),
+        ({"note": "null"}, "null"),
+    ],
+)
+def test_json_text_the_server_would_decode_is_a_problem(args: dict[str, Any], kind: str) -> None:
+    problem = server_arguments(DECODED, args).problem
+    assert problem is not None and f"is JSON for {kind}" in problem
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"path": '["/prod"]'},  # annotated str: the server keeps the text
+        {"target": '{"a": 1}'},  # an object fits neither branch: the server refuses it
+        {"note": '["x"]'},
+        {"target": "[not json"},
+        {"query": "nothing"},
+        {"paths": "/prod"},
+        {"target": ["/prod"]},  # typed: judged as the list it is
+    ],
+)
+def test_text_the_server_keeps_as_text_is_fine(args: dict[str, Any]) -> None:
+    assert server_arguments(DECODED, args).problem is None
+
+
+def test_json_text_a_field_reads_is_judged_decoded() -> None:
+    """``contentMediaType: application/json`` (pydantic's ``Json``): the server acts on the
+    decoded value, judged by the ``contentSchema``; text that is no JSON stays text."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "settings": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": {"type": "object"},
+            }
+        },
+    }
+    assert server_arguments(schema, {"settings": '{"mode": "danger"}'}).args == {
+        "settings": {"mode": "danger"}
+    }
+    assert server_arguments(schema, {"settings": "no json"}).args == {"settings": "no json"}
+    assert server_arguments(schema, {"settings": "[1]"}).problem is not None
+
+
+def test_an_unannotated_parameter_with_a_default_takes_no_json_text() -> None:
+    """``def purge(paths="/tmp")``: MCPServer lists it with its default beside the
+    marker, and still decodes JSON text in it."""
+    schema = {
+        "type": "object",
+        "properties": {"paths": {"title": "paths", "type": "string", "default": "/tmp"}},
+    }
+    problem = server_arguments(schema, {"paths": '["/prod"]'}).problem
+    assert problem is not None and "is JSON for a list" in problem
+    assert server_arguments(schema, {"paths": "/prod"}).problem is None
+
+
+JSON_TEXT = {
+    "type": "string",
+    "contentMediaType": "application/json",
+    "contentSchema": {"type": "object"},
+}
+
+
+@pytest.mark.parametrize(
+    ("prop", "args", "judged"),
+    [
+        ({"type": "array", "items": JSON_TEXT}, ['{"m": "x"}'], [{"m": "x"}]),
+        (
+            {"type": "object", "additionalProperties": JSON_TEXT},
+            {"a": '{"m": "x"}'},
+            {"a": {"m": "x"}},
+        ),
+        ({"anyOf": [JSON_TEXT, {"type": "null"}]}, '{"m": "x"}', {"m": "x"}),
+        (
+            {"type": "object", "properties": {"cfg": {"anyOf": [JSON_TEXT, {"type": "null"}]}}},
+            {"cfg": '{"m": "x"}'},
+            {"cfg": {"m": "x"}},
+        ),
+    ],
+)
+def test_json_text_is_judged_decoded_wherever_it_is(
+    prop: dict[str, Any], args: Any, judged: Any
+) -> None:
+    """In a list's items, a map's values, a union's branch, a nested model: decoded."""
+    schema = {"type": "object", "properties": {"v": prop}}
+    found = server_arguments(schema, {"v": args})
+    assert found.problem is None and found.args == {"v": judged}
+
+
+def test_a_key_the_schema_does_not_declare_is_a_problem() -> None:
+    """``skip_checks`` beside a declared ``skipChecks`` (an alias): pydantic reads the
+    field's own name too, so the default filled in for ``skipChecks`` would be judged
+    while the server acts on ``skip_checks: true``. Where the object says what other
+    keys are (``additionalProperties``), they are judged as given."""
+    opts = {
+        "type": "object",
+        "properties": {
+            "targetEnv": {"type": "string"},
+            "skipChecks": {"type": "boolean", "default": False},
+        },
+    }
+    schema = {"type": "object", "properties": {"opts": opts}}
+    problem = server_arguments(schema, {"opts": {"targetEnv": "prod", "skip_checks": True}}).problem
+    assert problem is not None and "'opts.skip_checks' is not in the tool's input schema" in problem
+    assert server_arguments(schema, {"extra": 1}).problem is not None
+    open_opts = {**opts, "additionalProperties": True}
+    found = server_arguments(
+        {"type": "object", "properties": {"opts": open_opts}}, {"opts": {"x": 1}}
+    )
+    assert found.problem is None and found.args == {"opts": {"x": 1, "skipChecks": False}}
+    free = {"type": "object", "properties": {"data": {"type": "object"}}}
+    assert server_arguments(free, {"data": {"any": "key"}}).problem is None

@@ -15,6 +15,7 @@ from agentguard.trace.mcp_content import (
     is_call_tool_result,
     is_content_list,
     mcp_result,
+    read_arguments,
     unwrap_call_tool_result,
 )
 from agentguard.trace.model import Trace
@@ -140,3 +141,48 @@ def test_records_holding_bare_content_lists_load_unwrapped(tmp_path: Path) -> No
         {"verified": True},
         {"type": "image", "data": "AA", "mimeType": "image/png"},
     ]
+
+
+def test_a_read_is_judged_with_its_uri_decoded() -> None:
+    assert read_arguments("file:///%65tc/passwd") == {"uri": "file:///etc/passwd"}
+    assert read_arguments("file:///%2565tc/passwd") == {"uri": "file:///etc/passwd"}
+    assert read_arguments("file:///a%20b.txt") == {"uri": "file:///a b.txt"}
+    assert read_arguments("file:///plain") == {"uri": "file:///plain"}
+    assert read_arguments("x%FF") == {"uri": "x\ufffd"}
+
+
+def test_a_read_is_judged_with_its_path_normalised() -> None:
+    assert read_arguments("file:///work/../etc/passwd") == {"uri": "file:///etc/passwd"}
+    assert read_arguments("file:////etc//passwd") == {"uri": "file:///etc/passwd"}
+    assert read_arguments("file:///work/%2E%2E/etc/./x/") == {"uri": "file:///etc/x/"}
+    assert read_arguments("docs://readme?v=/../1#a") == {"uri": "docs://readme?v=/../1#a"}
+    assert read_arguments("secret:vault/../key") == {"uri": "secret:key"}
+    # a template reads what follows // as path: .. climbs over its first name too, and
+    # a .. with nothing to climb stays where nothing roots the path
+    assert read_arguments("notes://public/../private/keys") == {"uri": "notes://private/keys"}
+    assert read_arguments("notes://public/../../x") == {"uri": "notes://../x"}
+    assert read_arguments("file:///C:/work/..%5C..\\secret") == {"uri": "file:///secret"}
+
+
+def test_a_file_uri_is_judged_as_the_local_path_it_names() -> None:
+    """As a file server taking the uri apart with ``urllib.parse`` reads it: its host
+    (``localhost``, a user, a port) dropped, the scheme's case, tabs and line breaks and
+    the spaces around it ignored, an escaped ``?`` part of the path."""
+    for uri in (
+        "file://localhost/etc/passwd",
+        "file://user:pw@host:99/etc/passwd",
+        "FILE:///etc/passwd",
+        " file:///etc/passwd\n",
+        "file:///e\tt\nc/passwd",
+        "file:///tmp/%3F/../../etc/passwd",
+        "file:/etc/passwd",
+    ):
+        assert read_arguments(uri) == {"uri": "file:///etc/passwd"}, uri
+
+
+@given(st.text(alphabet="%256ACFabc/.?#:\\ \t", max_size=32))
+def test_decoding_a_uri_twice_changes_nothing(uri: str) -> None:
+    """Decoded to its end: what a server decodes once more is what the spec saw
+    (within the bound of 16 decodings, which takes more than 32 characters to pass)."""
+    once = read_arguments(uri)["uri"]
+    assert read_arguments(once)["uri"] == once

@@ -38,6 +38,7 @@ from agentguard.trace.mcp_content import (
     RESOURCE_READ,
     jsonrpc_error_text,
     mcp_result,
+    read_arguments,
     rejected_request,
     unwrap_read_resource_result,
 )
@@ -84,7 +85,8 @@ def load(value: Any, source: str, final_answer: bool) -> Trace:  # noqa: ARG001
         where = f"message {index + 1} {method}"
         if method == RESOURCE_READ:
             name: Any = RESOURCE_READ
-            args: dict[str, Any] = {"uri": params.get("uri")}
+            uri = params.get("uri")
+            args: dict[str, Any] = read_arguments(uri) if isinstance(uri, str) else {"uri": uri}
         else:
             args = arguments_of(params, "arguments", PARAMS_KEYS, where, source)
             name = params.get("name")

@@ -20,7 +20,9 @@ converted the types), so a test can compare what ran with what was checked:
   (``^[a-z][a-z0-9-]*$``, and the backtracking trap ``^(a+)+$``), checked by the server
   too; ``rename(name)``: a pattern in its schema only (look-ahead, which RE2 cannot
   take), never checked by the server;
-* the resource template ``file://docs/{name}``, the prompt ``review(name)`` and the tool
+* ``erase(target: str | list[str])``, ``search(query: Any)`` and ``purge(paths)``
+  (unannotated): the SDK decodes JSON text in these, and acts on the list or object;
+* the resource template ``docs://{name}``, the prompt ``review(name)`` and the tool
   ``show(name)``, which embed that document whole (``readme`` is public, ``secret`` a key).
 """
 
@@ -30,7 +32,7 @@ import json
 import os
 import threading
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
@@ -176,10 +178,31 @@ def rename(name: Annotated[str, Field(json_schema_extra={"pattern": "^(?!admin).
     return f"renamed to {name}"
 
 
+@app.tool()
+def erase(target: str | list[str]) -> str:
+    """Erase one path or several (the SDK decodes JSON text here: not annotated str)."""
+    _ran("erase", target=target)
+    return f"erased {target!r}"
+
+
+@app.tool()
+def search(query: Any) -> str:
+    """Search with any JSON query (decoded from JSON text by the SDK)."""
+    _ran("search", query=query)
+    return "found"
+
+
+@app.tool()
+def purge(paths) -> str:  # type: ignore[no-untyped-def]  # unannotated on purpose
+    """Purge paths: unannotated, listed as {"type": "string"} yet read as Any."""
+    _ran("purge", paths=paths)
+    return "purged"
+
+
 DOCS = {"readme": "public readme", "secret": "API_KEY=sk-live-SECRET-1234"}
 
 
-@app.resource("file://docs/{name}")
+@app.resource("docs://{name}")
 def doc(name: str) -> str:
     """A document by name."""
     return DOCS[name]
@@ -192,7 +215,7 @@ def show(name: str) -> types.EmbeddedResource:
     return types.EmbeddedResource(
         type="resource",
         resource=types.TextResourceContents(
-            uri=f"file://docs/{name}", text=DOCS[name], mime_type="text/plain"
+            uri=f"docs://{name}", text=DOCS[name], mime_type="text/plain"
         ),
     )
 
@@ -203,7 +226,7 @@ def review(name: str) -> list[UserMessage]:
     embedded = types.EmbeddedResource(
         type="resource",
         resource=types.TextResourceContents(
-            uri=f"file://docs/{name}", text=DOCS[name], mime_type="text/plain"
+            uri=f"docs://{name}", text=DOCS[name], mime_type="text/plain"
         ),
     )
     return [UserMessage("Please review this document:"), UserMessage(embedded)]

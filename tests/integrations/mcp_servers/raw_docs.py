@@ -1,7 +1,7 @@
 """A bare stdio MCP server (JSON lines, no SDK) for the gateway's embedded-read tests:
-``resources/read`` of ``file://docs/`` (a directory) answers with every file under it,
+``resources/read`` of ``docs://`` (a directory) answers with every file under it,
 ``secret`` included; the tool ``ask_model`` sends the client a ``sampling/createMessage``
-whose tool result embeds ``file://docs/secret`` whole. Every message it receives from the
+whose tool result embeds ``docs://secret`` whole. Every message it receives from the
 proxy is appended to the file named by ``SHOP_RECORD``."""
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ def _answer(mid: Any, method: str | None, params: dict[str, Any]) -> None:
     elif method == "resources/read":
         uri = params["uri"]
         contents = [
-            {"uri": "file://docs/readme", "mimeType": "text/plain", "text": "public readme"},
-            {"uri": "file://docs/secret", "mimeType": "text/plain", "text": SECRET},
+            {"uri": "docs://readme", "mimeType": "text/plain", "text": "public readme"},
+            {"uri": "docs://secret", "mimeType": "text/plain", "text": SECRET},
         ]
-        if uri != "file://docs/":
+        if uri != "docs://":
             contents = [c for c in contents if c["uri"] == uri]
         send({"jsonrpc": "2.0", "id": mid, "result": {"contents": contents}})
     elif method == "tools/call":
-        embedded = {"type": "resource", "resource": {"uri": "file://docs/secret", "text": SECRET}}
+        embedded = {"type": "resource", "resource": {"uri": "docs://secret", "text": SECRET}}
         tool_result = {"type": "tool_result", "toolUseId": "u1", "content": [embedded]}
         sampling = {"maxTokens": 50, "messages": [{"role": "user", "content": [tool_result]}]}
         send({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": sampling})
