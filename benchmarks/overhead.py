@@ -21,7 +21,7 @@ framework alone, with nothing to hide behind. Rows with a fixed model delay per 
 cost against a realistic step.
 
     python benchmarks/overhead.py [--steps 40] [--repeat 5] [--model-latency-ms 50]
-        [--framework smolagents|langchain|all] [--json]
+        [--framework smolagents|langchain|all] [--spec specs/refund.ltl] [--json]
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-SPEC = Path(__file__).resolve().parents[1] / "agentguard" / "demo" / "refund.ltl"
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "specs" / "refund.ltl"
+"""The README's spec (``--spec`` for another, e.g. agentguard/demo/refund.ltl)."""
 
 
 class AllowAll:
@@ -307,9 +309,13 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="which framework to measure",
     )
+    parser.add_argument("--spec", type=Path, default=None, help="the spec (default: the README's)")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args(argv)
     from agentguard.errors import ToolMismatchWarning
+
+    global SPEC
+    SPEC = args.spec or SPEC
 
     cases = {"smolagents": smolagents_case, "langchain": langchain_case}
     chosen = list(cases) if args.framework == "all" else [args.framework]
@@ -325,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.model_latency_ms > 0:  # a short run: the delay dominates its wall time
         delayed = rows(args.model_latency_ms, min(args.steps, 10), min(args.repeat, 3))
     result = {
+        "spec": str(SPEC),
         "headline_no_model_delay": headline,
         "with_model_delay": {"model_latency_ms": args.model_latency_ms, "runs": delayed},
     }
@@ -332,8 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(
-        f"scripted model, no delay: {args.repeat} interleaved runs of each configuration, "
-        "medians per agent step (wall; CPU of the process in brackets)"
+        f"spec {SPEC}; scripted model, no delay: {args.repeat} interleaved runs of each "
+        "configuration, medians per agent step (wall; CPU of the process in brackets)"
     )
     for row in headline:
         _print(row)

@@ -92,11 +92,14 @@ def called_arguments(tools: Mapping[str, Any] | None, call: Mapping[str, Any]) -
 def handed_arguments(
     tool: Any, args: Mapping[str, Any], checked: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The arguments the tool is invoked with: the ``checked`` snapshot, plus the values
-    LangGraph injected into ``args`` (its runtime, state, store), as it injected them."""
-    injected = READERS.of(tool).injected
+    """The arguments the tool is invoked with: the ``checked`` snapshot in the form its
+    schema reads (``Json`` fields as text, aliased fields under their alias), plus the
+    values LangGraph injected into ``args`` (its runtime, state, store), as it injected
+    them."""
+    reader = READERS.of(tool)
+    injected = reader.injected
     out = {k: v for k, v in args.items() if k in injected} if injected else {}
-    out.update(checked)
+    out.update(reader.hand(checked))
     return out
 
 

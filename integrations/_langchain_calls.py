@@ -38,6 +38,7 @@ from ._langchain_arguments import (
     model_arguments,
     received_arguments,
 )
+from ._langchain_nesting import within_call
 from ._langchain_receipt import ReceivedOtherArguments, receipt_checked
 
 try:
@@ -137,7 +138,8 @@ class CheckedTool:
             return started
         try:
             handed = _with_args(self.tool, tool_input, started, admitted[1])
-            outcome = receipt_checked(self.tool, started.args).invoke(handed, config, **kwargs)
+            with within_call(self.session):
+                outcome = receipt_checked(self.tool, started.args).invoke(handed, config, **kwargs)
         except ReceivedOtherArguments as exc:  # refused at the door: the tool never ran
             return _not_received(self.session, started, exc, tool_input)
         except BaseException as exc:  # Ctrl-C inside the tool too: it began, it may have acted
@@ -164,7 +166,8 @@ class CheckedTool:
         handed = _with_args(self.tool, tool_input, checked, admitted[1])
         try:
             guarded = receipt_checked(self.tool, checked.args)
-            outcome = await guarded.ainvoke(handed, config, **kwargs)
+            with within_call(self.session):
+                outcome = await guarded.ainvoke(handed, config, **kwargs)
         except ReceivedOtherArguments as exc:  # refused at the door: the tool never ran
             return _not_received(self.session, checked, exc, tool_input)
         except BaseException as exc:  # a cancelled tool too: it began, it may have acted

@@ -39,7 +39,12 @@ def receipt_checked(tool: Any, checked: Mapping[str, Any]) -> Any:
     expected = dict(checked)
 
     def parse(tool_input: Any, tool_call_id: str | None = None) -> Any:
-        parsed = original(tool_input, tool_call_id)
+        try:
+            parsed = original(tool_input, tool_call_id)
+        except (ValueError, TypeError) as exc:  # (pydantic's ValidationError) never ran
+            raise ReceivedOtherArguments(
+                f"the tool's own validation rejected the arguments checked: {exc}"
+            ) from exc
         if isinstance(parsed, Mapping):
             values = {str(k): plain_value(v) for k, v in parsed.items() if k not in injected}
             try:

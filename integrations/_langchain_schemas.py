@@ -23,6 +23,7 @@ from typing import Any, Final, TypeGuard
 from agentguard.errors import MissingExtraError
 
 from ._langchain_values import plain_value, problem_of
+from ._pydantic_fields import handed_form, reshapes
 
 try:
     from pydantic import BaseModel
@@ -52,7 +53,17 @@ CHANGED: Final = (
 class _Reader:
     """One tool's schemas: how it reads a model's call, and a LangGraph invocation."""
 
-    __slots__ = ("call", "defaults", "fields", "full", "id_keys", "injected", "json", "verify")
+    __slots__ = (
+        "call",
+        "defaults",
+        "fields",
+        "full",
+        "id_keys",
+        "injected",
+        "json",
+        "reshaped",
+        "verify",
+    )
 
     def __init__(self, tool: Any) -> None:
         self.injected = _injected_keys(tool)
@@ -63,6 +74,7 @@ class _Reader:
         self.defaults: frozenset[str] = frozenset()
         self.id_keys: tuple[str, ...] = ()
         self.verify = False
+        self.reshaped: type[BaseModel] | None = None  # handed in another form (Json, aliases)
         schema = getattr(tool, "tool_call_schema", None)
         if _is_model(schema):
             self.call = _validator(schema)
@@ -78,7 +90,10 @@ class _Reader:
                 k for k, f in fields.items() if not f.is_required() and k not in ("args", "kwargs")
             )
             self.id_keys = _tool_call_id_keys(full)
-            self.verify = _runs_functions(getattr(full, "__pydantic_core_schema__", None))
+            self.reshaped = full if reshapes(full) else None
+            self.verify = self.reshaped is not None or _runs_functions(
+                getattr(full, "__pydantic_core_schema__", None)
+            )
 
     def arguments(self, args: Mapping[str, Any]) -> Arguments:
         """A model's arguments as the model-facing schema gives them."""
@@ -88,7 +103,8 @@ class _Reader:
             model = self.call(args if type(args) is dict else dict(args))
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             return Rejected(problem_of(exc))
-        return {k: plain_value(v) for k, v in model.model_dump().items()}
+        values: dict[str, Any] = plain_value(model)  # its fields, not a dump (excluded ones too)
+        return values
 
     def received(self, args: Mapping[str, Any], tool_call_id: str | None) -> Arguments | None:
         """What the tool's own schema hands the tool for a LangGraph invocation with
@@ -100,11 +116,18 @@ class _Reader:
             values = self._read(args, tool_call_id)
             if self.verify:  # the tool reads the snapshot again: the same values?
                 kept = {k: v for k, v in args.items() if k in self.injected}
-                if self._read({**kept, **values}, tool_call_id) != values:
+                if self._read({**kept, **self.hand(values)}, tool_call_id) != values:
                     return Rejected(CHANGED)
         except ValueError as exc:
             return Rejected(problem_of(exc))
         return values
+
+    def hand(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Checked values in the form the tool's schema reads them (``_pydantic_fields``:
+        ``Json`` fields as text, aliased fields under their alias)."""
+        if self.reshaped is None:
+            return dict(values)
+        return handed_form(self.reshaped, values)
 
     def _read(self, args: Mapping[str, Any], tool_call_id: str | None) -> dict[str, Any]:
         if self.full is None:  # pragma: no cover - checked by the caller

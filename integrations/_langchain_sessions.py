@@ -27,6 +27,8 @@ from agentguard.enforcement.options import RecordsAgain
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardSession
 
+from ._langchain_nesting import enclosing_sessions
+
 try:
     from langchain.agents.middleware import AgentState
     from langchain.agents.middleware.types import PrivateStateAttr
@@ -146,6 +148,8 @@ class Invocations:
         # several invocations, a graph invoked inside a tool): which is a call's own is
         # not known, and a call that lost its token is refused
         self._controls: OrderedDict[int, tuple[object, GuardSession | None]] = OrderedDict()
+        self._nested: set[str] = set()  # tokens of invocations begun inside a call of a run
+        self._mine: weakref.WeakSet[GuardSession] = weakref.WeakSet()  # begun here, ended too
 
     def for_thread(self, thread_id: str) -> GuardSession | None:
         """The latest invocation's session on ``thread_id`` (running or finished)."""
@@ -162,7 +166,15 @@ class Invocations:
         return self._tokens.get(session)
 
     def begin(self, state: Any, runtime: Any, token: str) -> GuardSession:
-        """A new invocation's session, continuing the checkpointed run if ``resume``."""
+        """A new invocation's session, continuing the checkpointed run if ``resume``; an
+        invocation inside a tool call of a running session joins it (``_langchain_nesting``)."""
+        with self._lock:
+            # (an ended run too: a call of it still running is refused, never judged afresh)
+            outer = next((s for s in enclosing_sessions() if s in self._mine), None)
+            if outer is not None:
+                self._runs[token] = outer
+                self._nested.add(token)
+                return outer
         session = self._new_session()
         saved = read_run_document(state_value(state, STATE_KEY))[1] if self.resume else None
         # a checkpoint older than the log: the calls that ran since are recorded again
@@ -175,6 +187,7 @@ class Invocations:
         thread = thread_of(runtime)
         control = run_control()
         with self._lock:
+            self._mine.add(session)
             self._runs[token] = session
             self._tokens[session] = token
             if control is not None:
@@ -189,6 +202,26 @@ class Invocations:
                 self._threads.move_to_end(thread)
                 self._forget_old_threads()
         return session
+
+    def nested_token(self, token: str) -> bool:
+        return token in self._nested
+
+    def nested(self, state: Any) -> bool:
+        """Was the invocation ``state`` belongs to begun inside a tool call of a run?"""
+        if not self._nested:  # the common case: no lock
+            return False
+        value = state_value(state, STATE_KEY)
+        return type(value) is dict and value.get("run") in self._nested
+
+    def leave(self, state: Any) -> None:
+        """A nested invocation ended: the run it joined goes on."""
+        value = state_value(state, STATE_KEY)
+        token = value.get("run") if type(value) is dict else None
+        if type(token) is not str:
+            return
+        with self._lock:
+            self._nested.discard(token)
+            self._runs.pop(token, None)
 
     def _forget_old_threads(self) -> None:
         idle = [t for t, s in self._threads.items() if not s.active]

@@ -145,17 +145,24 @@ def turn_verdict(
     *,
     tools: Mapping[str, Any] | None = None,
     structured: Any = None,
+    nested: bool = False,
 ) -> Verdict | None:
     """What a model turn (``new``, after ``history``; or the end of ``history`` when
     ``new`` is empty) changes in the graph: None to go on (docs/integrations.md).
     ``tools`` are the agent's by name (each call is checked on its arguments as its tool
-    will receive them), ``structured`` the turn's ``structured_response``."""
+    will receive them), ``structured`` the turn's ``structured_response``. ``nested``:
+    the turn of an agent invoked inside a tool call of the run (``_langchain_nesting``):
+    its calls are checked, its messages and answers are not the run's."""
     found = _model_message(new) if new else _model_message(history)
     if found is None:
         return None
     index, message = found
     before = [*history, *new[:index]] if new else history[:index]
     answered = new[index + 1 :] if new else history[index + 1 :]
+    own = {m.tool_call_id: m for m in answered if isinstance(m, ToolMessage)}
+    calls = [c for c in message.tool_calls if c.get("id") not in own]
+    if nested:  # (the run's own calls in flight are its enclosing call's: none unclaimed)
+        return _check_batch(session, calls, tools, NO_ANSWER, {}) if calls else None
     # a new turn: a decision of an earlier one no call came to collect never ran
     session.withdraw_unclaimed("the framework never ran this call")
     try:
@@ -164,8 +171,6 @@ def turn_verdict(
         return Verdict(
             (AIMessage(content=blocked_text(stopped.decision)),), "end", drop_answer=True
         )
-    own = {m.tool_call_id: m for m in answered if isinstance(m, ToolMessage)}
-    calls = [c for c in message.tool_calls if c.get("id") not in own]
     if structured is None:
         if calls:
             return _check_batch(session, calls, tools, NO_ANSWER, {})
@@ -287,9 +292,12 @@ class ModelTurn:
         dialogue: Dialogue,
         request: Any,
         tools: Mapping[str, Any] | None = None,
+        *,
+        nested: bool = False,
     ) -> None:
         self.session = session
         self.dialogue = dialogue
+        self.nested = nested
         self.request = request
         self.tools = tools
         self.history: Sequence[Any] = state_value(request.state, "messages") or []
@@ -310,6 +318,7 @@ class ModelTurn:
             response.result,
             tools=self.tools,
             structured=response.structured_response,
+            nested=self.nested,
         )
         if verdict is not None and (verdict.replaced or verdict.drop_answer):
             response = ModelResponse(

@@ -16,8 +16,10 @@ from agentguard.errors import MissingExtraError, UncheckableArgumentsError
 from agentguard.trace.arguments import snapshot_arguments
 
 try:
-    from pydantic import BaseModel
+    from pydantic import BaseModel, SecretBytes, SecretStr
     from pydantic_core import to_jsonable_python
+
+    from ._pydantic_fields import revealed
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("langchain", "langchain-core") from exc
 
@@ -39,8 +41,13 @@ def plain_value(value: Any) -> Any:
         return {k: plain_value(v) for k, v in value.items()}
     if kind is list or kind is tuple:
         return [plain_value(v) for v in value]
-    if isinstance(value, BaseModel):
-        return plain_value(value.model_dump())
+    if isinstance(value, BaseModel):  # its fields as the function gets them (not a dump:
+        # a dump leaves out Field(exclude=True) fields and runs the model's serializers)
+        fields = {name: plain_value(getattr(value, name)) for name in type(value).model_fields}
+        extra = value.__pydantic_extra__
+        if extra:
+            fields.update((str(k), plain_value(v)) for k, v in extra.items())
+        return fields
     if isinstance(value, enum.Enum):
         return plain_value(value.value)
     if isinstance(value, (set, frozenset)):
@@ -49,6 +56,8 @@ def plain_value(value: Any) -> Any:
             return sorted(members)
         except TypeError:  # members of mixed types: pydantic's order
             return members
+    if isinstance(value, (SecretStr, SecretBytes)):  # the value the tool gets, not a mask
+        return plain_value(revealed(value))
     if isinstance(value, (Decimal, Fraction)):
         # checked as the JSON number that is its value, or refused by the snapshot when
         # none is: never turned into text, which a numeric test would judge apart

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, SecretBytes, SecretStr, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from agentguard.errors import MissingExtraError
 
 from ._openai_agents_install import ApprovalPolicy
 from ._openai_agents_receipt import adapter_of
+from ._pydantic_fields import revealed
 
 try:
     from agents import FunctionTool, ModelBehaviorError
@@ -78,26 +79,40 @@ def prepare_for(name: str, invoker: Any, raw: str | None) -> Prepared:
     validator = _validator(invoker)
     if validator is None:  # the tool parses its JSON itself: the object is what it gets
         return Prepared(text, parsed, tool_text(parsed))
+    validate, dump = validator
     try:
-        checked = _plain(validator(parsed))
-        handed = tool_text(checked)
-        again = tool_text(_plain(validator(json.loads(handed))))
+        validated = validate(parsed)
+        checked = held(validated)
+        handed = tool_text(_plain(dump(validated)))
+        back = held(validate(json.loads(handed)))
     except (ValidationError, ValueError, TypeError) as exc:
         return Prepared(text, parsed, None, f"Invalid JSON input for tool {name}: {exc}")
-    if again != handed:  # a validator that changes its own output: no value to hand over
+    if tool_text(back) != tool_text(checked):  # the function would get other values
         problem = (
             f"the arguments of {name} do not survive its own validation unchanged "
-            f"({handed} became {again}), so agentguard cannot hand it what it checked"
+            f"({tool_text(checked)} became {tool_text(back)}: a validator that changes its "
+            "own output, a field its dumps leave out, or a value JSON cannot carry), so "
+            "agentguard cannot hand it what it checked"
         )
         return Prepared(text, checked, None, problem)
     return Prepared(text, checked, handed)
 
 
-def handover(tool: FunctionTool, text: str) -> PreparedFunctionArguments | str | None:
+def handed_text(prepared: Prepared, args: Mapping[str, Any]) -> str:
+    """The JSON text the tool is handed for the checked ``args``: the text prepared for
+    them (``Json`` fields as the text they read, ``_pydantic_fields``), else theirs."""
+    if prepared.text is not None and same_arguments(args, prepared.args):
+        return prepared.text
+    return tool_text(args)
+
+
+def handover(
+    tool: FunctionTool, text: str, judged: Mapping[str, Any]
+) -> PreparedFunctionArguments | str | None:
     """The arguments the SDK hands ``tool``'s function for the checked JSON ``text``,
     validated once, here, as the SDK's own preparation does. The SDK takes them as
     prepared and does not validate again, so the function receives these very objects;
-    their JSON form must be ``text``. A validator whose answer changes between calls (a
+    they must hold the ``judged`` values. A validator whose answer changes between calls (a
     counter, the clock, a file) gives itself away here: the problem is returned instead,
     and the function never runs. None: the tool's invoker takes no prepared arguments (a
     tool built by hand parses its JSON itself: it is handed ``text``)."""
@@ -111,15 +126,15 @@ def handover(tool: FunctionTool, text: str) -> PreparedFunctionArguments | str |
         return None
     try:
         parsed = schema.params_pydantic_model(**json.loads(text))
-        received = tool_text(_plain(parsed.model_dump(**_DUMP)))
+        received = tool_text(held(parsed))
         args, kwargs = schema.to_call_args(parsed)
     except (ValidationError, ValueError, TypeError) as exc:
         return f"Invalid JSON input for tool {tool.name}: {exc}"
-    if received != text:
+    if received != tool_text(judged):
         return (
             f"the validation of {tool.name}'s arguments gave it {received}, not the "
-            f"{text} checked (a validator whose answer changes between calls), so it "
-            "never ran"
+            f"{tool_text(judged)} checked (a validator whose answer changes between calls), "
+            "so it never ran"
         )
     return PreparedFunctionArguments(owner=owner, arguments=text, args=args, kwargs=kwargs)
 
@@ -141,18 +156,53 @@ def sdk_invoker(tool: FunctionTool) -> Any:
     return getattr(invoker, "agentguard_inner", invoker)
 
 
-def _validator(invoker: Any) -> Any:
-    """The validation the SDK applies to the arguments of the tool ``invoker`` runs, as
-    a function from the parsed JSON to the validated arguments (Python values, nested
-    models as dicts); None for a tool without one."""
+def _validator(invoker: Any) -> tuple[Any, Any] | None:
+    """The validation the SDK applies to the arguments of the tool ``invoker`` runs: a
+    function from the parsed JSON to the validated arguments, and one dumping those in
+    the form the validation reads back (by alias; ``Json`` fields as text); None for a
+    tool without one."""
     for value in _closure(invoker):
         if isinstance(value, FuncSchema):
-            model: type[BaseModel] = value.params_pydantic_model
-            return lambda data: model(**data).model_dump(**_DUMP)
+            return _model_validation(value.params_pydantic_model)
         adapter = adapter_of(value)
         if adapter is not None:  # Agent.as_tool validates with an adapter
-            return lambda data: adapter.dump_python(adapter.validate_python(data), **_DUMP)
+            return _adapter_validation(adapter)
     return None
+
+
+def _model_validation(model: type[BaseModel]) -> tuple[Any, Any]:
+    def dump(validated: BaseModel) -> Any:
+        return validated.model_dump(**_DUMP)
+
+    return (lambda data: model(**data)), dump
+
+
+def _adapter_validation(adapter: TypeAdapter[Any]) -> tuple[Any, Any]:
+    def dump(validated: Any) -> Any:
+        return adapter.dump_python(validated, **_DUMP)
+
+    return adapter.validate_python, dump
+
+
+def held(value: Any) -> Any:
+    """Validated arguments as the function holds them, as plain data: a model's fields
+    read one by one (a dump would run its serializers, leave out excluded fields, write
+    a ``Json`` field as text and a ``Base64Str`` encoded), under the names the model
+    writes (aliases), values as :func:`_plain` gives them (a secret as its value)."""
+    if isinstance(value, BaseModel):
+        out: dict[str, Any] = {}
+        for name, field in type(value).model_fields.items():
+            out[field.serialization_alias or field.alias or name] = held(getattr(value, name))
+        extra = value.__pydantic_extra__
+        if extra:
+            out.update((_key(k), held(v)) for k, v in extra.items())
+        return out
+    kind = type(value)
+    if kind is dict:
+        return {_key(k): held(v) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [held(v) for v in value]
+    return _plain(value)
 
 
 def _plain(value: Any) -> Any:
@@ -165,6 +215,8 @@ def _plain(value: Any) -> Any:
         return value
     if kind is dict:
         return {_key(k): _plain(v) for k, v in value.items()}
+    if kind is SecretStr or kind is SecretBytes:  # the value the function gets, not a mask
+        return _plain(revealed(value))
     if kind in (list, tuple):
         return [_plain(v) for v in value]
     if kind in (set, frozenset):  # in one order, whatever order the set iterates in
@@ -272,6 +324,7 @@ def same_arguments(left: Mapping[str, Any], right: Mapping[str, Any]) -> bool:
 __all__ = [
     "Prepared",
     "failure_reply",
+    "handed_text",
     "handover",
     "nested_pause",
     "prepare",

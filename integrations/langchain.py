@@ -61,7 +61,7 @@ from __future__ import annotations
 import threading
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from typing_extensions import Unpack
@@ -202,6 +202,8 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         token = uuid.uuid4().hex
         session = self._invocations.begin(state, runtime, token)
+        if self._invocations.nested_token(token):  # inside a call of a run: part of it
+            return {STATE_KEY: run_document(token, None)}
         position = saved_dialogue(state_value(state, STATE_KEY)) if self.resume else None
         if session in self._reread:  # the old spec kept no messages: read them all again
             position = None
@@ -217,6 +219,9 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     @hook_config(can_jump_to=["model"])
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self._invocations.nested(state):  # its answer is its tool call's result
+            self._invocations.leave(state)
+            return None
         session = self._session(state, runtime)
         answer = self._answers.at_end(session, state)  # given only as the run ends
         if answer is not None and answer.get("jump_to") == "model":
@@ -270,6 +275,9 @@ class AgentGuardMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         resumed elsewhere continues from here; needs a ``thread_id``."""
         runtime = request.runtime
         session = self._session(request.state, runtime)
+        if self._invocations.nested(request.state):  # a sub-agent's turn: its calls only
+            named = {str(t.name): t for t in request.tools or () if not isinstance(t, Mapping)}
+            return ModelTurn(session, Dialogue(None), request, named, nested=True), None
         tools = self._answers.turn(session, getattr(request, "tools", None))
         midrun, position = self._invocations.begun_midrun(session)
         turn = ModelTurn(session, self._dialogue(session, position), request, tools)

@@ -58,11 +58,11 @@ from ._json_schema import declaration, with_declarations
 from ._openai_agents_args import (
     Prepared,
     failure_reply,
+    handed_text,
     handover,
     nested_pause,
     prepare,
     sdk_invoker,
-    tool_text,
     turn_calls,
     validated_text,
 )
@@ -327,8 +327,8 @@ class OpenAIAgentsGuard:
         started = await run.start(decision)
         if not started.executes:
             return await self._refused(run, started)
-        text = tool_text(started.arguments())
-        handed = handover(tool, text)
+        text = handed_text(prepared, started.arguments())
+        handed = handover(tool, text, started.arguments())
         if isinstance(handed, str):  # its validation would hand it another value
             run.withdraw_started(started, handed)
             return await failure_reply(tool, context, handed)
