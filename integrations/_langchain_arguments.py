@@ -24,9 +24,11 @@ differ, the call is judged again where it runs, on what it receives.
 
 Injected arguments (``ToolRuntime``, ``InjectedState``, ``InjectedStore``, the tool-call
 id) are not the model's: the check does not judge them, and they are handed to the tool
-as LangGraph injected them. A tool whose schema is a JSON Schema dict gets the model's
-arguments unvalidated, with the schema's top-level ``default`` values filled in (what the
-tool will act on, said explicitly). A structured answer (``response_format``) is turned
+as LangGraph injected them. A tool whose schema is a JSON Schema dict (an MCP
+server's, through langchain-mcp-adapters) gets the model's arguments unvalidated, and
+they are judged as the server behind it acts on them: by the MCP gateway's rule
+(``agentguard.trace.mcp_arguments``: defaults filled in at every depth, text the server
+would convert or decode refused). A structured answer (``response_format``) is turned
 into data the same way (:func:`answer_value`).
 """
 

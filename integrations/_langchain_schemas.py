@@ -11,8 +11,13 @@ Two readings (``_langchain_arguments`` says when each is used):
   :meth:`_Reader.received`. When that schema runs functions of its own (validators, a
   custom type), whether it gives back what it is given is verified call by call.
 
-A JSON Schema dict is not validated by LangChain: the tool gets the model's arguments, and
-the schema's top-level ``default`` values are what it acts on for those left out.
+A JSON Schema dict is not validated by LangChain: the tool gets the model's arguments as
+they are, and passes them on to whatever the schema describes (langchain-mcp-adapters
+forwards them to an MCP server, which fills in the schema's defaults, nested ones too, and
+converts ``"9000"`` to ``9000.0``). So they are read by the MCP gateway's rule
+(``agentguard.trace.mcp_arguments``): defaults filled in at every depth, and a value whose
+reading by the server is not known (text for a number, JSON in text the server decodes, a
+key the schema does not declare) refused.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeGuard
 
 from agentguard.errors import MissingExtraError
+from agentguard.trace.mcp_arguments import server_arguments
 
 from ._langchain_values import plain_value, problem_of
 from ._pydantic_fields import handed_form, reshapes
@@ -68,7 +74,7 @@ class _Reader:
     def __init__(self, tool: Any) -> None:
         self.injected = _injected_keys(tool)
         self.call: Callable[[Any], BaseModel] | None = None
-        self.json: dict[str, Any] | None = None  # a JSON Schema's defaults
+        self.json: Mapping[str, Any] | None = None  # a JSON Schema (a dict, not a model)
         self.full: Callable[[Any], BaseModel] | None = None
         self.fields: tuple[str, ...] = ()
         self.defaults: frozenset[str] = frozenset()
@@ -80,7 +86,7 @@ class _Reader:
             self.call = _validator(schema)
             self.injected |= _fields(tool) - frozenset(schema.model_fields)
         elif isinstance(schema, Mapping):
-            self.json = _json_defaults(schema)
+            self.json = schema
         full = getattr(tool, "args_schema", None)
         if _is_model(full):
             self.full = _validator(full)
@@ -149,11 +155,12 @@ class _Reader:
             out.update((k, plain_value(v)) for k, v in extra.items() if k not in injected)
         return out
 
-    def _unvalidated(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in args.items() if k not in self.injected}
-        for key, value in (self.json or {}).items():
-            out.setdefault(key, value)
-        return out
+    def _unvalidated(self, args: Mapping[str, Any]) -> Arguments:
+        given = {k: v for k, v in args.items() if k not in self.injected}
+        if self.json is None:
+            return given
+        read = server_arguments(self.json, given)
+        return read.args if read.problem is None else Rejected(read.problem)
 
 
 def _is_model(schema: Any) -> TypeGuard[type[BaseModel]]:
@@ -169,17 +176,6 @@ def _validator(schema: Any) -> Callable[[Any], BaseModel]:
         return fast
     validate: Callable[[Any], BaseModel] = schema.model_validate
     return validate
-
-
-def _json_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return {}
-    return {
-        str(k): p["default"]
-        for k, p in properties.items()
-        if isinstance(p, Mapping) and "default" in p
-    }
 
 
 _FUNCTIONS: Final = frozenset(
