@@ -31,8 +31,9 @@ from typing import Any
 from agentguard.guard import FINAL_TOOL, GuardSession, UnsupportedAgentError
 
 from ._smolagents_code import check_code, strict_builtins
+from ._smolagents_errors import ToolArgumentsError
 from ._smolagents_exposure import refuse, refuse_imports
-from ._smolagents_tools import call_shape, guarded_tool, with_defaults
+from ._smolagents_tools import CallShape, bind_arguments, call_shape, guarded_tool, with_defaults
 
 ATTRIBUTE = "agentguard"
 """The attribute of a guarded agent holding its :class:`GuardSession` (the agent passed
@@ -82,7 +83,7 @@ class Mediation:
         self._imports: set[tuple[str, tuple[tuple[str, ...], int]]] = set()  # looked at
         self._strict: dict[str, Callable[..., Any]] = {}
         self._kinds = (smolagents.Tool, smolagents.MultiStepAgent)
-        self._defaults: dict[int, dict[str, Any]] = {}  # id(guarded copy) -> its defaults
+        self._shapes: dict[int, CallShape] = {}  # id(guarded copy) -> how a call binds
 
     # the tree -------------------------------------------------------------------
     def adopt(self, agent: Any) -> None:
@@ -132,23 +133,41 @@ class Mediation:
                 )
                 self._copies[key] = found
                 self._ours[id(found)] = found
-                self._defaults[id(found)] = shape.defaults
+                self._shapes[id(found)] = shape
                 self._originals[id(tool)] = tool
             return found
 
-    def filler(self, agent: Any) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+    def filler(self, agent: Any) -> Callable[[str, Any], dict[str, Any] | None]:
         """For ``agent``'s batch check: a call's arguments as the gate of the tool it
-        names will propose them (the tool guarded first, if it was added mid-run)."""
+        names will propose them (the tool guarded first, if it was added mid-run), or
+        None for a call its gate refuses before any check (it never runs).
 
-        ours, known_defaults = self._ours, self._defaults
+        Arguments that are not a dict (text that is not JSON, a JSON list or number)
+        are handed to the tool as its one positional argument (``tool(arguments)``), and
+        the gate names it after the first parameter: so are they named here, or the
+        batch would approve a call that never runs beside the one that does."""
 
-        def fill(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        ours, shapes = self._ours, self._shapes
+
+        def fill(name: str, arguments: Any) -> dict[str, Any] | None:
             tool = agent.tools.get(name)
             if id(tool) not in ours:  # added since: guarded now (the usual call skips this)
                 self.ensure(agent, name)
                 tool = agent.tools.get(name)
-            defaults = known_defaults.get(id(tool))
-            return with_defaults(arguments, defaults) if defaults else arguments
+            shape = shapes.get(id(tool))
+            named: dict[str, Any]
+            if type(arguments) is dict:
+                named = arguments
+            elif shape is None:
+                return None
+            else:
+                try:
+                    named = bind_arguments(name, shape.order, (arguments,), {})
+                except ToolArgumentsError:
+                    return None
+            if shape is None or not shape.defaults:
+                return named
+            return with_defaults(named, shape.defaults)
 
         return fill
 

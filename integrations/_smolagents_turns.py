@@ -4,7 +4,6 @@ any of it runs, calls smolagents never ran withdrawn, and the final answer gated
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from typing import Any
@@ -98,9 +97,11 @@ _EXACT = frozenset((str, int, float, bool, type(None)))
 _READERS = ("__str__", "__repr__", "__format__")
 
 
-Fill = Callable[[str, dict[str, Any]], dict[str, Any]]
-"""The arguments of a call of the named tool as its gate will propose them (the
-defaults its ``forward`` declares filled in): the batch is checked on those."""
+Fill = Callable[[str, Any], dict[str, Any] | None]
+"""The arguments of a call of the named tool as its gate will propose them (a value that
+is not a dict named after the first parameter, the defaults its ``forward`` declares
+filled in): the batch is checked on those. None: the gate refuses the call before any
+check (it never runs), so it is not proposed."""
 
 
 def batch_checked(
@@ -123,9 +124,11 @@ def batch_checked(
             name = function.name
             if name != FINAL_TOOL and name in tools:
                 arguments = function.arguments
-                if type(arguments) is not dict or getattr(agent, "state", None):
+                if type(arguments) is dict and getattr(agent, "state", None):
                     arguments = _arguments(agent, arguments)  # else _arguments' answer
-                calls.append((name, fill(name, arguments), str(c.id)))
+                filled = fill(name, arguments)
+                if filled is not None:
+                    calls.append((name, filled, str(c.id)))
         if calls:
             for decision in session.propose_batch(calls):  # a loop: no generator per turn
                 if decision.action is _STOP:
@@ -170,11 +173,11 @@ def withdraw_unrun(
             return execute(tool_name, arguments)
         except Exception as exc:
             if not REACHED.reached and tool_name in agent.tools and tool_name != FINAL_TOOL:
-                session.withdraw_predecided(
-                    tool_name,
-                    fill(tool_name, _arguments(agent, arguments)),
-                    f"smolagents did not run it: {type(exc).__name__}: {exc}",
-                )
+                filled = fill(tool_name, _arguments(agent, arguments))
+                if filled is not None:
+                    session.withdraw_predecided(
+                        tool_name, filled, f"smolagents did not run it: {type(exc).__name__}: {exc}"
+                    )
             raise
 
     return execute_tool_call
@@ -183,25 +186,20 @@ def withdraw_unrun(
 _STOP = Action.STOP
 
 
-def _arguments(agent: Any, arguments: Any) -> dict[str, Any]:
+def _arguments(agent: Any, arguments: Any) -> Any:
     """The arguments the tool will be given: smolagents replaces a string value naming a
     key of ``agent.state`` by its value (``_substitute_state_variables``). With no state
     there is nothing to replace, and the model's own dict is handed on as it is: the
     firewall copies what it decides on (the tool gets smolagents' own copy, whose values
-    are the very same objects)."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return {}
-    if type(arguments) is dict and not getattr(agent, "state", None):
+    are the very same objects). Anything but a dict is handed on as it is too (smolagents
+    decoded the model's JSON text already, ``parse_json_if_needed``; text that is not
+    JSON stays text): the tool gets it as its one positional argument (``Fill``)."""
+    if not isinstance(arguments, dict) or not getattr(agent, "state", None):
         return arguments
-    if not isinstance(arguments, dict):
-        return {}
     substituted = agent._substitute_state_variables(arguments)
     if type(substituted) is dict:  # smolagents builds a new one: nothing else holds it
         return substituted
-    return dict(substituted) if isinstance(substituted, dict) else {}
+    return dict(substituted) if isinstance(substituted, dict) else substituted
 
 
 __all__ = [
