@@ -24,6 +24,8 @@ from agentguard.enforcement.firewall import Firewall
 from agentguard.enforcement.flight import FirewallProtocolError, refusal
 from agentguard.enforcement.report import FirewallReport
 from agentguard.trace.final_tool import FINAL_TOOL
+from agentguard.trace.json_values import json_value
+from agentguard.trace.json_values import text_of as shown
 
 from ._openai_agents_args import Prepared, same_arguments
 
@@ -227,17 +229,16 @@ class AgentRun:
 
 
 def jsonable(value: Any) -> Any:
-    """A tool's return value or a final output as the trace keeps it (JSON-able)."""
+    """A tool's return value or a final output as the trace keeps it (JSON-able: a
+    model's dump, anything else as the core's :func:`json_value` reads it, which never
+    raises: a value whose ``__str__`` raises is still a result the call ran with)."""
     if value is None or isinstance(value, (str, int, float, bool, list, dict)):
         return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    return str(value)
+    return json_value(value)
 
 
 def text_of(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
+    return value if isinstance(value, str) else json.dumps(value, default=shown)
 
 
 __all__ = ["AgentRun", "Pending", "jsonable", "text_of"]

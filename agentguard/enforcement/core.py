@@ -31,6 +31,7 @@ from agentguard.monitor import Monitor
 from agentguard.semantics.registry import Registry
 from agentguard.severity import Severity
 from agentguard.tools.checker import ToolChecker, ToolProblem
+from agentguard.trace.json_values import text_of
 from agentguard.trace.model import Call
 
 
@@ -109,7 +110,7 @@ class FirewallCore:
         if isinstance(exc, FirewallProtocolError) or not isinstance(exc, Exception):
             return
         secrets = secret_texts(self._log.redact, *call_of(args)) if args else []
-        message = scrub(f"{type(exc).__name__}: {exc}", secrets)
+        message = scrub(f"{type(exc).__name__}: {text_of(exc)}", secrets)
         self._log.emit(FAILURE_EVENT, warn=True, message=message)
         self._log.flush()
 

@@ -23,6 +23,7 @@ from agentguard.monitor import Verdict
 from agentguard.monitor.peek import Snapshot
 from agentguard.severity import SeverityKind
 from agentguard.trace.arguments import freeze_call_arguments
+from agentguard.trace.json_values import text_of
 from agentguard.trace.model import MESSAGE_NAMES, UNKNOWN, Call, CallKind
 
 NO_NAMES: Final[AbstractSet[str]] = frozenset()
@@ -297,7 +298,13 @@ class Execution(Judging):
             if decision is not None and decision.violations
             else NO_NAMES
         )
-        call = proposed.ran(result, self._executed, error)  # JSON text decoded
+        try:
+            call = proposed.ran(result, self._executed, error)  # JSON text decoded
+        except Exception as exc:  # noqa: BLE001 - the call ran: it enters the trace anyway
+            # a result no reading can hold (a container whose iteration raises...): the
+            # call is entered with what can be said of it, never left out of the trace
+            unreadable = f"<the result could not be read: {type(exc).__name__}: {text_of(exc)}>"
+            call = proposed.ran(unreadable, self._executed, error)
         is_tool = call.kind == "tool"
         snaps = None
         if not self._keeps_calls:  # no history to rebuild a shadow from: keep the states

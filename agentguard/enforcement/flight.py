@@ -15,6 +15,7 @@ from agentguard.enforcement.decision import Action, Decision
 from agentguard.errors import AgentGuardError
 from agentguard.monitor.verdict import Verdict
 from agentguard.tools.checker import ToolProblem
+from agentguard.trace.json_values import text_of
 from agentguard.trace.model import Call
 
 ProposedCall = Union[  # noqa: UP007 - runtime alias on 3.10
@@ -86,7 +87,7 @@ def named(decision: Decision) -> str:
 def error_text(error: str | BaseException) -> str:
     """How a tool's error is kept as the call's result: ``Error: Type: message``."""
     if isinstance(error, BaseException):
-        return f"Error: {type(error).__name__}: {error}"
+        return f"Error: {type(error).__name__}: {text_of(error)}"
     return error if error.startswith("Error") else f"Error: {error}"
 
 

@@ -130,7 +130,20 @@ def _convert(value: Any, path: set[int]) -> Any:
     dump = _dump(value)
     if dump is not _NO_DUMP:
         return _convert(dump, path)
-    return str(value)
+    return text_of(value)
+
+
+def text_of(value: Any) -> str:
+    """``str(value)``, or its ``repr``, or its type's name when both raise: a tool's result
+    or error that cannot show itself as text still enters the trace (the call ran), as
+    what can be said of it."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - any error of a foreign __str__
+        try:
+            return repr(value)
+        except Exception:  # noqa: BLE001
+            return f"<{type(value).__qualname__} that cannot be shown as text>"
 
 
 def _number(value: Decimal | Fraction) -> Any:
@@ -197,7 +210,7 @@ def _key(key: Any) -> str:
         return int.__repr__(key)
     if isinstance(key, float):
         return json.dumps(float(key))
-    return str(key)
+    return text_of(key)
 
 
 def _order(member: Any) -> str:
@@ -227,4 +240,4 @@ def _dump(value: Any) -> Any:
     return _NO_DUMP
 
 
-__all__ = ["CIRCULAR", "TOO_DEEP", "json_value", "plain"]
+__all__ = ["CIRCULAR", "TOO_DEEP", "json_value", "plain", "text_of"]
