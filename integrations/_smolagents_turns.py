@@ -123,7 +123,9 @@ def batch_checked(
             function = c.function
             name = function.name
             if name != FINAL_TOOL and name in tools:
-                arguments = function.arguments
+                # smolagents runs ``execute_tool_call(name, arguments or {})``: a falsy
+                # value (null, "", 0, false, []) is no argument at all
+                arguments = function.arguments or {}
                 if type(arguments) is dict and getattr(agent, "state", None):
                     arguments = _arguments(agent, arguments)  # else _arguments' answer
                 filled = fill(name, arguments)

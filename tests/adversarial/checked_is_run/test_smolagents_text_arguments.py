@@ -138,3 +138,31 @@ def test_a_json_list_is_the_first_parameter(tmp_path: Path) -> None:
     agent.run("keep them")
     assert RAN == [("keep", {"items": ["a", "b"]})]
     assert _decided(agent)[0] == ("keep", {"items": ["a", "b"]}, "allow")
+
+
+@pytest.mark.parametrize("empty", [None, "", 0, False, []])
+def test_a_falsy_value_is_no_argument_at_all(tmp_path: Path, empty: Any) -> None:
+    """smolagents runs ``tool(**(arguments or {}))``: the batch judges the same bare call
+    (it judged ``verify_identity(customer_id=None)``, and the real call was refused
+    beside that phantom, its sibling waiting for it)."""
+    turns = [[("verify_identity", empty), ("issue_refund", {"order_id": "A1"})], ANSWER]
+    agent = _agent(turns, tmp_path, [_verify_anyone(), issue_refund])
+    agent.run("refund A1")
+    assert RAN == [
+        ("verify_identity", {"customer_id": "anyone"}),
+        ("issue_refund", {"order_id": "A1"}),
+    ]
+    assert _withdrawn(agent) == []
+
+
+def _verify_anyone() -> Any:
+    def verify_identity(customer_id: str = "anyone") -> str:
+        """Verify a customer.
+
+        Args:
+            customer_id: The customer.
+        """
+        ran("verify_identity", customer_id=customer_id)
+        return "verified"
+
+    return tool(verify_identity)
