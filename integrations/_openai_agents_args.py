@@ -278,7 +278,10 @@ def turn_calls(agent: Any, response: Any) -> tuple[list[tuple[str, Prepared, str
     (``needs_approval=True``) is judged when it runs, after the approval, not with its
     turn (a policy function's call is withdrawn from its turn when the policy sends it
     to a human); a handoff (``transfer_to_...``) is not a tool call; unreadable JSON
-    never runs."""
+    never runs. A call id repeated in the turn is one call: the SDK runs a verbatim repeat
+    once and refuses the turn when the repeat differs (``ModelBehaviorError``), so only
+    its first occurrence is judged (judging both, the repeat's "only one of them would
+    run" refusal replaced the call's own decision)."""
     tools = {t.name: t for t in agent.tools if isinstance(t, FunctionTool)}
     calls: list[tuple[str, Prepared, str]] = []
     ids: list[str] = []
@@ -286,6 +289,8 @@ def turn_calls(agent: Any, response: Any) -> tuple[list[tuple[str, Prepared, str
         if getattr(item, "type", None) != "function_call":
             continue
         call_id = str(item.call_id)
+        if call_id in ids:
+            continue
         ids.append(call_id)
         tool = tools.get(item.name)
         if tool is None or tool.needs_approval is True or not _approval_followed(tool):

@@ -43,7 +43,11 @@ from agents import (  # noqa: E402
 import agentguard  # noqa: E402
 from agentguard.enforcement.decision import Action  # noqa: E402
 from agentguard.guard import UnsupportedAgentError  # noqa: E402
-from agentguard.testing.openai_agents_models import ScriptedAgentsModel, call  # noqa: E402
+from agentguard.testing.openai_agents_models import (  # noqa: E402
+    ScriptedAgentsModel,
+    call,
+    call_with_id,
+)
 
 __all__ = ["sdk_defaults"]
 
@@ -415,3 +419,30 @@ def test_an_agent_tool_s_agent_receives_the_arguments_checked(tmp_path: Path, af
     if after >= 50:
         assert received == [{"order_id": "A1", "amount": 40.0}]
     assert_invariants(None, report, spec, log, tmp_path)
+
+
+def test_a_call_repeated_verbatim_in_its_turn_is_judged_once(tmp_path: Path) -> None:
+    """The SDK runs a call repeated verbatim in one response (same id, same arguments)
+    once; judging the repeat too refused it as "only one would run" and put that refusal
+    in place of the call's own decision: the call was falsely blocked, and the refund
+    relying on it waited out ``start_timeout`` for an approval nothing would collect."""
+    spec = agentguard.parse_spec(
+        "constraint id_first severity SOFT_BLOCK(3) := G(issue_refund -> O verify_identity)"
+    )
+    shop = Shop()
+    verify = call_with_id("X", "verify_identity", customer_id="c1")
+    refund = call_with_id("Y", "issue_refund", order_id="A1", amount=5)
+    agent = scripted(shop, [[verify, verify, refund], "done"])
+    log = tmp_path / "d.jsonl"
+    guarded(agent, spec, log, start_timeout=20.0)
+    Runner.run_sync(agent, "refund A1")
+    assert shop.ran == [
+        ("verify_identity", {"customer_id": "c1"}),
+        ("issue_refund", {"order_id": "A1", "amount": 5.0}),
+    ]
+    decided = [line for line in log_lines(log) if line["event"] == "agentguard.decision"]
+    assert [(d["tool"], d["action"]) for d in decided][:2] == [
+        ("verify_identity", "allow"),
+        ("issue_refund", "allow"),
+    ]
+    assert_invariants(shop, agent.agentguard.report, spec, log, tmp_path)
