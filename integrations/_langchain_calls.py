@@ -21,7 +21,6 @@ its own result or error (issue 25, "every path to an effect is gated").
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
@@ -40,6 +39,7 @@ from ._langchain_arguments import (
 )
 from ._langchain_nesting import within_call
 from ._langchain_receipt import ReceivedOtherArguments, receipt_checked
+from ._waiting_start import waiting_start
 
 try:
     from langchain_core.messages import ToolMessage
@@ -150,14 +150,15 @@ class CheckedTool:
 
     async def ainvoke(self, tool_input: Any, config: Any = None, **kwargs: Any) -> Any:
         """:meth:`invoke` for async tools: a ``start`` that may wait for the calls its
-        approval relied on (they finish on this loop) waits in a worker thread, as the
-        OpenAI Agents adapter and the MCP gateway do; one that cannot wait (no other call
-        in flight) is started here, without the thread's cost."""
+        approval relied on (they finish on this loop) waits on a thread of its own
+        (``_waiting_start``: not the loop's executor, whose threads those calls may need),
+        as the OpenAI Agents adapter's does; one that cannot wait (no other call in
+        flight) is started here, without the thread's cost."""
         admitted = self._admit(tool_input)
         if isinstance(admitted, ToolMessage):
             return admitted
-        if _others_in_flight(self.session):
-            started = await asyncio.to_thread(self.session.start, admitted[0])
+        if _others_in_flight(self.session):  # may wait: on a thread of its own
+            started = await waiting_start(self.session.start, admitted[0])
         else:
             started = self.session.start(admitted[0])
         checked = _started(started, tool_input)

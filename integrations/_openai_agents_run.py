@@ -28,6 +28,7 @@ from agentguard.trace.json_values import json_value
 from agentguard.trace.json_values import text_of as shown
 
 from ._openai_agents_args import Prepared, same_arguments
+from ._waiting_start import waiting_start
 
 
 @dataclass(frozen=True)
@@ -165,8 +166,7 @@ class AgentRun:
         """The decision to act on as the function is about to run (a refusal counts as
         withdrawn). Cancelled while it waits, a call that started meanwhile is withdrawn:
         its function never runs."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, self.firewall.start, decision)
+        future = waiting_start(self.firewall.start, decision)  # not a pool's thread
         try:
             started: Decision = await asyncio.shield(future)
         except asyncio.CancelledError:

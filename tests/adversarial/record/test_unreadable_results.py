@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agents import Agent, Runner
 from smolagents import ToolCallingAgent, tool
 
 from agentguard.enforcement.audit import verify_lines
@@ -19,7 +20,7 @@ from agentguard.language import parse_spec
 from agentguard.testing.openai_agents_models import ScriptedAgentsModel, call
 from agentguard.testing.smolagents_models import ScriptedModel
 from agentguard.testing.smolagents_models import call as smol_call
-from tests.adversarial._openai_agents import Agent, Runner, function_tool, sdk_defaults
+from tests.adversarial._openai_agents import function_tool, sdk_defaults
 
 SPEC = parse_spec("constraint one_refund severity HARD_STOP := CalledN(issue_refund, 1, <=)")
 __all__ = ["sdk_defaults"]  # the OpenAI tests' fixture: no trace export, our own loop
@@ -101,7 +102,7 @@ def test_openai_agents_a_call_with_an_unshowable_result_is_recorded_as_ran(
         return Receipt()
 
     model = ScriptedAgentsModel([call("issue_refund", order_id="A1"), "done"])
-    agent = Agent(name="support", instructions="help", tools=[issue_refund], model=model)
+    agent: Any = Agent(name="support", instructions="help", tools=[issue_refund], model=model)
     guard(agent, SPEC, log_path=tmp_path / "d.jsonl")
     with contextlib.suppress(Exception):  # the SDK's own rendering of the result raises
         Runner.run_sync(agent, "refund A1")
