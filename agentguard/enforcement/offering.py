@@ -4,8 +4,10 @@ The one option every adapter takes, ``offer``:
 
 * ``"narrow"``: the tools ``propose`` would refuse whatever their arguments are not
   offered, a final-answer tool included while an obligation is open (unless nothing
-  else would be offered: the final answer then stays), and the model reads a note of
-  the conditions and the obligations ("Before finishing: ...");
+  else would be offered: the final answer then stays), nor the tools whose call now
+  would doom the run (``ToolPermission.doomed``: allowed, but no compliant end would
+  follow; unless every tool is refused or doomed: the doomed then stay), and the model
+  reads a note of the conditions and the obligations ("Before finishing: ...");
 * ``"annotate"``: every tool is offered, and the note says which are refused now;
 * ``None`` (the default): nothing changes.
 
@@ -56,7 +58,9 @@ def offering(firewall: Firewall, names: Sequence[str], offer: Offer | None) -> O
     answer = firewall.permissions(names)
     withheld: tuple[str, ...] = ()
     if offer == "narrow":
-        withheld = tuple(n for n in names if answer[n].status == "refused")
+        withheld = tuple(n for n in names if answer[n].status == "refused" or answer[n].doomed)
+        if len(withheld) == len(names):  # every call refused or doomed: the doomed stay
+            withheld = tuple(n for n in names if answer[n].status == "refused")
         if len(withheld) == len(names):  # nothing left: the final answer stays offered
             final = set(firewall.final_tools)
             withheld = tuple(n for n in withheld if n not in final)

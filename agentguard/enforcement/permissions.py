@@ -125,7 +125,9 @@ class ToolPermission:
     constraint holds every call for a human; ``conditional``: the ``conditions`` say
     which arguments pass; ``free``: no constraint refuses any call to it. The tool's
     ``declaration`` (when the spec declares tools) applies in every case. ``exact``:
-    every part of this entry is exact.
+    every part of this entry is exact. ``doomed``: a call to it now, whatever its
+    arguments, would run but leave no continuation that satisfies every constraint,
+    and why (``enforcement/doomed.py``; "" when the answer sees no such conflict).
     """
 
     tool: str
@@ -136,6 +138,7 @@ class ToolPermission:
     declaration: Declared | None = None
     exact: bool = True
     reason: str = ""
+    doomed: str = ""
 
     def allows(self, args: Mapping[str, Any]) -> bool:
         """Would the answer let a call with ``args`` run (never a refused tool, never one
@@ -157,6 +160,7 @@ class ToolPermission:
             "declaration": None if self.declaration is None else self.declaration.to_dict(),
             "exact": self.exact,
             "reason": self.reason,
+            "doomed": self.doomed,
         }
 
 
@@ -235,8 +239,15 @@ class Permissions:
 
     @property
     def offered(self) -> tuple[str, ...]:
-        """The tools worth offering the model: every one not refused."""
-        return self._with("free", "conditional", "needs_approval")
+        """The tools worth offering the model: every one not refused and not doomed."""
+        return tuple(
+            t for t in self._with("free", "conditional", "needs_approval") if not self[t].doomed
+        )
+
+    @property
+    def doomed(self) -> tuple[str, ...]:
+        """The tools a call of which now would run and leave the run no compliant end."""
+        return tuple(t.tool for t in self.tools if t.doomed)
 
     def allows(self, name: str, args: Mapping[str, Any] | None = None) -> bool:
         """Does the answer let ``name(args)`` run? (``propose`` still decides.)"""
@@ -271,6 +282,14 @@ def describe(answer: Permissions, tools: tuple[str, ...] | None = None) -> str:
     refused = [t for t in entries if t.status == "refused"]
     if refused:
         lines.append("- Refused now: " + "; ".join(_refusal(t) for t in refused) + ".")
+    doomed = [t for t in entries if t.doomed and t.status != "refused"]
+    if doomed:
+        lines.append(
+            "- Allowed, but no compliant run would follow: "
+            + "; ".join(f"{t.tool} ({t.doomed})" for t in doomed)
+            + "."
+        )
+        entries = [t for t in entries if not t.doomed]
     asking = [t.tool for t in entries if t.status == "needs_approval"]
     if asking:
         lines.append("- Needs a human's approval: " + ", ".join(asking) + ".")

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from agentguard.enforcement.decision import Action
+from agentguard.enforcement.doomed import doomed_tools
 from agentguard.enforcement.permissions import (
     OTHER_TOOLS,
     Condition,
@@ -86,6 +87,9 @@ def permissions(fw: FirewallCore, tools: Iterable[str] | None = None) -> Permiss
         return sorted([*anywhere, *mine], key=lambda e: order[e[0]])
 
     entries = tuple(_tool(fw, n, extra, asked(n)) for n in names)
+    doomed = doomed_tools(fw, (e.tool for e in entries if e.status != "refused"))
+    if doomed:
+        entries = tuple(replace(e, doomed=doomed.get(e.tool, "")) for e in entries)
     other = replace(_tool(fw, UNLISTED, extra, anywhere), tool=OTHER_TOOLS)
     return Permissions(fw.run_id, position, fw.mode, entries, other, _obligations(fw, extra))
 
