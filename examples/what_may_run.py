@@ -5,7 +5,10 @@ only under argument conditions, and what is left to do before finishing
 (``Firewall.permissions``). With ``offer="narrow"`` the LangChain middleware binds only
 the tools not refused for each model call and adds that note to the system message:
 before the identity check the model is not offered ``issue_refund``, so it verifies
-first; no call is refused. Every call is still checked.
+first; no call is refused. Every call is still checked. Last, a call no constraint
+refuses that would still leave no compliant end (``doomed``): a refund before the
+manager's sign-off uses up "at most one refund" while the procedure still owes one after
+the sign-off.
 
     python examples/what_may_run.py
 """
@@ -53,7 +56,20 @@ def main(out_dir: Path | None = None) -> int:
     refused = [d for d in guard.agentguard.attempts if not d.executes]
     print(f"refused calls: {len(refused)}")
     print_decision_log(guard.agentguard.log_path or log, ("event", "action", "tool"))
+
+    # allowed now, but dooming the run: the refund must come after the sign-off and
+    # may come once, so a refund before the sign-off leaves no compliant end
+    doomed = agentguard.Firewall(agentguard.parse_spec(DOOMED))
+    answer = doomed.permissions(["sign_off", "issue_refund"])
+    print(f"issue_refund: {answer['issue_refund'].status}, doomed: {answer['issue_refund'].doomed}")
+    print(answer.describe())
     return 0
+
+
+DOOMED = """
+constraint refund_after_sign_off severity SOFT_BLOCK := F(sign_off & F issue_refund)
+constraint one_refund severity SOFT_BLOCK := CalledN(issue_refund, 1, <=)
+"""
 
 
 if __name__ == "__main__":

@@ -120,6 +120,8 @@ def test_what_may_run_example_offers_the_refund_only_once_allowed(run: Run) -> N
     assert "turn 1: offered verify_identity\n" in out
     assert "turn 2: offered verify_identity, issue_refund" in out
     assert "refused calls: 0" in out
+    assert "issue_refund: free, doomed: refund_after_sign_off would still need 1" in out
+    assert "- Allowed, but no compliant run would follow: issue_refund (" in out
 
 
 def test_audit_log_example_verifies_then_catches_the_edit(run: Run) -> None:
