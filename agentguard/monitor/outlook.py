@@ -50,14 +50,15 @@ class Test:
 
     @property
     def text(self) -> str:
-        from agentguard.language import printer
-
-        tests = " & ".join(
-            f"{printer.term(t.field)} {t.op} {printer.term(t.value)}" for t in self.atom.tests
-        )
-        if self.positive:
-            return tests
-        return f"!({tests})"
+        try:
+            found = _TEXTS.get(self)
+        except TypeError:  # an unhashable literal inside: printed each time
+            return _text(self)
+        if found is None:
+            if len(_TEXTS) >= MAX_TEXTS:
+                _TEXTS.clear()
+            found = _TEXTS[self] = _text(self)
+        return found
 
     def holds(self, call: Call) -> bool:
         """Does ``call`` pass this test? A test that cannot be evaluated does not pass."""
@@ -66,6 +67,20 @@ class Test:
         except AgentGuardError:
             return False
         return value is self.positive
+
+
+def _text(test: Test) -> str:
+    from agentguard.language import printer
+
+    tests = " & ".join(
+        f"{printer.term(t.field)} {t.op} {printer.term(t.value)}" for t in test.atom.tests
+    )
+    return tests if test.positive else f"!({tests})"
+
+
+_TEXTS: dict[Test, str] = {}
+"""Each test's text, printed once (a conjunction of conditions is rebuilt per answer)."""
+MAX_TEXTS: Final = 16_384
 
 
 Alternative = tuple[Test, ...]
