@@ -28,6 +28,7 @@ from typing import Any, Final, Literal
 from agentguard.enforcement.decision import Action, Decision, RunStopped
 from agentguard.errors import MissingExtraError
 from agentguard.guard import GuardSession, blocked_text
+from agentguard.trace.json_values import text_of
 from agentguard.trace.refusal import refusal_text
 
 from ._langchain_arguments import (
@@ -275,8 +276,12 @@ def _others_in_flight(session: GuardSession) -> bool:
 
 
 def complete(session: GuardSession, started: Decision, outcome: Any) -> None:
-    """The call ran: completed with what it returned (an error message as its error)."""
-    result = result_of(outcome, started.tool_call_id)
+    """The call ran: completed with what it returned (an error message as its error;
+    what cannot be read of it as what can be said of that: the call still ran)."""
+    try:
+        result = result_of(outcome, started.tool_call_id)
+    except Exception as exc:  # noqa: BLE001 - a hostile content part (its .get raising)
+        result = f"<the result could not be read: {type(exc).__name__}: {text_of(exc)}>"
     if isinstance(outcome, ToolMessage) and outcome.status == "error":
         session.complete(started, result, error=str(result))
     else:
@@ -368,12 +373,15 @@ def result_of(outcome: Any, tool_call_id: Any = None) -> Any:
                 return result_of(message)
     if isinstance(outcome, ToolMessage):
         content = outcome.content
-        if isinstance(content, list):
+        if isinstance(content, list):  # text_of: a part whose __str__ raises is still shown
             content = "\n".join(
-                str(p.get("text", p)) if isinstance(p, dict) else str(p) for p in content
+                text_of(p.get("text", p)) if isinstance(p, dict) else text_of(p) for p in content
             )
         return content
-    return repr(outcome)
+    try:
+        return repr(outcome)
+    except Exception:  # noqa: BLE001 - an outcome whose __repr__ raises still ran
+        return text_of(outcome)
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from typing import Any
 
 from agentguard.errors import AgentGuardError, UncheckableArgumentsError
 from agentguard.trace.arguments import snapshot_arguments
+from agentguard.trace.json_values import text_of
 
 from ._langchain_schemas import READERS
 from ._langchain_values import plain_value
@@ -41,9 +42,12 @@ def receipt_checked(tool: Any, checked: Mapping[str, Any]) -> Any:
     def parse(tool_input: Any, tool_call_id: str | None = None) -> Any:
         try:
             parsed = original(tool_input, tool_call_id)
-        except (ValueError, TypeError) as exc:  # (pydantic's ValidationError) never ran
+        except Exception as exc:
+            # pydantic's ValidationError, and anything a validator of the tool's own raises
+            # that pydantic passes on (a KeyError of a lookup, a ToolException)
             raise ReceivedOtherArguments(
-                f"the tool's own validation rejected the arguments checked: {exc}"
+                "the tool's own validation rejected the arguments checked: "
+                f"{type(exc).__name__}: {text_of(exc)}"
             ) from exc
         if isinstance(parsed, Mapping):
             values = {str(k): plain_value(v) for k, v in parsed.items() if k not in injected}

@@ -128,8 +128,10 @@ def handover(
         parsed = schema.params_pydantic_model(**json.loads(text))
         received = tool_text(held(parsed))
         args, kwargs = schema.to_call_args(parsed)
-    except (ValidationError, ValueError, TypeError) as exc:
-        return f"Invalid JSON input for tool {tool.name}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a validator's own KeyError too: never ran
+        if isinstance(exc, (ValidationError, ValueError, TypeError)):
+            return f"Invalid JSON input for tool {tool.name}: {exc}"
+        return f"the validation of {tool.name}'s arguments raised {type(exc).__name__}, so it never ran"
     if received != tool_text(judged):
         return (
             f"the validation of {tool.name}'s arguments gave it {received}, not the "

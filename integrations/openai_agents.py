@@ -327,8 +327,11 @@ class OpenAIAgentsGuard:
         started = await run.start(decision)
         if not started.executes:
             return await self._refused(run, started)
-        text = handed_text(prepared, started.arguments())
-        handed = handover(tool, text, started.arguments())
+        try:
+            text = handed_text(prepared, started.arguments())
+            handed = handover(tool, text, started.arguments())
+        except Exception as exc:  # noqa: BLE001 - started, never ran: withdrawn, not left
+            text, handed = "", f"its arguments could not be handed over ({type(exc).__name__})"
         if isinstance(handed, str):  # its validation would hand it another value
             run.withdraw_started(started, handed)
             return await failure_reply(tool, context, handed)
