@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,16 +141,46 @@ def end_torn_line(file: BinaryIO, path: Path) -> None:
     swallows it, and the run's chain starts inside a line no reader parses (the run then
     reads as one whose first lines are missing, and the next ones as complete). The torn
     line stays as it is, for ``audit verify`` to report; under the file's lock, so two
-    firewalls opening it at once do not both end it."""
+    firewalls opening it at once do not both end it.
+
+    A line without its newline may also be one another run is appending right now (a
+    write(2) spanning pages shows its first page before its last): only a line that stays
+    unended while the file does not grow for :data:`_SETTLE` seconds is torn. Ending a
+    line still being written would leave a blank line after it."""
     fcntl.flock(file.fileno(), fcntl.LOCK_EX)
     try:
-        with path.open("rb") as reader:
-            if reader.seek(0, 2) and (reader.seek(-1, 2) or True) and reader.read(1) != b"\n":
-                view = memoryview(b"\n")
-                while view:
-                    view = view[file.write(view) or 0 :]
+        if _unended_line(path):
+            view = memoryview(b"\n")
+            while view:
+                view = view[file.write(view) or 0 :]
     finally:
         fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+
+_SETTLE: Final = 0.05
+"""Seconds an unended last line must stay as it is to count as torn (a write in progress
+completes in microseconds; a killed writer's line never does)."""
+_SETTLE_ROUNDS: Final = 40
+"""At most this many waits while other writers keep the file growing (2 s): then the line
+is taken as torn (a blank line is harmless to readers; a swallowed first line is not)."""
+
+
+def _unended_line(path: Path) -> bool:
+    """The file's last byte is not a newline, and stays so while the file is still."""
+    with path.open("rb") as reader:
+        size = reader.seek(0, 2)
+        for _ in range(_SETTLE_ROUNDS):
+            if not size:
+                return False
+            reader.seek(size - 1)
+            if reader.read(1) == b"\n":
+                return False
+            time.sleep(_SETTLE)
+            grown = reader.seek(0, 2)
+            if grown == size:
+                return True
+            size = grown
+        return True
 
 
 def _run_lines_backwards(path: Path, run_id: str) -> Iterator[tuple[int, dict[str, Any], str]]:

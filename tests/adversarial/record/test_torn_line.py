@@ -7,6 +7,8 @@ chain of every later run hung on a line no reader parses (outside attack round 8
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from agentguard import Firewall, load_traces, parse_spec, verify_trace
@@ -53,3 +55,47 @@ def test_two_runs_opening_a_torn_log_end_it_once(tmp_path: Path) -> None:
     Firewall(SPEC, log_path=log)
     Firewall(SPEC, log_path=log)
     assert log.read_bytes() == b'{"torn": \n'
+
+
+def test_a_line_another_run_is_still_writing_is_not_ended(tmp_path: Path) -> None:
+    """An unended last line that another writer completes a moment later is not torn: the
+    opener leaves it, and no blank line follows it (CI: four concurrent LangChain runs on
+    one log, one line seen half-written across a page boundary)."""
+    log = tmp_path / "decisions.jsonl"
+    log.write_bytes(b'{"writing": ')
+
+    def complete() -> None:
+        time.sleep(0.01)
+        with log.open("ab") as fh:
+            fh.write(b"1}\n")
+
+    writer = threading.Thread(target=complete)
+    writer.start()
+    Firewall(SPEC, log_path=log).finish()
+    writer.join()
+    assert b"\n\n" not in log.read_bytes()
+    assert log.read_bytes().startswith(b'{"writing": 1}\n{"')
+
+
+def test_runs_opening_a_log_others_write_add_no_blank_line(tmp_path: Path) -> None:
+    """Runs open one log while other runs write lines longer than a page to it."""
+    log = tmp_path / "decisions.jsonl"
+    big = "x" * 9000
+
+    def runs(worker: int) -> None:
+        for i in range(40):
+            fw = Firewall(SPEC, log_path=log)
+            args = {"order_id": f"{worker}-{i}", "amount": 1, "note": big}
+            fw.propose("issue_refund", args)
+            fw.record("issue_refund", args, "ok")
+            fw.finish()
+
+    threads = [threading.Thread(target=runs, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = log.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    assert all(lines[:-1]), "a blank line in the log"
+    assert len(lines) - 1 == 4 * 40 * 3
